@@ -1,0 +1,43 @@
+//! The `fedhe` command: one binary for demos, checks, inspection and benchmarks.
+//!
+//! Each subcommand lives in its own module under `commands/`. A subcommand
+//! returns `Result<(), CliError>`; any error is printed as one line on stderr
+//! and the process exits with status 2 (never a panic, never status 101).
+
+mod commands;
+#[allow(dead_code)]
+mod error;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// fedhe: federated Bayesian optimisation over a multiparty RLWE encrypted-sum channel.
+#[derive(Parser, Debug)]
+#[command(name = "fedhe", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Print the version of every layer.
+    Version,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let outcome = match cli.command {
+        Command::Version => {
+            println!("fedhe {}", env!("CARGO_PKG_VERSION"));
+            Ok(())
+        }
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("fedhe: error: {err}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! RNS polynomial ring.
