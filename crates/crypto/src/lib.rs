@@ -1,1 +1,36 @@
-//! Encrypted-sum channel.
+//! `fedhe-crypto`: the encrypted-sum channel.
+//!
+//! Multiparty RLWE, additive only (DESIGN.md §2; paper 004 eqs. (1), (14)-(18);
+//! Mouchet et al.; Lattigo `multiparty`). One protocol per module, types named
+//! after the protocol:
+//!
+//! | step | module | types |
+//! | --- | --- | --- |
+//! | parameters | [`params`] | [`ParameterSet`], [`Params`] |
+//! | 1. ceremony | [`crs`], [`public_key`] | [`CommonRandomPoly`], [`SecretKeyShare`], [`PublicKeyShare`], [`CollectivePublicKey`] |
+//! | 2-3. contribution, aggregation | [`encryption`], [`codec`] | [`Ciphertext`], [`EncryptedVector`], [`FixedPointCodec`] |
+//! | 4-5. decryption shares, combine | [`decryption`] | [`DecryptionShare`], [`decryption::combine`] |
+//! | transport | [`wire`] | [`wire::WireObject`] |
+//! | the channel | [`secure_sum`] | [`SecureSum`], [`PlainSum`], [`HeSum`] |
+
+pub mod codec;
+pub mod crs;
+pub mod decryption;
+pub mod encryption;
+mod error;
+mod identity;
+pub mod params;
+pub mod public_key;
+pub mod secure_sum;
+pub mod wire;
+
+pub use codec::{EncodingInfo, FixedPointCodec};
+pub use crs::CommonRandomPoly;
+pub use decryption::DecryptionShare;
+pub use encryption::{Ciphertext, EncryptedVector};
+pub use error::{ChannelError, CodecError, WireError};
+pub use identity::{CeremonyId, MemberId, RoundId};
+pub use params::{InsecurePolicy, ParameterSet, Params};
+pub use public_key::{CollectivePublicKey, PublicKeyShare, SecretKeyShare};
+pub use secure_sum::{HeSum, PlainSum, RoundTimings, RoundTranscript, SecureSum};
+pub use wire::WireObject;

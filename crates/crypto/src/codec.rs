@@ -1,0 +1,293 @@
+//! The fixed-point codec (DESIGN.md §3): real vectors to scaled plaintexts and
+//! back, refusing — never wrapping — anything that could overflow.
+//!
+//! A value x becomes X = ⌊x·2^f⌉, and a coefficient Δ·X mod q with Δ = ⌊q/t⌋.
+//! The plaintext modulus t is sized from the number of members n:
+//!
+//! * the decryption noise of a sum is at most
+//!   E(n) = n·2^b + n·η·(2·N·n + 1) (n flooding terms of at most 2^b, plus n
+//!   fresh encryptions, each with |e_pk·u + e1·s + e0| ≤ η·(2·N·n + 1) since
+//!   e_pk and s are sums of n CBD(η) and ternary polynomials);
+//! * decoding ⌊t·x/q⌉ is exact when Δ > 2·E(n), so t = min(2^max_bits, ⌊q/(2E(n)+1)⌋).
+//!
+//! Every valid sum satisfies |ΣX| ≤ n·(B·2^f + 1/2). The codec picks the largest
+//! f ≤ 62 that keeps that bound [`GUARD_BITS`] bits below t/2. The guard bits
+//! make an incomplete or corrupted decryption detectable: such a result is
+//! uniform modulo q, so each decoded value lands inside the valid range with
+//! probability 2^−8 and [`FixedPointCodec::decode`] reports it instead of
+//! returning noise. The decoding error of a sum is at most n·2^−(f+1).
+
+use crate::{CodecError, Params};
+use fedhe_ring::modular::{mul_mod_shoup, reduce_i128, shoup_precompute};
+use fedhe_ring::{CrtBasis, Poly, Representation};
+use num_bigint::BigUint;
+use num_traits::ToPrimitive;
+use std::sync::Arc;
+
+/// Bits kept between the largest valid sum and the plaintext range.
+pub const GUARD_BITS: u32 = 8;
+
+/// Largest number of members a codec accepts.
+pub const MAX_MEMBERS: usize = 1 << 20;
+
+/// What a receiver needs to decode a sum: fixed by the round, carried by every
+/// encrypted vector so that vectors of different encodings are never added.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EncodingInfo {
+    /// Number of members n (contributors and decryptors are among them).
+    pub members: u32,
+    /// The declared bound B on every |value|.
+    pub bound: f64,
+    /// Fractional bits f.
+    pub fractional_bits: u32,
+}
+
+/// Encoder and decoder for one (parameter set, members, bound).
+#[derive(Clone, Debug)]
+pub struct FixedPointCodec {
+    params: Arc<Params>,
+    info: EncodingInfo,
+    t: u64,
+    /// Δ mod p_i with Shoup constants, per prime.
+    delta: Vec<(u64, u64)>,
+    scaler: fedhe_ring::crt::ScaleAndRound,
+    max_abs_sum: i128,
+}
+
+/// The decryption-noise bound E(n) = n·2^b + n·η·(2·N·n + 1) of the module docs.
+pub fn noise_bound(params: &Params, members: usize) -> u128 {
+    let n = members as u128;
+    let set = params.set();
+    n * (1u128 << set.flooding_bits) + n * set.error_eta as u128 * (2 * set.degree as u128 * n + 1)
+}
+
+impl FixedPointCodec {
+    /// The codec with the most fractional bits that fit (see the module docs).
+    pub fn new(params: &Arc<Params>, members: usize, bound: f64) -> Result<Self, CodecError> {
+        let t = Self::plaintext_modulus(params, members, bound)?;
+        let f = (0..=62u32)
+            .rev()
+            .find(|&f| Self::fits(members, bound, f, t))
+            .ok_or_else(|| Self::overflow(params, members, bound, 0, t))?;
+        Self::build(params, members, bound, f, t)
+    }
+
+    /// The codec with exactly `fractional_bits`, refused if the sum could overflow.
+    pub fn with_fractional_bits(
+        params: &Arc<Params>,
+        members: usize,
+        bound: f64,
+        fractional_bits: u32,
+    ) -> Result<Self, CodecError> {
+        let t = Self::plaintext_modulus(params, members, bound)?;
+        if fractional_bits > 62 || !Self::fits(members, bound, fractional_bits, t) {
+            return Err(Self::overflow(params, members, bound, fractional_bits, t));
+        }
+        Self::build(params, members, bound, fractional_bits, t)
+    }
+
+    /// The codec an encrypted vector was made with.
+    pub fn from_info(params: &Arc<Params>, info: &EncodingInfo) -> Result<Self, CodecError> {
+        Self::with_fractional_bits(
+            params,
+            info.members as usize,
+            info.bound,
+            info.fractional_bits,
+        )
+    }
+
+    fn plaintext_modulus(params: &Params, members: usize, bound: f64) -> Result<u64, CodecError> {
+        if members == 0 {
+            return Err(CodecError::NoMembers);
+        }
+        if !(bound.is_finite() && bound > 0.0) {
+            return Err(CodecError::InvalidBound(bound));
+        }
+        let too_many = || CodecError::TooManyMembers {
+            set: params.set().name,
+            members,
+        };
+        if members > MAX_MEMBERS {
+            return Err(too_many());
+        }
+        let delta_min = BigUint::from(2 * noise_bound(params, members) + 1);
+        let t_noise = params.crt().modulus() / delta_min;
+        let cap = BigUint::from(1u64 << params.set().max_plaintext_bits.min(62));
+        let t = t_noise.min(cap).to_u64().ok_or_else(too_many)?;
+        if t < 1 << (GUARD_BITS + 2) {
+            return Err(too_many());
+        }
+        Ok(t)
+    }
+
+    /// n·(B·2^f + 1/2)·2^(guard+1) < t, evaluated with a relative safety margin
+    /// far above f64 rounding.
+    fn fits(members: usize, bound: f64, f: u32, t: u64) -> bool {
+        let max_sum = members as f64 * (bound * (f as f64).exp2() + 0.5);
+        max_sum * ((GUARD_BITS + 1) as f64).exp2() < t as f64 * (1.0 - 1e-9)
+    }
+
+    fn overflow(params: &Params, members: usize, bound: f64, f: u32, t: u64) -> CodecError {
+        CodecError::Overflow {
+            members,
+            bound,
+            fractional_bits: f,
+            plaintext_bits: (t as f64).log2(),
+            guard_bits: GUARD_BITS,
+            set: params.set().name,
+        }
+    }
+
+    fn build(
+        params: &Arc<Params>,
+        members: usize,
+        bound: f64,
+        f: u32,
+        t: u64,
+    ) -> Result<Self, CodecError> {
+        let q = params.crt().modulus();
+        let delta = q / t;
+        let delta = params
+            .set()
+            .moduli
+            .iter()
+            .map(|&p| {
+                let d = (&delta % p).to_u64().unwrap_or(0);
+                (d, shoup_precompute(d, p))
+            })
+            .collect();
+        let crt: &CrtBasis = params.crt();
+        let max_abs_sum = (members as f64 * (bound * (f as f64).exp2() + 0.5)).ceil() as i128;
+        Ok(Self {
+            params: Arc::clone(params),
+            info: EncodingInfo {
+                members: members as u32,
+                bound,
+                fractional_bits: f,
+            },
+            t,
+            delta,
+            scaler: crt.scaler(t),
+            max_abs_sum,
+        })
+    }
+
+    /// The encoding parameters.
+    pub fn info(&self) -> &EncodingInfo {
+        &self.info
+    }
+
+    /// Fractional bits f.
+    pub fn fractional_bits(&self) -> u32 {
+        self.info.fractional_bits
+    }
+
+    /// The plaintext modulus t.
+    pub fn plaintext_modulus_value(&self) -> u64 {
+        self.t
+    }
+
+    /// The worst-case decoding error of a sum of n values: n·2^−(f+1).
+    pub fn error_bound(&self) -> f64 {
+        self.info.members as f64 * (-(self.info.fractional_bits as f64) - 1.0).exp2()
+    }
+
+    /// Number of plaintexts (and ciphertexts) a vector of `len` values needs.
+    pub fn plaintext_count(&self, len: usize) -> usize {
+        len.div_ceil(self.params.degree()).max(1)
+    }
+
+    /// Encodes values into ⌈len/N⌉ plaintexts Δ·⌊x·2^f⌉ (coefficient form),
+    /// refusing NaN, infinities and values beyond the bound.
+    pub fn encode(&self, values: &[f64]) -> Result<Vec<Poly>, CodecError> {
+        let bound = self.info.bound;
+        if let Some((index, &value)) = values.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+            return Err(CodecError::NotFinite { index, value });
+        }
+        if let Some((index, &value)) = values.iter().enumerate().find(|(_, v)| v.abs() > bound) {
+            return Err(CodecError::OutOfBound {
+                index,
+                value,
+                bound,
+            });
+        }
+        let n = self.params.degree();
+        let scale = (self.info.fractional_bits as f64).exp2();
+        let ring = self.params.ring();
+        let moduli = self.params.set().moduli;
+        let mut out = Vec::with_capacity(self.plaintext_count(values.len()));
+        for chunk_index in 0..self.plaintext_count(values.len()) {
+            let chunk = values.get(chunk_index * n..).unwrap_or(&[]);
+            let chunk = &chunk[..chunk.len().min(n)];
+            let mut data = vec![0u64; n * moduli.len()];
+            for (limb, (&p, &(d, d_shoup))) in moduli.iter().zip(&self.delta).enumerate() {
+                for (dst, &x) in data[limb * n..].iter_mut().zip(chunk) {
+                    // |x·2^f| < 2^62: exact in f64 (a power-of-two scaling) and in i128.
+                    let fixed = (x * scale).round() as i128;
+                    *dst = mul_mod_shoup(reduce_i128(fixed, p), d, d_shoup, p);
+                }
+            }
+            out.push(
+                Poly::from_residues(ring, Representation::Coefficient, data).map_err(|_| {
+                    CodecError::Length {
+                        values: values.len(),
+                        plaintexts: chunk_index,
+                        slots: n,
+                    }
+                })?,
+            );
+        }
+        Ok(out)
+    }
+
+    /// The centred integers ⌊t·x/q⌉ of the first `len` slots.
+    fn decode_integers(&self, plaintexts: &[Poly], len: usize) -> Result<Vec<i128>, CodecError> {
+        let n = self.params.degree();
+        if len > plaintexts.len() * n {
+            return Err(CodecError::Length {
+                values: len,
+                plaintexts: plaintexts.len(),
+                slots: n,
+            });
+        }
+        let t = self.t as i128;
+        let k = self.params.set().moduli.len();
+        Ok((0..len)
+            .map(|i| {
+                let (poly, j) = (&plaintexts[i / n], i % n);
+                debug_assert_eq!(poly.representation(), Representation::Coefficient);
+                let m = self.scaler.apply((0..k).map(|limb| poly.limb(limb)[j])) as i128;
+                if m >= (t + 1) / 2 {
+                    m - t
+                } else {
+                    m
+                }
+            })
+            .collect())
+    }
+
+    /// Decodes a sum, checking that every value lies in the range of a valid sum
+    /// (see the guard bits in the module docs).
+    pub fn decode(&self, plaintexts: &[Poly], len: usize) -> Result<Vec<f64>, CodecError> {
+        let integers = self.decode_integers(plaintexts, len)?;
+        if let Some(index) = integers.iter().position(|m| m.abs() > self.max_abs_sum) {
+            return Err(CodecError::DecodedOutOfRange { index });
+        }
+        Ok(self.to_reals(&integers))
+    }
+
+    /// Decodes without the range check: for measuring what an incomplete
+    /// decryption yields (the collusion experiment), never for results.
+    pub fn decode_unchecked(
+        &self,
+        plaintexts: &[Poly],
+        len: usize,
+    ) -> Result<Vec<f64>, CodecError> {
+        Ok(self.to_reals(&self.decode_integers(plaintexts, len)?))
+    }
+
+    fn to_reals(&self, integers: &[i128]) -> Vec<f64> {
+        let inv_scale = (-(self.info.fractional_bits as f64)).exp2();
+        integers.iter().map(|&m| m as f64 * inv_scale).collect()
+    }
+}

@@ -1,0 +1,304 @@
+//! The channel every algorithm talks to (DESIGN.md §1): members contribute
+//! vectors, only the element-wise sum is revealed.
+
+use crate::codec::FixedPointCodec;
+use crate::decryption::combine;
+use crate::{
+    CeremonyId, ChannelError, Ciphertext, CollectivePublicKey, CommonRandomPoly, DecryptionShare,
+    EncryptedVector, MemberId, Params, PublicKeyShare, RoundId, SecretKeyShare,
+};
+use fedhe_ring::Csprng;
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Every member contributes a vector; only the element-wise sum is revealed.
+pub trait SecureSum {
+    /// The element-wise sum of the contributions of one round.
+    fn sum(
+        &mut self,
+        round: RoundId,
+        contributions: Vec<(MemberId, Vec<f64>)>,
+    ) -> Result<Vec<f64>, ChannelError>;
+}
+
+/// Checks that contributors are distinct, known, numerous enough and agree on the length.
+fn check_contributions(
+    round: RoundId,
+    members: Option<&[MemberId]>,
+    min_contributors: usize,
+    contributions: &[(MemberId, Vec<f64>)],
+) -> Result<usize, ChannelError> {
+    let mut seen = BTreeSet::new();
+    for (m, _) in contributions {
+        if let Some(members) = members {
+            if members.binary_search(m).is_err() {
+                return Err(ChannelError::UnknownMember(m.clone()));
+            }
+        }
+        if !seen.insert(m) {
+            return Err(ChannelError::DuplicateMember(m.clone()));
+        }
+    }
+    if contributions.len() < min_contributors.max(1) {
+        return Err(ChannelError::TooFewContributors {
+            round: round.0,
+            got: contributions.len(),
+            required: min_contributors.max(1),
+        });
+    }
+    let len = contributions[0].1.len();
+    if let Some((m, v)) = contributions.iter().find(|(_, v)| v.len() != len) {
+        return Err(ChannelError::Mismatch(format!(
+            "member {m} contributed {} values, {} expected",
+            v.len(),
+            len
+        )));
+    }
+    Ok(len)
+}
+
+/// No cryptography: the plain sum. For baselines and unit tests.
+#[derive(Clone, Debug, Default)]
+pub struct PlainSum;
+
+impl SecureSum for PlainSum {
+    fn sum(
+        &mut self,
+        round: RoundId,
+        contributions: Vec<(MemberId, Vec<f64>)>,
+    ) -> Result<Vec<f64>, ChannelError> {
+        let len = check_contributions(round, None, 1, &contributions)?;
+        for (_, v) in &contributions {
+            if let Some((index, &value)) = v.iter().enumerate().find(|(_, x)| !x.is_finite()) {
+                return Err(crate::CodecError::NotFinite { index, value }.into());
+            }
+        }
+        let mut out = vec![0.0; len];
+        for (_, v) in &contributions {
+            for (o, x) in out.iter_mut().zip(v) {
+                *o += x;
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Wall-clock time of each protocol operation in one round.
+#[derive(Clone, Debug, Default)]
+pub struct RoundTimings {
+    /// Encoding and encryption, one per contributor.
+    pub encrypt: Vec<Duration>,
+    /// The server's aggregation of all contributions.
+    pub aggregate: Duration,
+    /// One decryption share per member.
+    pub decryption_share: Vec<Duration>,
+    /// Combining shares and decoding.
+    pub combine: Duration,
+}
+
+/// Everything one round produced: the wire objects and the result.
+#[derive(Clone, Debug)]
+pub struct RoundTranscript {
+    /// The round.
+    pub round: RoundId,
+    /// Each contributor's encrypted vector.
+    pub contributions: Vec<(MemberId, EncryptedVector)>,
+    /// Their sum.
+    pub aggregate: EncryptedVector,
+    /// One decryption share per member.
+    pub shares: Vec<DecryptionShare>,
+    /// The decoded sum.
+    pub sum: Vec<f64>,
+    /// The codec used.
+    pub codec: FixedPointCodec,
+    /// Time per operation.
+    pub timings: RoundTimings,
+}
+
+/// The real multiparty protocol with every member in one process: ceremony,
+/// encryption, aggregation, one flooded decryption share per member, combine.
+/// Each member refuses to decrypt a round twice.
+pub struct HeSum {
+    params: Arc<Params>,
+    members: Vec<MemberId>,
+    pub(crate) secrets: Vec<SecretKeyShare>,
+    public_shares: Vec<PublicKeyShare>,
+    public_key: CollectivePublicKey,
+    bound: f64,
+    min_contributors: usize,
+    rng: Csprng,
+    decrypted: BTreeSet<RoundId>,
+    key_share_times: Vec<Duration>,
+}
+
+impl std::fmt::Debug for HeSum {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HeSum")
+            .field("params", &self.params.set().name)
+            .field("members", &self.members)
+            .field("bound", &self.bound)
+            .finish_non_exhaustive()
+    }
+}
+
+impl HeSum {
+    /// Runs the key ceremony for `members` (all in this process) and returns
+    /// the channel. Values summed through it must satisfy |x| ≤ `bound`.
+    pub fn new(
+        params: Arc<Params>,
+        ceremony: &CeremonyId,
+        members: Vec<MemberId>,
+        bound: f64,
+        mut rng: Csprng,
+    ) -> Result<Self, ChannelError> {
+        // Checks the bound and member count before any key is made.
+        FixedPointCodec::new(&params, members.len(), bound)?;
+        let crs = CommonRandomPoly::for_ceremony(&params, ceremony, &members)?;
+        let mut members = members;
+        members.sort();
+        let mut secrets = Vec::with_capacity(members.len());
+        let mut public_shares = Vec::with_capacity(members.len());
+        let mut key_share_times = Vec::with_capacity(members.len());
+        for m in &members {
+            let start = Instant::now();
+            let sk = SecretKeyShare::generate(&params, m.clone(), &mut rng);
+            let pk = PublicKeyShare::generate(&params, &sk, &crs, &mut rng)?;
+            key_share_times.push(start.elapsed());
+            secrets.push(sk);
+            public_shares.push(pk);
+        }
+        let public_key = CollectivePublicKey::aggregate(&crs, &members, &public_shares)?;
+        let min_contributors = members.len();
+        Ok(Self {
+            params,
+            members,
+            secrets,
+            public_shares,
+            public_key,
+            bound,
+            min_contributors,
+            rng,
+            decrypted: BTreeSet::new(),
+            key_share_times,
+        })
+    }
+
+    /// Accept rounds with at least `k` contributors (default: every member).
+    pub fn with_min_contributors(mut self, k: usize) -> Self {
+        self.min_contributors = k.clamp(1, self.members.len());
+        self
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &Arc<Params> {
+        &self.params
+    }
+
+    /// The members, sorted.
+    pub fn members(&self) -> &[MemberId] {
+        &self.members
+    }
+
+    /// The ceremony's public-key shares.
+    pub fn public_key_shares(&self) -> &[PublicKeyShare] {
+        &self.public_shares
+    }
+
+    /// The collective public key.
+    pub fn public_key(&self) -> &CollectivePublicKey {
+        &self.public_key
+    }
+
+    /// Time each member took to generate its key share.
+    pub fn key_share_times(&self) -> &[Duration] {
+        &self.key_share_times
+    }
+
+    /// The codec of this channel.
+    pub fn codec(&self) -> Result<FixedPointCodec, ChannelError> {
+        Ok(FixedPointCodec::new(
+            &self.params,
+            self.members.len(),
+            self.bound,
+        )?)
+    }
+
+    /// One full round, returning every object it produced.
+    pub fn run_round(
+        &mut self,
+        round: RoundId,
+        contributions: Vec<(MemberId, Vec<f64>)>,
+    ) -> Result<RoundTranscript, ChannelError> {
+        let len = check_contributions(
+            round,
+            Some(&self.members),
+            self.min_contributors,
+            &contributions,
+        )?;
+        if self.decrypted.contains(&round) {
+            return Err(ChannelError::AlreadyDecrypted {
+                member: self.members[0].clone(),
+                round: round.0,
+            });
+        }
+        let codec = self.codec()?;
+        let mut timings = RoundTimings::default();
+        let mut encrypted = Vec::with_capacity(contributions.len());
+        for (member, values) in &contributions {
+            let start = Instant::now();
+            let ciphertexts = codec
+                .encode(values)?
+                .iter()
+                .map(|pt| Ciphertext::encrypt(&self.params, &self.public_key, pt, &mut self.rng))
+                .collect::<Result<Vec<_>, _>>()?;
+            timings.encrypt.push(start.elapsed());
+            encrypted.push((
+                member.clone(),
+                EncryptedVector {
+                    encoding: *codec.info(),
+                    len,
+                    ciphertexts,
+                },
+            ));
+        }
+        let start = Instant::now();
+        let aggregate = EncryptedVector::sum(encrypted.iter().map(|(_, v)| v))?;
+        timings.aggregate = start.elapsed();
+        let mut shares = Vec::with_capacity(self.secrets.len());
+        for sk in &self.secrets {
+            let start = Instant::now();
+            shares.push(DecryptionShare::generate(
+                &self.params,
+                sk,
+                &aggregate,
+                &mut self.rng,
+            )?);
+            timings.decryption_share.push(start.elapsed());
+        }
+        self.decrypted.insert(round);
+        let start = Instant::now();
+        let plaintexts = combine(&self.members, &aggregate, &shares)?;
+        let sum = codec.decode(&plaintexts, len)?;
+        timings.combine = start.elapsed();
+        Ok(RoundTranscript {
+            round,
+            contributions: encrypted,
+            aggregate,
+            shares,
+            sum,
+            codec,
+            timings,
+        })
+    }
+}
+
+impl SecureSum for HeSum {
+    fn sum(
+        &mut self,
+        round: RoundId,
+        contributions: Vec<(MemberId, Vec<f64>)>,
+    ) -> Result<Vec<f64>, ChannelError> {
+        Ok(self.run_round(round, contributions)?.sum)
+    }
+}

@@ -1,0 +1,537 @@
+//! The binary wire format (DESIGN.md §2): an envelope — magic, format version,
+//! parameter-set id, object kind, payload length — then a little-endian
+//! payload, then a BLAKE3 checksum of everything before it.
+//!
+//! ```text
+//! offset  size  field
+//!      0     4  magic "FDHE"
+//!      4     2  format version (1)
+//!      6     2  parameter-set id
+//!      8     2  object kind
+//!     10     2  reserved, 0
+//!     12     8  payload length L
+//!     20     L  payload
+//!   20+L    32  BLAKE3(bytes 0 .. 20+L)
+//! ```
+//!
+//! Every decoder bounds-checks lengths before allocating, checks residues
+//! `< p_i`, validates identifiers and rejects trailing bytes; none panics on
+//! any input (a property test feeds it random and corrupted bytes).
+
+use crate::codec::{EncodingInfo, FixedPointCodec};
+use crate::{
+    ChannelError, Ciphertext, CollectivePublicKey, CommonRandomPoly, DecryptionShare,
+    EncryptedVector, InsecurePolicy, MemberId, ParameterSet, Params, PublicKeyShare,
+    SecretKeyShare, WireError,
+};
+use fedhe_ring::{Poly, Representation};
+use std::sync::Arc;
+use zeroize::Zeroizing;
+
+/// The magic bytes every object starts with.
+pub const MAGIC: [u8; 4] = *b"FDHE";
+/// The current format version.
+pub const FORMAT_VERSION: u16 = 1;
+/// Header length in bytes.
+pub const HEADER_LEN: usize = 20;
+/// Checksum length in bytes.
+pub const CHECKSUM_LEN: usize = 32;
+/// The largest payload accepted (256 MiB).
+pub const MAX_PAYLOAD: u64 = 256 << 20;
+
+/// The kinds of wire object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u16)]
+pub enum Kind {
+    /// [`PublicKeyShare`].
+    PublicKeyShare = 1,
+    /// [`CollectivePublicKey`].
+    CollectivePublicKey = 2,
+    /// [`EncryptedVector`].
+    EncryptedVector = 3,
+    /// [`DecryptionShare`].
+    DecryptionShare = 4,
+    /// [`SecretKeyShare`] (key files only; never sent).
+    SecretKeyShare = 5,
+}
+
+impl Kind {
+    /// The kind with this code.
+    pub fn from_code(code: u16) -> Option<Self> {
+        [
+            Self::PublicKeyShare,
+            Self::CollectivePublicKey,
+            Self::EncryptedVector,
+            Self::DecryptionShare,
+            Self::SecretKeyShare,
+        ]
+        .into_iter()
+        .find(|k| *k as u16 == code)
+    }
+
+    /// The name of the kind, in kebab case.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::PublicKeyShare => "public-key-share",
+            Self::CollectivePublicKey => "collective-public-key",
+            Self::EncryptedVector => "encrypted-vector",
+            Self::DecryptionShare => "decryption-share",
+            Self::SecretKeyShare => "secret-key-share",
+        }
+    }
+}
+
+/// A bounds-checked little-endian reader.
+pub struct Reader<'a> {
+    bytes: &'a [u8],
+    offset: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn new(bytes: &'a [u8], offset: usize) -> Self {
+        Self { bytes, offset }
+    }
+
+    fn take(&mut self, needed: usize) -> Result<&'a [u8], WireError> {
+        let available = self.bytes.len() - self.offset.min(self.bytes.len());
+        if needed > available {
+            return Err(WireError::Truncated {
+                offset: self.offset,
+                needed,
+                available,
+            });
+        }
+        let out = &self.bytes[self.offset..self.offset + needed];
+        self.offset += needed;
+        Ok(out)
+    }
+
+    fn array<const K: usize>(&mut self) -> Result<[u8; K], WireError> {
+        let mut a = [0u8; K];
+        a.copy_from_slice(self.take(K)?);
+        Ok(a)
+    }
+
+    fn u16(&mut self) -> Result<u16, WireError> {
+        Ok(u16::from_le_bytes(self.array()?))
+    }
+
+    fn u32(&mut self) -> Result<u32, WireError> {
+        Ok(u32::from_le_bytes(self.array()?))
+    }
+
+    fn u64(&mut self) -> Result<u64, WireError> {
+        Ok(u64::from_le_bytes(self.array()?))
+    }
+
+    fn f64(&mut self) -> Result<f64, WireError> {
+        Ok(f64::from_le_bytes(self.array()?))
+    }
+
+    fn remaining(&self) -> usize {
+        self.bytes.len().saturating_sub(self.offset)
+    }
+
+    fn member(&mut self) -> Result<MemberId, ChannelError> {
+        let len = self.u16()? as usize;
+        let raw = self.take(len)?;
+        let text = std::str::from_utf8(raw).map_err(|_| WireError::InvalidField {
+            field: "member id",
+            reason: "not UTF-8".into(),
+        })?;
+        MemberId::new(text).map_err(|e| {
+            WireError::InvalidField {
+                field: "member id",
+                reason: e.to_string(),
+            }
+            .into()
+        })
+    }
+
+    /// A count of items of `item_bytes` each, refused if the rest cannot hold them.
+    fn count(&mut self, field: &'static str, item_bytes: usize) -> Result<usize, WireError> {
+        let count = self.u32()? as usize;
+        if count.saturating_mul(item_bytes) > self.remaining() {
+            return Err(WireError::InvalidField {
+                field,
+                reason: format!(
+                    "{count} items of {item_bytes} bytes do not fit the {} bytes left",
+                    self.remaining()
+                ),
+            });
+        }
+        Ok(count)
+    }
+
+    fn poly(&mut self, params: &Params, repr: Representation) -> Result<Poly, ChannelError> {
+        let values = params.degree() * params.set().moduli.len();
+        let raw = self.take(values * 8)?;
+        let data: Vec<u64> = raw
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+            .collect();
+        Ok(Poly::from_residues(params.ring(), repr, data)?)
+    }
+}
+
+fn put_member(out: &mut Vec<u8>, m: &MemberId) {
+    out.extend_from_slice(&(m.as_str().len() as u16).to_le_bytes());
+    out.extend_from_slice(m.as_str().as_bytes());
+}
+
+fn put_poly(out: &mut Vec<u8>, p: &Poly) {
+    out.reserve(p.residues().len() * 8);
+    for v in p.residues() {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+}
+
+fn poly_bytes(params: &Params) -> usize {
+    params.degree() * params.set().moduli.len() * 8
+}
+
+/// A type with a wire encoding.
+pub trait WireObject: Sized {
+    /// Its kind.
+    const KIND: Kind;
+
+    /// Appends the payload.
+    fn encode_payload(&self, out: &mut Vec<u8>);
+
+    /// Decodes the payload (the envelope has been checked).
+    fn decode_payload(params: &Arc<Params>, reader: &mut Reader<'_>) -> Result<Self, ChannelError>;
+
+    /// The full envelope.
+    fn to_bytes(&self, params: &Params) -> Vec<u8> {
+        let mut payload = Vec::new();
+        self.encode_payload(&mut payload);
+        seal(params.set().id, Self::KIND, &payload)
+    }
+
+    /// Decodes an envelope of this kind made for these parameters.
+    fn from_bytes(params: &Arc<Params>, bytes: &[u8]) -> Result<Self, ChannelError> {
+        let envelope = open(bytes)?;
+        if envelope.kind != Self::KIND as u16 {
+            return Err(WireError::UnexpectedKind {
+                found: envelope.kind,
+                expected: Self::KIND.name(),
+            }
+            .into());
+        }
+        if envelope.params_id != params.set().id {
+            return Err(WireError::ParameterSetMismatch {
+                found: envelope.params_id,
+                expected: params.set().id,
+            }
+            .into());
+        }
+        let mut reader = Reader::new(envelope.payload, 0);
+        let object = Self::decode_payload(params, &mut reader)?;
+        if reader.remaining() != 0 {
+            return Err(WireError::TrailingBytes(reader.remaining()).into());
+        }
+        Ok(object)
+    }
+}
+
+fn seal(params_id: u16, kind: Kind, payload: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(HEADER_LEN + payload.len() + CHECKSUM_LEN);
+    out.extend_from_slice(&MAGIC);
+    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    out.extend_from_slice(&params_id.to_le_bytes());
+    out.extend_from_slice(&(kind as u16).to_le_bytes());
+    out.extend_from_slice(&0u16.to_le_bytes());
+    out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    out.extend_from_slice(payload);
+    let digest = blake3::hash(&out);
+    out.extend_from_slice(digest.as_bytes());
+    out
+}
+
+/// A checked envelope.
+struct Envelope<'a> {
+    params_id: u16,
+    kind: u16,
+    payload: &'a [u8],
+}
+
+fn open(bytes: &[u8]) -> Result<Envelope<'_>, WireError> {
+    let mut r = Reader::new(bytes, 0);
+    if r.array::<4>()? != MAGIC {
+        return Err(WireError::BadMagic);
+    }
+    let version = r.u16()?;
+    if version != FORMAT_VERSION {
+        return Err(WireError::UnsupportedVersion(version));
+    }
+    let params_id = r.u16()?;
+    let kind = r.u16()?;
+    let reserved = r.u16()?;
+    if reserved != 0 {
+        return Err(WireError::InvalidField {
+            field: "reserved",
+            reason: format!("must be 0, is {reserved}"),
+        });
+    }
+    let declared = r.u64()?;
+    let actual = bytes.len().saturating_sub(HEADER_LEN + CHECKSUM_LEN) as u64;
+    if declared > MAX_PAYLOAD || declared != actual || bytes.len() < HEADER_LEN + CHECKSUM_LEN {
+        return Err(WireError::LengthMismatch { declared, actual });
+    }
+    let body_end = HEADER_LEN + declared as usize;
+    if blake3::hash(&bytes[..body_end]).as_bytes() != &bytes[body_end..] {
+        return Err(WireError::Checksum);
+    }
+    Ok(Envelope {
+        params_id,
+        kind,
+        payload: &bytes[HEADER_LEN..body_end],
+    })
+}
+
+impl WireObject for PublicKeyShare {
+    const KIND: Kind = Kind::PublicKeyShare;
+
+    fn encode_payload(&self, out: &mut Vec<u8>) {
+        put_member(out, self.member());
+        out.extend_from_slice(self.crs_seed());
+        put_poly(out, self.b());
+    }
+
+    fn decode_payload(params: &Arc<Params>, r: &mut Reader<'_>) -> Result<Self, ChannelError> {
+        let member = r.member()?;
+        let seed = r.array::<32>()?;
+        let b = r.poly(params, Representation::Coefficient)?;
+        Ok(Self::from_parts(member, seed, b))
+    }
+}
+
+impl WireObject for CollectivePublicKey {
+    const KIND: Kind = Kind::CollectivePublicKey;
+
+    fn encode_payload(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(self.crs().seed());
+        out.extend_from_slice(&(self.members().len() as u32).to_le_bytes());
+        for m in self.members() {
+            put_member(out, m);
+        }
+        put_poly(out, &self.b());
+    }
+
+    fn decode_payload(params: &Arc<Params>, r: &mut Reader<'_>) -> Result<Self, ChannelError> {
+        let seed = r.array::<32>()?;
+        let count = r.count("member count", 3)?;
+        let members = (0..count)
+            .map(|_| r.member())
+            .collect::<Result<Vec<_>, _>>()?;
+        if members.is_empty() || members.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(WireError::InvalidField {
+                field: "members",
+                reason: "must be non-empty, sorted and distinct".into(),
+            }
+            .into());
+        }
+        let b = r.poly(params, Representation::Coefficient)?;
+        let crs = CommonRandomPoly::from_seed(params, seed);
+        Ok(Self::from_parts(members, crs, b.into_ntt()))
+    }
+}
+
+impl WireObject for EncryptedVector {
+    const KIND: Kind = Kind::EncryptedVector;
+
+    fn encode_payload(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.encoding.members.to_le_bytes());
+        out.extend_from_slice(&self.encoding.bound.to_le_bytes());
+        out.extend_from_slice(&self.encoding.fractional_bits.to_le_bytes());
+        out.extend_from_slice(&(self.len as u64).to_le_bytes());
+        out.extend_from_slice(&(self.ciphertexts.len() as u32).to_le_bytes());
+        for ct in &self.ciphertexts {
+            put_poly(out, &ct.c0);
+            put_poly(out, &ct.c1);
+        }
+    }
+
+    fn decode_payload(params: &Arc<Params>, r: &mut Reader<'_>) -> Result<Self, ChannelError> {
+        let encoding = EncodingInfo {
+            members: r.u32()?,
+            bound: r.f64()?,
+            fractional_bits: r.u32()?,
+        };
+        FixedPointCodec::from_info(params, &encoding).map_err(|e| WireError::InvalidField {
+            field: "encoding",
+            reason: e.to_string(),
+        })?;
+        let len = r.u64()?;
+        let count = r.count("ciphertext count", 2 * poly_bytes(params))?;
+        let expected = (len as usize).div_ceil(params.degree()).max(1);
+        if len > u32::MAX as u64 || count != expected {
+            return Err(WireError::InvalidField {
+                field: "ciphertext count",
+                reason: format!("{count} ciphertexts for {len} values (expected {expected})"),
+            }
+            .into());
+        }
+        let ciphertexts = (0..count)
+            .map(|_| {
+                Ok(Ciphertext {
+                    c0: r.poly(params, Representation::Coefficient)?,
+                    c1: r.poly(params, Representation::Coefficient)?,
+                })
+            })
+            .collect::<Result<Vec<_>, ChannelError>>()?;
+        Ok(Self {
+            encoding,
+            len: len as usize,
+            ciphertexts,
+        })
+    }
+}
+
+impl WireObject for DecryptionShare {
+    const KIND: Kind = Kind::DecryptionShare;
+
+    fn encode_payload(&self, out: &mut Vec<u8>) {
+        put_member(out, &self.member);
+        out.extend_from_slice(&(self.polys.len() as u32).to_le_bytes());
+        for p in &self.polys {
+            put_poly(out, p);
+        }
+    }
+
+    fn decode_payload(params: &Arc<Params>, r: &mut Reader<'_>) -> Result<Self, ChannelError> {
+        let member = r.member()?;
+        let count = r.count("polynomial count", poly_bytes(params))?;
+        if count == 0 {
+            return Err(WireError::InvalidField {
+                field: "polynomial count",
+                reason: "a share holds at least one polynomial".into(),
+            }
+            .into());
+        }
+        let polys = (0..count)
+            .map(|_| r.poly(params, Representation::Coefficient))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self { member, polys })
+    }
+}
+
+impl SecretKeyShare {
+    /// The key-file encoding (an envelope of kind `secret-key-share`), in a
+    /// buffer wiped on drop.
+    pub fn to_key_bytes(&self, params: &Params) -> Zeroizing<Vec<u8>> {
+        let mut payload = Zeroizing::new(Vec::new());
+        put_member(&mut payload, self.member());
+        put_poly(&mut payload, self.s_ntt());
+        Zeroizing::new(seal(params.set().id, Kind::SecretKeyShare, &payload))
+    }
+
+    /// Decodes a key file.
+    pub fn from_key_bytes(params: &Arc<Params>, bytes: &[u8]) -> Result<Self, ChannelError> {
+        let envelope = open(bytes)?;
+        if envelope.kind != Kind::SecretKeyShare as u16 {
+            return Err(WireError::UnexpectedKind {
+                found: envelope.kind,
+                expected: Kind::SecretKeyShare.name(),
+            }
+            .into());
+        }
+        if envelope.params_id != params.set().id {
+            return Err(WireError::ParameterSetMismatch {
+                found: envelope.params_id,
+                expected: params.set().id,
+            }
+            .into());
+        }
+        let mut r = Reader::new(envelope.payload, 0);
+        let member = r.member()?;
+        let s = r.poly(params, Representation::Ntt)?;
+        if r.remaining() != 0 {
+            return Err(WireError::TrailingBytes(r.remaining()).into());
+        }
+        Ok(Self::from_parts(member, s))
+    }
+}
+
+/// What `fedhe inspect` reports about a wire object.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Description {
+    /// Kind name.
+    pub kind: &'static str,
+    /// Parameter-set name.
+    pub params: &'static str,
+    /// Security level of the set (0 = below 128 bits, insecure).
+    pub security_bits: u32,
+    /// Format version.
+    pub format_version: u16,
+    /// Total bytes.
+    pub bytes: usize,
+    /// Payload bytes.
+    pub payload_bytes: usize,
+    /// First 16 bytes of BLAKE3 of the whole object, hex.
+    pub fingerprint: String,
+    /// Kind-specific facts (member, counts, encoding).
+    pub details: Vec<(String, String)>,
+}
+
+/// Fully decodes any wire object (of any known parameter set, including the
+/// toy set: decoding is harmless) and describes it.
+pub fn inspect(bytes: &[u8]) -> Result<Description, ChannelError> {
+    let envelope = open(bytes)?;
+    let set = ParameterSet::by_id(envelope.params_id)?;
+    let params = set.validate(InsecurePolicy::Allow)?;
+    let kind = Kind::from_code(envelope.kind).ok_or(WireError::UnexpectedKind {
+        found: envelope.kind,
+        expected: "a known kind",
+    })?;
+    let mut details: Vec<(String, String)> = Vec::new();
+    let mut d = |k: &str, v: String| details.push((k.to_string(), v));
+    match kind {
+        Kind::PublicKeyShare => {
+            let o = PublicKeyShare::from_bytes(&params, bytes)?;
+            d("member", o.member().to_string());
+            d("crs_seed", hex(&o.crs_seed()[..8]));
+        }
+        Kind::CollectivePublicKey => {
+            let o = CollectivePublicKey::from_bytes(&params, bytes)?;
+            d("members", o.members().len().to_string());
+            d("crs_seed", hex(&o.crs().seed()[..8]));
+        }
+        Kind::EncryptedVector => {
+            let o = EncryptedVector::from_bytes(&params, bytes)?;
+            d("values", o.len().to_string());
+            d("ciphertexts", o.ciphertexts().len().to_string());
+            d("encoding_members", o.encoding().members.to_string());
+            d("encoding_bound", o.encoding().bound.to_string());
+            d("fractional_bits", o.encoding().fractional_bits.to_string());
+        }
+        Kind::DecryptionShare => {
+            let o = DecryptionShare::from_bytes(&params, bytes)?;
+            d("member", o.member().to_string());
+            d("polynomials", o.polys().len().to_string());
+        }
+        Kind::SecretKeyShare => {
+            let o = SecretKeyShare::from_key_bytes(&params, bytes)?;
+            d("member", o.member().to_string());
+        }
+    }
+    Ok(Description {
+        kind: kind.name(),
+        params: set.name,
+        security_bits: set.security_bits(),
+        format_version: FORMAT_VERSION,
+        bytes: bytes.len(),
+        payload_bytes: envelope.payload.len(),
+        fingerprint: fingerprint(bytes),
+        details,
+    })
+}
+
+/// The first 16 bytes of BLAKE3 of an object, as hex.
+pub fn fingerprint(bytes: &[u8]) -> String {
+    hex(&blake3::hash(bytes).as_bytes()[..16])
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
