@@ -16,12 +16,18 @@ pub enum CliError {
         /// What went wrong.
         source: std::io::Error,
     },
-    /// JSON input could not be parsed.
-    #[error("{path}: malformed JSON: {source}")]
-    Json {
+    /// A file's content is malformed.
+    #[error("{path}: {reason}")]
+    Invalid {
         /// The file involved.
         path: String,
-        /// What the parser said.
-        source: serde_json::Error,
+        /// What is wrong with it.
+        reason: String,
     },
+    /// An error from the channel.
+    #[error(transparent)]
+    Channel(#[from] fedhe_crypto::ChannelError),
+    /// An error from the fixed-point codec.
+    #[error(transparent)]
+    Codec(#[from] fedhe_crypto::CodecError),
 }

@@ -5,7 +5,6 @@
 //! and the process exits with status 2 (never a panic, never status 101).
 
 mod commands;
-#[allow(dead_code)]
 mod error;
 
 use clap::{Parser, Subcommand};
@@ -21,17 +20,25 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Print the version of every layer.
-    Version,
+    /// Run the main job end to end in one process and explain what happens.
+    Demo(commands::demo::DemoArgs),
+    /// Encrypted-sum channel tools.
+    #[command(subcommand)]
+    Channel(commands::channel::ChannelCommand),
+    /// Decode any fedhe wire object and describe it.
+    Inspect(commands::inspect::InspectArgs),
+    /// Benchmarks that print JSON.
+    #[command(subcommand)]
+    Bench(commands::bench::BenchCommand),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command {
-        Command::Version => {
-            println!("fedhe {}", env!("CARGO_PKG_VERSION"));
-            Ok(())
-        }
+        Command::Demo(args) => commands::demo::run(args),
+        Command::Channel(cmd) => commands::channel::run(cmd),
+        Command::Inspect(args) => commands::inspect::run(args),
+        Command::Bench(cmd) => commands::bench::run(cmd),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,7 +1,7 @@
 //! Encryption under the collective public key and homomorphic addition
 //! (DESIGN.md §2 steps 2-3; paper 004 eqs. (15)-(18)).
 
-use crate::codec::EncodingInfo;
+use crate::codec::{EncodingInfo, FixedPointCodec};
 use crate::{ChannelError, CollectivePublicKey, Params};
 use fedhe_ring::{Csprng, Poly, SmallDistribution};
 
@@ -64,6 +64,26 @@ pub struct EncryptedVector {
 }
 
 impl EncryptedVector {
+    /// Encodes `values` with `codec` and encrypts each plaintext with fresh randomness.
+    pub fn encrypt(
+        params: &Params,
+        pk: &CollectivePublicKey,
+        codec: &FixedPointCodec,
+        values: &[f64],
+        rng: &mut Csprng,
+    ) -> Result<Self, ChannelError> {
+        let ciphertexts = codec
+            .encode(values)?
+            .iter()
+            .map(|pt| Ciphertext::encrypt(params, pk, pt, rng))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self {
+            encoding: *codec.info(),
+            len: values.len(),
+            ciphertexts,
+        })
+    }
+
     /// The number of values.
     pub fn len(&self) -> usize {
         self.len

@@ -12,8 +12,8 @@ pub enum ChannelError {
     /// The parameter set is below 128-bit security and insecure sets were not allowed.
     #[error(
         "parameter set {name} gives less than 128-bit security (log2 q = {log_q} at N = {degree} \
-         exceeds the HomomorphicEncryption.org bound); it is for tests only and needs an \
-         explicit allow-insecure flag"
+         exceeds the HomomorphicEncryption.org bound); it is for tests only: pass --allow-insecure \
+         to use it anyway"
     )]
     InsecureParameters {
         /// The set's name.

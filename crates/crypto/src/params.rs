@@ -236,7 +236,9 @@ mod tests {
             .unwrap_err();
         let msg = err.to_string();
         assert!(
-            msg.contains("toy-n1024") && msg.contains("128-bit"),
+            msg.contains("toy-n1024")
+                && msg.contains("128-bit")
+                && msg.contains("--allow-insecure"),
             "{msg}"
         );
         assert!(ParameterSet::TOY_N1024

@@ -4,7 +4,7 @@
 use crate::codec::FixedPointCodec;
 use crate::decryption::combine;
 use crate::{
-    CeremonyId, ChannelError, Ciphertext, CollectivePublicKey, CommonRandomPoly, DecryptionShare,
+    CeremonyId, ChannelError, CollectivePublicKey, CommonRandomPoly, DecryptionShare,
     EncryptedVector, MemberId, Params, PublicKeyShare, RoundId, SecretKeyShare,
 };
 use fedhe_ring::Csprng;
@@ -247,20 +247,15 @@ impl HeSum {
         let mut encrypted = Vec::with_capacity(contributions.len());
         for (member, values) in &contributions {
             let start = Instant::now();
-            let ciphertexts = codec
-                .encode(values)?
-                .iter()
-                .map(|pt| Ciphertext::encrypt(&self.params, &self.public_key, pt, &mut self.rng))
-                .collect::<Result<Vec<_>, _>>()?;
+            let vector = EncryptedVector::encrypt(
+                &self.params,
+                &self.public_key,
+                &codec,
+                values,
+                &mut self.rng,
+            )?;
             timings.encrypt.push(start.elapsed());
-            encrypted.push((
-                member.clone(),
-                EncryptedVector {
-                    encoding: *codec.info(),
-                    len,
-                    ciphertexts,
-                },
-            ));
+            encrypted.push((member.clone(), vector));
         }
         let start = Instant::now();
         let aggregate = EncryptedVector::sum(encrypted.iter().map(|(_, v)| v))?;

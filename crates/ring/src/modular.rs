@@ -44,7 +44,7 @@ pub fn pow_mod(mut a: u64, mut e: u64, p: u64) -> u64 {
 
 /// a^−1 mod p for prime p (Fermat: a^(p−2)); `None` for a ≡ 0.
 pub fn inv_mod(a: u64, p: u64) -> Option<u64> {
-    if a % p == 0 {
+    if a.is_multiple_of(p) {
         None
     } else {
         Some(pow_mod(a, p - 2, p))
@@ -64,13 +64,13 @@ pub fn is_prime(n: u64) -> bool {
     }
     const BASES: [u64; 12] = [2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37];
     for &b in &BASES {
-        if n % b == 0 {
+        if n.is_multiple_of(b) {
             return n == b;
         }
     }
     let mut d = n - 1;
     let mut s = 0;
-    while d % 2 == 0 {
+    while d.is_multiple_of(2) {
         d /= 2;
         s += 1;
     }
@@ -96,7 +96,7 @@ mod tests {
 
     #[test]
     fn primality_matches_trial_division() {
-        let trial = |n: u64| n >= 2 && (2..).take_while(|d| d * d <= n).all(|d| n % d != 0);
+        let trial = |n: u64| n >= 2 && (2..).take_while(|d| d * d <= n).all(|d| !n.is_multiple_of(d));
         for n in 0..5000u64 {
             assert_eq!(is_prime(n), trial(n), "n = {n}");
         }

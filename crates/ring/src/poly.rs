@@ -283,9 +283,9 @@ mod tests {
     fn schoolbook(a: &[u64], b: &[u64], p: u64) -> Vec<u64> {
         let n = a.len();
         let mut c = vec![0u64; n];
-        for i in 0..n {
-            for j in 0..n {
-                let t = mul_mod(a[i], b[j], p);
+        for (i, &ai) in a.iter().enumerate() {
+            for (j, &bj) in b.iter().enumerate() {
+                let t = mul_mod(ai, bj, p);
                 let k = i + j;
                 if k < n {
                     c[k] = add_mod(c[k], t, p);

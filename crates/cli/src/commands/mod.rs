@@ -1,1 +1,46 @@
 //! One module per `fedhe` subcommand.
+
+pub mod bench;
+pub mod channel;
+pub mod demo;
+pub mod inspect;
+
+use crate::error::CliError;
+use fedhe_crypto::{InsecurePolicy, ParameterSet, Params};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Resolves `--params NAME` under `--allow-insecure`.
+pub fn resolve_params(name: &str, allow_insecure: bool) -> Result<Arc<Params>, CliError> {
+    let policy = if allow_insecure {
+        InsecurePolicy::Allow
+    } else {
+        InsecurePolicy::Refuse
+    };
+    Ok(ParameterSet::by_name(name)?.validate(policy)?)
+}
+
+/// The median of some durations, in milliseconds.
+pub fn median_ms(times: &[Duration]) -> f64 {
+    let mut ms: Vec<f64> = times.iter().map(|d| d.as_secs_f64() * 1e3).collect();
+    ms.sort_by(f64::total_cmp);
+    match ms.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => ms[n / 2],
+        n => (ms[n / 2 - 1] + ms[n / 2]) / 2.0,
+    }
+}
+
+/// `count` values uniform in [−bound, bound] from a CSPRNG.
+pub fn uniform_values(rng: &mut fedhe_ring::Csprng, count: usize, bound: f64) -> Vec<f64> {
+    (0..count)
+        .map(|_| ((rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0) * bound)
+        .collect()
+}
+
+/// The members `member-01`, `member-02`, ….
+pub fn member_names(n: usize) -> Result<Vec<fedhe_crypto::MemberId>, CliError> {
+    (1..=n)
+        .map(|i| Ok(fedhe_crypto::MemberId::new(format!("member-{i:02}"))?))
+        .collect()
+}

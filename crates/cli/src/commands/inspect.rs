@@ -1,0 +1,44 @@
+//! `fedhe inspect FILE`: decode any wire object and describe it.
+
+use crate::error::CliError;
+use clap::Args;
+use std::path::PathBuf;
+
+/// Arguments of `fedhe inspect`.
+#[derive(Args, Debug)]
+pub struct InspectArgs {
+    /// The file holding one wire object.
+    file: PathBuf,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Decodes the file fully; any malformation is an error (exit status 2).
+pub fn run(args: InspectArgs) -> Result<(), CliError> {
+    let path = args.file.display().to_string();
+    let bytes = std::fs::read(&args.file).map_err(|source| CliError::Io {
+        path: path.clone(),
+        source,
+    })?;
+    let d = fedhe_crypto::wire::inspect(&bytes).map_err(|e| CliError::Invalid {
+        path: path.clone(),
+        reason: e.to_string(),
+    })?;
+    if args.json {
+        println!("{}", serde_json::to_string(&d).unwrap_or_default());
+    } else {
+        println!("{path}: {} ({} bytes)", d.kind, d.bytes);
+        let security = match d.security_bits {
+            0 => "INSECURE, tests only".to_string(),
+            b => format!("{b}-bit security"),
+        };
+        println!("  parameter set  {} ({security})", d.params);
+        println!("  format         version {}", d.format_version);
+        println!("  fingerprint    {}", d.fingerprint);
+        for (k, v) in &d.details {
+            println!("  {k:<14} {v}");
+        }
+    }
+    Ok(())
+}
