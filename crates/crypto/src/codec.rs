@@ -18,7 +18,7 @@
 //! returning noise. The decoding error of a sum is at most n·2^−(f+1).
 
 use crate::{CodecError, Params};
-use fedhe_ring::modular::{mul_mod_shoup, reduce_i128, shoup_precompute};
+use fedhe_ring::modular::{mul_mod_shoup, shoup_precompute, sub_mod};
 use fedhe_ring::{CrtBasis, Poly, Representation};
 use num_bigint::BigUint;
 use num_traits::ToPrimitive;
@@ -223,8 +223,14 @@ impl FixedPointCodec {
             for (limb, (&p, &(d, d_shoup))) in moduli.iter().zip(&self.delta).enumerate() {
                 for (dst, &x) in data[limb * n..].iter_mut().zip(chunk) {
                     // |x·2^f| < 2^62: exact in f64 (a power-of-two scaling) and in i128.
-                    let fixed = (x * scale).round() as i128;
-                    *dst = mul_mod_shoup(reduce_i128(fixed, p), d, d_shoup, p);
+                    // mul_mod_shoup takes any 64-bit multiplicand: no reduction first.
+                    let fixed = (x * scale).round() as i64;
+                    let product = mul_mod_shoup(fixed.unsigned_abs(), d, d_shoup, p);
+                    *dst = if fixed < 0 {
+                        sub_mod(0, product, p)
+                    } else {
+                        product
+                    };
                 }
             }
             out.push(

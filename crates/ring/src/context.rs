@@ -1,6 +1,6 @@
 //! The ring context: degree, RNS primes and their cached NTT plans.
 
-use crate::modular::is_prime;
+use crate::modular::{add_mod, is_prime, mul_mod_shoup, shoup_precompute, sub_mod};
 use crate::RingError;
 use concrete_ntt::prime64::Plan;
 use std::collections::HashMap;
@@ -14,6 +14,18 @@ pub struct RingContext {
     degree: usize,
     moduli: Vec<u64>,
     plans: Vec<Plan>,
+    reducers: Vec<SignedReducer>,
+}
+
+/// Constants to reduce a signed 128-bit integer modulo p with multiplications only.
+#[derive(Clone, Copy, Debug)]
+struct SignedReducer {
+    p: u64,
+    /// 2^64 mod p and its Shoup constant.
+    r64: u64,
+    r64_shoup: u64,
+    /// Shoup constant of 1: mul_mod_shoup(x, 1, ·) = x mod p for any 64-bit x.
+    one_shoup: u64,
 }
 
 impl std::fmt::Debug for RingContext {
@@ -74,10 +86,23 @@ impl RingContext {
                     .ok_or(RingError::InvalidModulus { modulus: p, degree })
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let reducers = moduli
+            .iter()
+            .map(|&p| {
+                let r64 = ((1u128 << 64) % p as u128) as u64;
+                SignedReducer {
+                    p,
+                    r64,
+                    r64_shoup: shoup_precompute(r64, p),
+                    one_shoup: shoup_precompute(1, p),
+                }
+            })
+            .collect();
         Ok(Self {
             degree,
             moduli: moduli.to_vec(),
             plans,
+            reducers,
         })
     }
 
@@ -99,6 +124,25 @@ impl RingContext {
     /// log2 q = Σ log2 p_i.
     pub fn log2_modulus(&self) -> f64 {
         self.moduli.iter().map(|&p| (p as f64).log2()).sum()
+    }
+
+    /// c mod p_limb for any signed 128-bit c, without division:
+    /// |c| = h·2^64 + l gives |c| ≡ h·(2^64 mod p) + l (mod p), both terms by
+    /// Shoup multiplication; a negative c is then negated.
+    #[inline]
+    pub fn reduce_signed(&self, limb: usize, c: i128) -> u64 {
+        let r = &self.reducers[limb];
+        let m = c.unsigned_abs();
+        let low = mul_mod_shoup(m as u64, 1, r.one_shoup, r.p);
+        let reduced = match (m >> 64) as u64 {
+            0 => low,
+            high => add_mod(low, mul_mod_shoup(high, r.r64, r.r64_shoup, r.p), r.p),
+        };
+        if c < 0 {
+            sub_mod(0, reduced, r.p)
+        } else {
+            reduced
+        }
     }
 
     pub(crate) fn plan(&self, limb: usize) -> &Plan {
@@ -129,6 +173,39 @@ mod tests {
             RingContext::new(1024, &[0x3fffffffffff0003]),
             Err(RingError::InvalidModulus { .. })
         ));
+    }
+
+    #[test]
+    fn signed_reduction_matches_euclidean_remainder() {
+        let ctx = RingContext::new(1024, &[0x3fffffffffff0001, 0x3ffffffffffe8001, 12289]).unwrap();
+        let mut x: u128 = 0x0123_4567_89ab_cdef_fedc_ba98_7654_3210;
+        for i in 0..5000 {
+            x = x
+                .wrapping_mul(0x2360ed051fc65da44385df649fccf645)
+                .wrapping_add(0x5851f42d4c957f2d);
+            let c = (x as i128) >> (i % 100);
+            for (limb, &p) in ctx.moduli().iter().enumerate() {
+                assert_eq!(
+                    ctx.reduce_signed(limb, c),
+                    c.rem_euclid(p as i128) as u64,
+                    "c = {c}"
+                );
+            }
+        }
+        for c in [
+            0i128,
+            1,
+            -1,
+            i128::MAX,
+            i128::MIN + 1,
+            -(1i128 << 65),
+            (1 << 65) - 1,
+        ] {
+            assert_eq!(
+                ctx.reduce_signed(0, c),
+                c.rem_euclid(0x3fffffffffff0001) as u64
+            );
+        }
     }
 
     #[test]

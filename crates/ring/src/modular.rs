@@ -96,7 +96,12 @@ mod tests {
 
     #[test]
     fn primality_matches_trial_division() {
-        let trial = |n: u64| n >= 2 && (2..).take_while(|d| d * d <= n).all(|d| !n.is_multiple_of(d));
+        let trial = |n: u64| {
+            n >= 2
+                && (2..)
+                    .take_while(|d| d * d <= n)
+                    .all(|d| !n.is_multiple_of(d))
+        };
         for n in 0..5000u64 {
             assert_eq!(is_prime(n), trial(n), "n = {n}");
         }

@@ -1,6 +1,6 @@
 //! The polynomial entity and its arithmetic.
 
-use crate::modular::{add_mod, reduce_i128, sub_mod};
+use crate::modular::{add_mod, sub_mod};
 use crate::{RingContext, RingError};
 use std::sync::Arc;
 use zeroize::Zeroize;
@@ -104,12 +104,12 @@ impl Poly {
             });
         }
         let mut poly = Self::zero(ctx, Representation::Coefficient);
-        for (limb, &p) in ctx.moduli().iter().enumerate() {
+        for limb in 0..ctx.limb_count() {
             for (dst, &c) in poly.data[limb * n..(limb + 1) * n]
                 .iter_mut()
                 .zip(coefficients)
             {
-                *dst = reduce_i128(c, p);
+                *dst = ctx.reduce_signed(limb, c);
             }
         }
         Ok(poly)

@@ -133,44 +133,62 @@ impl Csprng {
             .expect("uniform residues are below their primes")
     }
 
-    /// One draw of a small signed integer.
-    #[inline]
-    pub fn sample_small(&mut self, dist: SmallDistribution) -> i128 {
+    /// `count` independent draws, in a buffer wiped on drop (they may be secret).
+    ///
+    /// Draws in bulk from one buffer of random bytes: ternary values take 2 bits
+    /// each (the fourth pattern is rejected), CBD(η) takes 2η bits rounded up to
+    /// bytes, the interval [−2^b, 2^b) takes b + 1 bits rounded up to bytes.
+    pub fn sample_signed(&mut self, count: usize, dist: SmallDistribution) -> Zeroizing<Vec<i128>> {
+        let mut out = Zeroizing::new(Vec::with_capacity(count));
         match dist {
-            SmallDistribution::Ternary => loop {
-                // Two fair bits; the fourth outcome is rejected (exactly uniform on 3 values).
-                match self.inner.generate_next() & 3 {
-                    0 => return 0,
-                    1 => return 1,
-                    2 => return -1,
-                    _ => {}
+            SmallDistribution::Ternary => {
+                // 4 pairs per byte, 3/4 accepted: 3 values per byte on average.
+                let mut bytes = Zeroizing::new(vec![0u8; count / 3 + 16]);
+                while out.len() < count {
+                    self.fill_bytes(&mut bytes);
+                    for &b in bytes.iter() {
+                        for shift in [0, 2, 4, 6] {
+                            match (b >> shift) & 3 {
+                                0 => out.push(0),
+                                1 => out.push(1),
+                                2 => out.push(-1),
+                                _ => {}
+                            }
+                        }
+                    }
                 }
-            },
+                out.truncate(count);
+            }
             SmallDistribution::CenteredBinomial { eta } => {
                 debug_assert!(eta <= 32);
-                let w = self.next_u64();
+                let width = (2 * eta as usize).div_ceil(8);
                 let mask = (1u64 << eta) - 1;
-                (w & mask).count_ones() as i128 - ((w >> eta) & mask).count_ones() as i128
+                let mut bytes = Zeroizing::new(vec![0u8; count * width]);
+                self.fill_bytes(&mut bytes);
+                for chunk in bytes.chunks_exact(width) {
+                    let mut w = [0u8; 8];
+                    w[..width].copy_from_slice(chunk);
+                    let w = u64::from_le_bytes(w);
+                    out.push(
+                        (w & mask).count_ones() as i128 - ((w >> eta) & mask).count_ones() as i128,
+                    );
+                }
             }
             SmallDistribution::UniformInterval { bits } => {
                 debug_assert!(bits <= 120);
-                let bytes = (bits as usize + 1).div_ceil(8);
-                let mut buf = [0u8; 16];
-                self.fill_bytes(&mut buf[..bytes]);
-                let span_mask = if bits + 1 >= 128 {
-                    u128::MAX
-                } else {
-                    (1u128 << (bits + 1)) - 1
-                };
-                // Uniform on [0, 2^(b+1)), shifted to [−2^b, 2^b).
-                (u128::from_le_bytes(buf) & span_mask) as i128 - (1i128 << bits)
+                let width = (bits as usize + 1).div_ceil(8);
+                let span_mask = (1u128 << (bits + 1)) - 1;
+                let mut bytes = Zeroizing::new(vec![0u8; count * width]);
+                self.fill_bytes(&mut bytes);
+                for chunk in bytes.chunks_exact(width) {
+                    let mut w = [0u8; 16];
+                    w[..width].copy_from_slice(chunk);
+                    // Uniform on [0, 2^(b+1)), shifted to [−2^b, 2^b).
+                    out.push((u128::from_le_bytes(w) & span_mask) as i128 - (1i128 << bits));
+                }
             }
         }
-    }
-
-    /// `count` independent draws, in a buffer wiped on drop (they may be secret).
-    pub fn sample_signed(&mut self, count: usize, dist: SmallDistribution) -> Zeroizing<Vec<i128>> {
-        Zeroizing::new((0..count).map(|_| self.sample_small(dist)).collect())
+        out
     }
 
     /// A coefficient-form polynomial with independent coefficients drawn from `dist`.
