@@ -140,24 +140,34 @@ impl Csprng {
     /// bytes, the interval [−2^b, 2^b) takes b + 1 bits rounded up to bytes.
     pub fn sample_signed(&mut self, count: usize, dist: SmallDistribution) -> Zeroizing<Vec<i128>> {
         let mut out = Zeroizing::new(Vec::with_capacity(count));
+        self.sample_each(count, dist, |c| out.push(c));
+        out
+    }
+
+    /// Draws `count` values and hands each to `sink`, in order.
+    fn sample_each(&mut self, count: usize, dist: SmallDistribution, mut sink: impl FnMut(i128)) {
         match dist {
             SmallDistribution::Ternary => {
                 // 4 pairs per byte, 3/4 accepted: 3 values per byte on average.
                 let mut bytes = Zeroizing::new(vec![0u8; count / 3 + 16]);
-                while out.len() < count {
+                let mut produced = 0;
+                while produced < count {
                     self.fill_bytes(&mut bytes);
                     for &b in bytes.iter() {
                         for shift in [0, 2, 4, 6] {
-                            match (b >> shift) & 3 {
-                                0 => out.push(0),
-                                1 => out.push(1),
-                                2 => out.push(-1),
-                                _ => {}
+                            let v = match (b >> shift) & 3 {
+                                0 => 0,
+                                1 => 1,
+                                2 => -1,
+                                _ => continue,
+                            };
+                            if produced < count {
+                                sink(v);
+                                produced += 1;
                             }
                         }
                     }
                 }
-                out.truncate(count);
             }
             SmallDistribution::CenteredBinomial { eta } => {
                 debug_assert!(eta <= 32);
@@ -169,7 +179,7 @@ impl Csprng {
                     let mut w = [0u8; 8];
                     w[..width].copy_from_slice(chunk);
                     let w = u64::from_le_bytes(w);
-                    out.push(
+                    sink(
                         (w & mask).count_ones() as i128 - ((w >> eta) & mask).count_ones() as i128,
                     );
                 }
@@ -184,11 +194,10 @@ impl Csprng {
                     let mut w = [0u8; 16];
                     w[..width].copy_from_slice(chunk);
                     // Uniform on [0, 2^(b+1)), shifted to [−2^b, 2^b).
-                    out.push((u128::from_le_bytes(w) & span_mask) as i128 - (1i128 << bits));
+                    sink((u128::from_le_bytes(w) & span_mask) as i128 - (1i128 << bits));
                 }
             }
         }
-        out
     }
 
     /// A coefficient-form polynomial with independent coefficients drawn from `dist`.
@@ -197,8 +206,17 @@ impl Csprng {
         ctx: &Arc<RingContext>,
         dist: SmallDistribution,
     ) -> Result<Poly, RingError> {
-        let coefficients = self.sample_signed(ctx.degree(), dist);
-        Poly::from_signed(ctx, &coefficients)
+        // Straight into the residues: no intermediate buffer of secret values.
+        let (n, k) = (ctx.degree(), ctx.limb_count());
+        let mut data = vec![0u64; n * k];
+        let mut j = 0;
+        self.sample_each(n, dist, |c| {
+            for limb in 0..k {
+                data[limb * n + j] = ctx.reduce_signed(limb, c);
+            }
+            j += 1;
+        });
+        Poly::from_residues(ctx, crate::Representation::Coefficient, data)
     }
 }
 
