@@ -210,21 +210,7 @@ pub trait WireObject: Sized {
 
     /// Decodes an envelope of this kind made for these parameters.
     fn from_bytes(params: &Arc<Params>, bytes: &[u8]) -> Result<Self, ChannelError> {
-        let envelope = open(bytes)?;
-        if envelope.kind != Self::KIND as u16 {
-            return Err(WireError::UnexpectedKind {
-                found: envelope.kind,
-                expected: Self::KIND.name(),
-            }
-            .into());
-        }
-        if envelope.params_id != params.set().id {
-            return Err(WireError::ParameterSetMismatch {
-                found: envelope.params_id,
-                expected: params.set().id,
-            }
-            .into());
-        }
+        let envelope = open_expected(bytes, Self::KIND, params)?;
         let mut reader = Reader::new(envelope.payload, 0);
         let object = Self::decode_payload(params, &mut reader)?;
         if reader.remaining() != 0 {
@@ -287,6 +273,28 @@ fn open(bytes: &[u8]) -> Result<Envelope<'_>, WireError> {
         kind,
         payload: &bytes[HEADER_LEN..body_end],
     })
+}
+
+/// Opens an envelope and checks it holds `kind` for these parameters.
+fn open_expected<'a>(
+    bytes: &'a [u8],
+    kind: Kind,
+    params: &Params,
+) -> Result<Envelope<'a>, WireError> {
+    let envelope = open(bytes)?;
+    if envelope.kind != kind as u16 {
+        return Err(WireError::UnexpectedKind {
+            found: envelope.kind,
+            expected: kind.name(),
+        });
+    }
+    if envelope.params_id != params.set().id {
+        return Err(WireError::ParameterSetMismatch {
+            found: envelope.params_id,
+            expected: params.set().id,
+        });
+    }
+    Ok(envelope)
 }
 
 impl WireObject for PublicKeyShare {
@@ -428,21 +436,7 @@ impl SecretKeyShare {
 
     /// Decodes a key file.
     pub fn from_key_bytes(params: &Arc<Params>, bytes: &[u8]) -> Result<Self, ChannelError> {
-        let envelope = open(bytes)?;
-        if envelope.kind != Kind::SecretKeyShare as u16 {
-            return Err(WireError::UnexpectedKind {
-                found: envelope.kind,
-                expected: Kind::SecretKeyShare.name(),
-            }
-            .into());
-        }
-        if envelope.params_id != params.set().id {
-            return Err(WireError::ParameterSetMismatch {
-                found: envelope.params_id,
-                expected: params.set().id,
-            }
-            .into());
-        }
+        let envelope = open_expected(bytes, Kind::SecretKeyShare, params)?;
         let mut r = Reader::new(envelope.payload, 0);
         let member = r.member()?;
         let s = r.poly(params, Representation::Ntt)?;

@@ -155,25 +155,22 @@ impl Poly {
 
     /// self ← self + other (mod q), in either representation.
     pub fn add_assign(&mut self, other: &Self) -> Result<(), RingError> {
-        self.check_compatible(other)?;
-        let n = self.ctx.degree();
-        for (limb, &p) in self.ctx.clone().moduli().iter().enumerate() {
-            let rhs = &other.data[limb * n..(limb + 1) * n];
-            for (a, &b) in self.limb_mut(limb).iter_mut().zip(rhs) {
-                *a = add_mod(*a, b, p);
-            }
-        }
-        Ok(())
+        self.zip_assign(other, add_mod)
     }
 
     /// self ← self − other (mod q), in either representation.
     pub fn sub_assign(&mut self, other: &Self) -> Result<(), RingError> {
+        self.zip_assign(other, sub_mod)
+    }
+
+    /// self_i ← op(self_i, other_i, p) residue by residue.
+    fn zip_assign(&mut self, other: &Self, op: fn(u64, u64, u64) -> u64) -> Result<(), RingError> {
         self.check_compatible(other)?;
         let n = self.ctx.degree();
         for (limb, &p) in self.ctx.clone().moduli().iter().enumerate() {
             let rhs = &other.data[limb * n..(limb + 1) * n];
             for (a, &b) in self.limb_mut(limb).iter_mut().zip(rhs) {
-                *a = sub_mod(*a, b, p);
+                *a = op(*a, b, p);
             }
         }
         Ok(())
