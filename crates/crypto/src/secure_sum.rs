@@ -125,7 +125,7 @@ pub struct HeSum {
     pub(crate) secrets: Vec<SecretKeyShare>,
     public_shares: Vec<PublicKeyShare>,
     public_key: CollectivePublicKey,
-    bound: f64,
+    codec: FixedPointCodec,
     min_contributors: usize,
     rng: Csprng,
     decrypted: BTreeSet<RoundId>,
@@ -137,7 +137,7 @@ impl std::fmt::Debug for HeSum {
         f.debug_struct("HeSum")
             .field("params", &self.params.set().name)
             .field("members", &self.members)
-            .field("bound", &self.bound)
+            .field("encoding", self.codec.info())
             .finish_non_exhaustive()
     }
 }
@@ -153,7 +153,7 @@ impl HeSum {
         mut rng: Csprng,
     ) -> Result<Self, ChannelError> {
         // Checks the bound and member count before any key is made.
-        FixedPointCodec::new(&params, members.len(), bound)?;
+        let codec = FixedPointCodec::new(&params, members.len(), bound)?;
         let crs = CommonRandomPoly::for_ceremony(&params, ceremony, &members)?;
         let mut members = members;
         members.sort();
@@ -176,7 +176,7 @@ impl HeSum {
             secrets,
             public_shares,
             public_key,
-            bound,
+            codec,
             min_contributors,
             rng,
             decrypted: BTreeSet::new(),
@@ -215,13 +215,9 @@ impl HeSum {
         &self.key_share_times
     }
 
-    /// The codec of this channel.
-    pub fn codec(&self) -> Result<FixedPointCodec, ChannelError> {
-        Ok(FixedPointCodec::new(
-            &self.params,
-            self.members.len(),
-            self.bound,
-        )?)
+    /// The codec of this channel (fixed by the members and the bound).
+    pub fn codec(&self) -> &FixedPointCodec {
+        &self.codec
     }
 
     /// One full round, returning every object it produced.
@@ -242,7 +238,7 @@ impl HeSum {
                 round: round.0,
             });
         }
-        let codec = self.codec()?;
+        let codec = self.codec.clone();
         let mut timings = RoundTimings::default();
         let mut encrypted = Vec::with_capacity(contributions.len());
         for (member, values) in &contributions {
@@ -285,6 +281,36 @@ impl HeSum {
             codec,
             timings,
         })
+    }
+}
+
+impl RoundTranscript {
+    /// The collusion experiment (paper 004, App. B): decrypt with every share
+    /// but `omitted`'s and return the median |decoded − sum| over the values.
+    /// Without one share the result is uniform mod q, so this is large.
+    pub fn median_deviation_without(&self, omitted: &MemberId) -> Result<f64, ChannelError> {
+        let partial: Vec<&DecryptionShare> = self
+            .shares
+            .iter()
+            .filter(|s| s.member() != omitted)
+            .collect();
+        if partial.len() == self.shares.len() {
+            return Err(ChannelError::UnknownMember(omitted.clone()));
+        }
+        let garbage = self.codec.decode_unchecked(
+            &crate::decryption::add_shares_to_aggregate(&self.aggregate, &partial)?,
+            self.sum.len(),
+        )?;
+        let mut deviations: Vec<f64> = garbage
+            .iter()
+            .zip(&self.sum)
+            .map(|(g, s)| (g - s).abs())
+            .collect();
+        deviations.sort_by(f64::total_cmp);
+        Ok(deviations
+            .get(deviations.len() / 2)
+            .copied()
+            .unwrap_or(f64::NAN))
     }
 }
 

@@ -366,13 +366,14 @@ impl WireObject for EncryptedVector {
             bound: r.f64()?,
             fractional_bits: r.u32()?,
         };
-        FixedPointCodec::from_info(params, &encoding).map_err(|e| WireError::InvalidField {
-            field: "encoding",
-            reason: e.to_string(),
-        })?;
+        let codec =
+            FixedPointCodec::from_info(params, &encoding).map_err(|e| WireError::InvalidField {
+                field: "encoding",
+                reason: e.to_string(),
+            })?;
         let len = r.u64()?;
         let count = r.count("ciphertext count", 2 * poly_bytes(params))?;
-        let expected = (len as usize).div_ceil(params.degree()).max(1);
+        let expected = codec.plaintext_count(len as usize);
         if len > u32::MAX as u64 || count != expected {
             return Err(WireError::InvalidField {
                 field: "ciphertext count",

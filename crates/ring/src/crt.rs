@@ -130,16 +130,12 @@ impl ScaleAndRound {
 mod tests {
     use super::*;
     use crate::Csprng;
-    use num_integer_free_round::round_div;
 
     const P: [u64; 3] = [0x3fffffffffff0001, 0x3ffffffffffe8001, 0x3ffffffffff1c001];
 
-    /// Reference: ⌊t·x/q⌉ mod t with x ∈ [0, q), in big integers.
-    mod num_integer_free_round {
-        use num_bigint::BigUint;
-        pub fn round_div(num: &BigUint, den: &BigUint) -> BigUint {
-            (num + (den >> 1u32)) / den
-        }
+    /// Reference: ⌊num/den⌉ in big integers.
+    fn round_div(num: &BigUint, den: &BigUint) -> BigUint {
+        (num + (den >> 1u32)) / den
     }
 
     #[test]

@@ -1,9 +1,8 @@
 //! `fedhe channel check`: the whole protocol in one process on random inputs.
 
-use super::{median_ms, member_names, resolve_params, uniform_values};
+use super::{max_abs_difference, median_ms, member_names, random_round, resolve_params};
 use crate::error::CliError;
 use clap::{Args, Subcommand};
-use fedhe_crypto::decryption::add_shares_to_aggregate;
 use fedhe_crypto::wire::WireObject;
 use fedhe_crypto::{CeremonyId, HeSum, RoundId};
 use fedhe_ring::Csprng;
@@ -85,39 +84,16 @@ fn check(args: CheckArgs) -> Result<(), CliError> {
     let (mut max_err, mut timings) = (0f64, Vec::new());
     let mut last = None;
     for r in 0..args.rounds {
-        let vectors: Vec<Vec<f64>> = members
-            .iter()
-            .map(|_| uniform_values(&mut inputs, args.values, args.bound))
-            .collect();
-        let transcript = channel.run_round(
-            RoundId(r + 1),
-            members
-                .iter()
-                .cloned()
-                .zip(vectors.iter().cloned())
-                .collect(),
-        )?;
-        for (j, s) in transcript.sum.iter().enumerate() {
-            let expect: f64 = vectors.iter().map(|v| v[j]).sum();
-            max_err = max_err.max((s - expect).abs());
-        }
+        let (contributions, expected) =
+            random_round(&members, &mut inputs, args.values, args.bound)?;
+        let transcript = channel.run_round(RoundId(r + 1), contributions)?;
+        max_err = max_err.max(max_abs_difference(&transcript.sum, &expected));
         timings.push(transcript.timings.clone());
         last = Some(transcript);
     }
     let t = last.ok_or_else(|| CliError::Usage("no round ran".into()))?;
     // Collusion experiment: every share but one.
-    let partial: Vec<_> = t.shares.iter().skip(1).collect();
-    let garbage = t.codec.decode_unchecked(
-        &add_shares_to_aggregate(&t.aggregate, &partial)?,
-        args.values,
-    )?;
-    let mut dev: Vec<f64> = garbage
-        .iter()
-        .zip(&t.sum)
-        .map(|(g, s)| (g - s).abs())
-        .collect();
-    dev.sort_by(f64::total_cmp);
-    let missing_mad = dev.get(dev.len() / 2).copied().unwrap_or(f64::NAN);
+    let missing_mad = t.median_deviation_without(&members[0])?;
 
     let pk_share = channel.public_key_shares()[0].to_bytes(&params);
     let ciphertext = t.contributions[0].1.to_bytes(&params);

@@ -2,7 +2,7 @@
 //! process, printing what each party sent, the sum, and the check against the
 //! plaintext sum. (Later issues extend the demo to FBO-FedGP.)
 
-use super::{member_names, resolve_params, uniform_values};
+use super::{max_abs_difference, member_names, random_round, resolve_params};
 use crate::error::CliError;
 use clap::Args;
 use fedhe_crypto::wire::{fingerprint, WireObject};
@@ -89,18 +89,8 @@ pub fn run(args: DemoArgs) -> Result<(), CliError> {
 
     let mut inputs = Csprng::from_entropy();
     for r in 1..=args.rounds {
-        let vectors: Vec<Vec<f64>> = members
-            .iter()
-            .map(|_| uniform_values(&mut inputs, args.values, bound))
-            .collect();
-        let t = channel.run_round(
-            RoundId(r),
-            members
-                .iter()
-                .cloned()
-                .zip(vectors.iter().cloned())
-                .collect(),
-        )?;
+        let (contributions, expect) = random_round(&members, &mut inputs, args.values, bound)?;
+        let t = channel.run_round(RoundId(r), contributions)?;
         println!(
             "Round {r}: each institution contributes {} values in [-{bound}, {bound}]",
             args.values
@@ -128,15 +118,7 @@ pub fn run(args: DemoArgs) -> Result<(), CliError> {
                 fingerprint(&bytes)
             );
         }
-        let expect: Vec<f64> = (0..args.values)
-            .map(|j| vectors.iter().map(|v| v[j]).sum())
-            .collect();
-        let err = t
-            .sum
-            .iter()
-            .zip(&expect)
-            .map(|(a, b)| (a - b).abs())
-            .fold(0.0, f64::max);
+        let err = max_abs_difference(&t.sum, &expect);
         println!("  decrypted sum  {}", preview(&t.sum));
         println!("  plaintext sum  {}", preview(&expect));
         let ok = err <= t.codec.error_bound();

@@ -38,6 +38,34 @@ pub fn uniform_values(rng: &mut fedhe_ring::Csprng, count: usize, bound: f64) ->
         .collect()
 }
 
+/// Each member's contribution to one round.
+pub type Contributions = Vec<(fedhe_crypto::MemberId, Vec<f64>)>;
+
+/// One round of random contributions (values uniform in [−bound, bound]) and
+/// their plaintext sum, computed by [`fedhe_crypto::PlainSum`] as the reference.
+pub fn random_round(
+    members: &[fedhe_crypto::MemberId],
+    rng: &mut fedhe_ring::Csprng,
+    count: usize,
+    bound: f64,
+) -> Result<(Contributions, Vec<f64>), CliError> {
+    use fedhe_crypto::SecureSum;
+    let contributions: Vec<_> = members
+        .iter()
+        .map(|m| (m.clone(), uniform_values(rng, count, bound)))
+        .collect();
+    let expected = fedhe_crypto::PlainSum.sum(fedhe_crypto::RoundId(0), contributions.clone())?;
+    Ok((contributions, expected))
+}
+
+/// The largest |a_i − b_i|.
+pub fn max_abs_difference(a: &[f64], b: &[f64]) -> f64 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f64::max)
+}
+
 /// The members `member-01`, `member-02`, ….
 pub fn member_names(n: usize) -> Result<Vec<fedhe_crypto::MemberId>, CliError> {
     (1..=n)
