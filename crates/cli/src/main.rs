@@ -27,7 +27,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let outcome = match cli.command {
+    let outcome: Result<(), error::CliError> = match cli.command {
         Command::Version => {
             println!("fedhe {}", env!("CARGO_PKG_VERSION"));
             Ok(())
