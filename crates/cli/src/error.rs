@@ -24,4 +24,10 @@ pub enum CliError {
         /// What the parser said.
         source: serde_json::Error,
     },
+    /// A GP computation rejected its input.
+    #[error(transparent)]
+    Gp(#[from] fedhe_gp::GpError),
+    /// A BO computation (objectives, acquisitions) rejected its input.
+    #[error(transparent)]
+    Bo(#[from] fedhe_bo::BoError),
 }

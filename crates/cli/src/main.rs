@@ -23,6 +23,12 @@ struct Cli {
 enum Command {
     /// Print the version of every layer.
     Version,
+    /// Benchmark objectives: list them, evaluate them.
+    #[command(subcommand)]
+    Objective(commands::objective::ObjectiveCommand),
+    /// Gaussian-process regression.
+    #[command(subcommand)]
+    Gp(commands::gp::GpCommand),
 }
 
 fn main() -> ExitCode {
@@ -32,6 +38,8 @@ fn main() -> ExitCode {
             println!("fedhe {}", env!("CARGO_PKG_VERSION"));
             Ok(())
         }
+        Command::Objective(command) => commands::objective::run(command),
+        Command::Gp(command) => commands::gp::run(command),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
