@@ -354,6 +354,11 @@ mod tests {
         let global = model.global_summary_from_packed(&packed_sum).unwrap();
         let (m, v) = model.predict(&global, &xs).unwrap();
         let (m_ref, v_ref) = centralised_pitc(&kernel, 0.05, 0.2, &support, &blocks, &xs);
+        println!(
+            "dPITC vs centralised PITC: mean {:e}, variance {:e}",
+            (&m - &m_ref).amax(),
+            (&v - &v_ref).amax()
+        );
         assert!(
             (&m - &m_ref).amax() < 1e-9,
             "mean error {}",
@@ -386,6 +391,11 @@ mod tests {
             .fit(&x, &y)
             .unwrap();
         let (me, ve) = exact.predict(&xs).unwrap();
+        println!(
+            "dPITC(S = X) vs exact: mean {:e}, variance {:e}",
+            (&m - &me).amax(),
+            (&v - &ve).amax()
+        );
         assert!((&m - &me).amax() < 1e-8, "mean error {}", (&m - &me).amax());
         assert!(
             (&v - &ve).amax() < 1e-8,
