@@ -39,13 +39,13 @@ pub struct PredictArgs {
     #[arg(long, value_enum)]
     kernel: KernelKind,
     /// Length-scale (the same in every dimension; the starting point with --fit).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     lengthscale: f64,
     /// Signal variance σ².
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     variance: f64,
     /// Noise variance σ_n² (added to the training covariance diagonal).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     noise: f64,
     /// Fit ARD length-scales, variance and noise by maximum marginal likelihood
     /// (multi-start L-BFGS, seed 0) instead of using the given values.
@@ -111,7 +111,10 @@ pub fn run(command: GpCommand) -> Result<(), CliError> {
     let test: TestFile = read_json(&args.test)?;
     let dim = train.x.first().map_or(0, Vec::len);
     if dim == 0 {
-        return Err(CliError::Usage(format!("{}: no training points in \"x\"", args.train)));
+        return Err(CliError::Usage(format!(
+            "{}: no training points in \"x\"",
+            args.train
+        )));
     }
     check_points(&args.train, &train.x, dim)?;
     check_points(&args.test, &test.x, dim)?;
@@ -124,7 +127,10 @@ pub fn run(command: GpCommand) -> Result<(), CliError> {
         )));
     }
     if let Some(i) = train.y.iter().position(|v| !v.is_finite()) {
-        return Err(CliError::Usage(format!("{}: output {i} is not finite", args.train)));
+        return Err(CliError::Usage(format!(
+            "{}: output {i} is not finite",
+            args.train
+        )));
     }
     let params = KernelParams::isotropic(dim, args.lengthscale, args.variance)?;
     let (x, xs) = (to_matrix(&train.x, dim), to_matrix(&test.x, dim));

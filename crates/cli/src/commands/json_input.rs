@@ -28,7 +28,9 @@ pub fn check_points(what: &str, points: &[Vec<f64>], dim: usize) -> Result<(), C
             )));
         }
         if p.iter().any(|v| !v.is_finite()) {
-            return Err(CliError::Usage(format!("{what}: point {i} has a non-finite coordinate")));
+            return Err(CliError::Usage(format!(
+                "{what}: point {i} has a non-finite coordinate"
+            )));
         }
     }
     Ok(())

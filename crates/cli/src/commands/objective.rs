@@ -36,7 +36,10 @@ struct PointsFile {
 pub fn run(command: ObjectiveCommand) -> Result<(), CliError> {
     match command {
         ObjectiveCommand::List => {
-            println!("{:<14} {:<12} {:<22} {:>22}  sense", "name", "dimensions", "bounds", "optimum");
+            println!(
+                "{:<14} {:<12} {:<22} {:>22}  sense",
+                "name", "dimensions", "bounds", "optimum"
+            );
             for info in list() {
                 let dims: Vec<String> = info.dimensions.iter().map(|d| d.to_string()).collect();
                 println!(
