@@ -2,7 +2,7 @@
 //! (`test_data_func*.txt`: ten 50-D points, lines 1-10, and their values,
 //! lines 11-20), noise off for F4 and F17.
 
-use fedhe_bo::objectives::cec2005::Cec2005;
+use fedhe_bo::objectives::cec2005::{parse_rows, Cec2005};
 
 macro_rules! test_file {
     ($n:literal) => {
@@ -40,15 +40,7 @@ fn official_test_points_match_to_relative_1e9() {
     let mut worst: f64 = 0.0;
     let mut failures = Vec::new();
     for (n, text) in files {
-        let rows: Vec<Vec<f64>> = text
-            .lines()
-            .map(|l| {
-                l.split_whitespace()
-                    .map(|t| t.parse().unwrap())
-                    .collect::<Vec<f64>>()
-            })
-            .filter(|r| !r.is_empty())
-            .collect();
+        let rows = parse_rows(text);
         assert_eq!(rows.len(), 20, "F{n} file layout");
         let f = Cec2005::new(n, 50).unwrap();
         for i in 0..10 {

@@ -2,6 +2,7 @@
 
 mod common;
 use common::{assert_fails_with, fedhe, json_stdout, temp_file};
+use fedhe_bo::objectives::cec2005::parse_rows;
 
 #[test]
 fn list_names_every_function() {
@@ -20,15 +21,7 @@ fn list_names_every_function() {
 fn eval_reproduces_an_official_cec_point() {
     // The organisers' first F1 verification point at D = 50 and its value.
     let text = include_str!("../../bo/tests/data/cec2005/test_data_func1.txt");
-    let rows: Vec<Vec<f64>> = text
-        .lines()
-        .map(|l| {
-            l.split_whitespace()
-                .map(|t| t.parse().unwrap())
-                .collect::<Vec<f64>>()
-        })
-        .filter(|r| !r.is_empty())
-        .collect();
+    let rows = parse_rows(text);
     let points = temp_file(
         "f1.json",
         &serde_json::json!({ "x": [rows[0].clone()] }).to_string(),

@@ -48,12 +48,16 @@ macro_rules! matrix_file {
     };
 }
 
-/// Parses whitespace-separated numbers, one row per non-empty line.
-fn parse_rows(text: &str) -> Vec<Vec<f64>> {
+/// Parses a CEC-2005 data file (whitespace-separated numbers, one row per
+/// non-empty line), e.g. the organisers' `test_data_func*.txt`.
+///
+/// # Panics
+/// If a token is not a number; the embedded official files all parse.
+pub fn parse_rows(text: &str) -> Vec<Vec<f64>> {
     text.lines()
         .map(|l| {
             l.split_whitespace()
-                .map(|t| t.parse::<f64>().expect("official CEC-2005 data parses"))
+                .map(|t| t.parse::<f64>().expect("CEC-2005 data file parses"))
                 .collect::<Vec<f64>>()
         })
         .filter(|r| !r.is_empty())
