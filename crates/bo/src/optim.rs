@@ -281,6 +281,10 @@ mod tests {
                 .zip(&c)
                 .map(|(x, c)| (x - c).abs())
                 .fold(0.0, f64::max);
+        println!(
+            "10-D maximiser: max coordinate error {err:e}, value error {:e}",
+            (m.value - 2.0).abs()
+        );
         assert!(err < 1e-4, "max coordinate error {err}");
         assert!((m.value - 2.0).abs() < 1e-8);
         assert!(bounds.contains(&m.x));
