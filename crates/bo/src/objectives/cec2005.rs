@@ -665,6 +665,30 @@ mod tests {
     }
 
     #[test]
+    fn noise_of_f4_and_f17_is_injected_and_scales_the_unbiased_value() {
+        use rand::SeedableRng;
+        let x = vec![1.5; 10];
+        for (n, scale) in [(4u8, 0.4), (17, 0.2)] {
+            let f = Cec2005::new(n, 10).unwrap();
+            assert!(f.is_noisy());
+            let clean = f.evaluate(&x).unwrap() - f.bias();
+            let noisy = f.evaluate_with_noise(&x, 2.0).unwrap() - f.bias();
+            assert!((noisy - clean * (1.0 + 2.0 * scale)).abs() < 1e-9 * noisy.abs());
+            let mut r1 = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+            let mut r2 = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+            let a = f.evaluate_noisy(&x, &mut r1).unwrap();
+            assert_eq!(a, f.evaluate_noisy(&x, &mut r2).unwrap());
+            assert!(a - f.bias() >= clean);
+        }
+        // Noise-free functions ignore the noise.
+        let f1 = Cec2005::new(1, 10).unwrap();
+        assert_eq!(
+            f1.evaluate_with_noise(&x, 3.0).unwrap(),
+            f1.evaluate(&x).unwrap()
+        );
+    }
+
+    #[test]
     fn bad_arguments_are_errors() {
         assert!(Cec2005::new(21, 10).is_err());
         assert!(Cec2005::new(0, 10).is_err());
