@@ -15,6 +15,7 @@ use argmin::solver::quasinewton::LBFGS;
 use nalgebra::{DMatrix, DVector};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use std::sync::Mutex;
 
 /// The log marginal likelihood of `params` on `(x, y)` and its gradient with
 /// respect to `θ = [log ℓ_1..log ℓ_D, log σ², log σ_n²]` (Rasmussen & Williams eq. 5.9):
@@ -116,14 +117,31 @@ impl FitConfig {
     }
 }
 
+/// The last `(u, cost, gradient)` evaluated: argmin asks for the cost and the
+/// gradient at the same point separately, and each costs an `O(n³)` factorisation.
+type Memo = Mutex<Option<(DVector<f64>, f64, DVector<f64>)>>;
+
 /// `−log p(y)` as a function of the unconstrained `u`.
-#[derive(Clone)]
 struct NegLogLikelihood<'a, K: Kernel> {
     base: &'a ExactGpParams<K>,
     x: &'a DMatrix<f64>,
     y: &'a DVector<f64>,
     lo: Vec<f64>,
     hi: Vec<f64>,
+    memo: Memo,
+}
+
+impl<K: Kernel> Clone for NegLogLikelihood<'_, K> {
+    fn clone(&self) -> Self {
+        Self {
+            base: self.base,
+            x: self.x,
+            y: self.y,
+            lo: self.lo.clone(),
+            hi: self.hi.clone(),
+            memo: Mutex::new(None),
+        }
+    }
 }
 
 fn sigmoid(u: f64) -> f64 {
@@ -163,6 +181,21 @@ impl<K: Kernel> NegLogLikelihood<'_, K> {
     }
 
     fn eval(&self, u: &DVector<f64>) -> Result<(f64, DVector<f64>), GpError> {
+        let mut memo = self
+            .memo
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some((mu, cost, grad)) = memo.as_ref() {
+            if mu == u {
+                return Ok((*cost, grad.clone()));
+            }
+        }
+        let (cost, grad) = self.eval_uncached(u)?;
+        *memo = Some((u.clone(), cost, grad.clone()));
+        Ok((cost, grad))
+    }
+
+    fn eval_uncached(&self, u: &DVector<f64>) -> Result<(f64, DVector<f64>), GpError> {
         let theta = self.theta(u);
         let (lml, grad) =
             log_marginal_likelihood_with_gradient(&self.params_at(&theta)?, self.x, self.y)?;
@@ -208,6 +241,7 @@ pub fn fit_hyperparameters<K: Kernel>(
         y,
         lo: lo.clone(),
         hi: hi.clone(),
+        memo: Mutex::new(None),
     };
     let mut initial = params.kernel().params().to_log();
     initial.push(params.get_noise_variance().ln());
