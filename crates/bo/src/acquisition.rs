@@ -84,8 +84,10 @@ fn mills_tail(t: f64) -> f64 {
     1.0 / acc
 }
 
-/// The GP-UCB exploration weight of Srinivas et al. (2010), Theorem 2, for a
-/// `dim`-dimensional compact domain: `β_t = 2 log(t^{d/2 + 2} π² / (3δ))`.
+/// The GP-UCB exploration weight for a `dim`-dimensional compact domain,
+/// `β_t = 2 log(t^{d/2 + 2} π² / (3δ))`: the practical form (Brochu, Cora & de
+/// Freitas 2010) of Srinivas et al. (2010), Theorem 2, with its
+/// problem-dependent constants dropped.
 pub fn ucb_beta(t: usize, dim: usize, delta: f64) -> Result<f64, BoError> {
     if t == 0 {
         return Err(invalid("iteration", "t starts at 1"));
