@@ -3,5 +3,7 @@
 //! This facade re-exports the workspace crates and owns the cross-crate tests in
 //! `tests/` and the benchmarks in `benches/`.
 
+pub use fedhe_bo as bo;
 pub use fedhe_crypto as crypto;
+pub use fedhe_gp as gp;
 pub use fedhe_ring as ring;

@@ -30,4 +30,10 @@ pub enum CliError {
     /// An error from the fixed-point codec.
     #[error(transparent)]
     Codec(#[from] fedhe_crypto::CodecError),
+    /// A GP computation rejected its input.
+    #[error(transparent)]
+    Gp(#[from] fedhe_gp::GpError),
+    /// A BO computation (objectives, acquisitions) rejected its input.
+    #[error(transparent)]
+    Bo(#[from] fedhe_bo::BoError),
 }

@@ -30,6 +30,12 @@ enum Command {
     /// Benchmarks that print JSON.
     #[command(subcommand)]
     Bench(commands::bench::BenchCommand),
+    /// Benchmark objectives: list them, evaluate them.
+    #[command(subcommand)]
+    Objective(commands::objective::ObjectiveCommand),
+    /// Gaussian-process regression.
+    #[command(subcommand)]
+    Gp(commands::gp::GpCommand),
 }
 
 fn main() -> ExitCode {
@@ -39,6 +45,8 @@ fn main() -> ExitCode {
         Command::Channel(cmd) => commands::channel::run(cmd),
         Command::Inspect(args) => commands::inspect::run(args),
         Command::Bench(cmd) => commands::bench::run(cmd),
+        Command::Objective(command) => commands::objective::run(command),
+        Command::Gp(command) => commands::gp::run(command),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

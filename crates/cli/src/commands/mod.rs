@@ -3,7 +3,10 @@
 pub mod bench;
 pub mod channel;
 pub mod demo;
+pub mod gp;
 pub mod inspect;
+pub mod json_input;
+pub mod objective;
 
 use crate::error::CliError;
 use fedhe_crypto::{InsecurePolicy, ParameterSet, Params};

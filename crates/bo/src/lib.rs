@@ -1,0 +1,19 @@
+//! Bayesian optimisation for fedhe, on top of [`fedhe_gp`].
+//!
+//! Convention: every objective is **maximised**, and every acquisition is larger
+//! where a point is more worth evaluating.
+//!
+//! - [`acquisition`]: GP-UCB, EI, numerically stable log-EI, PI, Thompson sampling.
+//! - [`optim`]: the acquisition optimiser in a box (random candidates, then L-BFGS).
+//! - [`schedule`]: the mixing schedules `p_t` of FBO-FedGP and FTS.
+//! - [`clustering`]: support-set selection (paper 004, Alg. 1) and its baseline.
+//! - [`objectives`]: CEC-2005 F1-F20, Garland, DoubleSine and GP-sampled functions.
+
+pub mod acquisition;
+pub mod clustering;
+pub mod error;
+pub mod objectives;
+pub mod optim;
+pub mod schedule;
+
+pub use error::BoError;

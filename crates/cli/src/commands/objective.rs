@@ -1,0 +1,73 @@
+//! `fedhe objective list|eval`: the benchmark functions of `fedhe_bo::objectives`.
+
+use super::json_input::{check_points, read_json};
+use crate::error::CliError;
+use clap::Subcommand;
+use fedhe_bo::objectives::{list, Objective};
+use serde::Deserialize;
+
+/// `fedhe objective …`
+#[derive(Subcommand, Debug)]
+pub enum ObjectiveCommand {
+    /// List the functions: name, dimensions, bounds, optimum value.
+    List,
+    /// Evaluate a function (noise-free) at the points of a JSON file
+    /// `{"x": [[...], ...]}`; prints `{"values": [...]}`.
+    Eval {
+        /// Function name, e.g. `cec2005-f1` … `cec2005-f20`, `garland`, `doublesine`.
+        #[arg(long)]
+        function: String,
+        /// Dimension (2, 10, 30 or 50 for CEC-2005; 1 for garland and doublesine).
+        #[arg(long)]
+        dim: usize,
+        /// JSON file with the points.
+        #[arg(long)]
+        points: String,
+    },
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PointsFile {
+    x: Vec<Vec<f64>>,
+}
+
+/// Runs `fedhe objective …`.
+pub fn run(command: ObjectiveCommand) -> Result<(), CliError> {
+    match command {
+        ObjectiveCommand::List => {
+            println!(
+                "{:<14} {:<12} {:<22} {:>22}  sense",
+                "name", "dimensions", "bounds", "optimum"
+            );
+            for info in list() {
+                let dims: Vec<String> = info.dimensions.iter().map(|d| d.to_string()).collect();
+                println!(
+                    "{:<14} {:<12} {:<22} {:>22}  {}",
+                    info.name,
+                    dims.join(","),
+                    format!("[{}, {}]", info.bounds.0, info.bounds.1),
+                    info.optimum_value,
+                    info.sense.as_str()
+                );
+            }
+            Ok(())
+        }
+        ObjectiveCommand::Eval {
+            function,
+            dim,
+            points,
+        } => {
+            let objective = Objective::by_name(&function, dim)?;
+            let file: PointsFile = read_json(&points)?;
+            check_points(&points, &file.x, dim)?;
+            let values = file
+                .x
+                .iter()
+                .map(|p| objective.evaluate(p))
+                .collect::<Result<Vec<f64>, _>>()?;
+            println!("{}", serde_json::json!({ "values": values }));
+            Ok(())
+        }
+    }
+}

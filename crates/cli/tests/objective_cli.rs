@@ -1,0 +1,94 @@
+//! `fedhe objective list|eval` run as a process.
+
+mod common;
+use common::{assert_fails_with, fedhe, json_stdout, temp_file};
+use fedhe_bo::objectives::cec2005::parse_rows;
+
+#[test]
+fn list_names_every_function() {
+    let out = fedhe(&["objective", "list"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    for name in ["cec2005-f1 ", "cec2005-f20", "garland", "doublesine"] {
+        assert!(text.contains(name), "{name} missing");
+    }
+    // F8's row: bounds [-32, 32], optimum -140.
+    let f8 = text.lines().find(|l| l.starts_with("cec2005-f8 ")).unwrap();
+    assert!(f8.contains("[-32, 32]") && f8.contains("-140"), "{f8}");
+}
+
+#[test]
+fn eval_reproduces_an_official_cec_point() {
+    // The organisers' first F1 verification point at D = 50 and its value.
+    let text = include_str!("../../bo/tests/data/cec2005/test_data_func1.txt");
+    let rows = parse_rows(text);
+    let points = temp_file(
+        "f1.json",
+        &serde_json::json!({ "x": [rows[0].clone()] }).to_string(),
+    );
+    let out = fedhe(&[
+        "objective",
+        "eval",
+        "--function",
+        "cec2005-f1",
+        "--dim",
+        "50",
+        "--points",
+        &points,
+    ]);
+    let v = json_stdout(&out)["values"][0].as_f64().unwrap();
+    assert!(((v - rows[10][0]) / rows[10][0]).abs() < 1e-9);
+}
+
+#[test]
+fn eval_garland_matches_its_formula() {
+    let points = temp_file("garland.json", r#"{"x": [[0.25], [0.5]]}"#);
+    let out = fedhe(&[
+        "objective",
+        "eval",
+        "--function",
+        "garland",
+        "--dim",
+        "1",
+        "--points",
+        &points,
+    ]);
+    let values = json_stdout(&out)["values"].clone();
+    let g = |x: f64| x * (1.0 - x) * (4.0 - (60.0 * x).sin().abs().sqrt());
+    assert!((values[0].as_f64().unwrap() - g(0.25)).abs() < 1e-15);
+    assert!((values[1].as_f64().unwrap() - g(0.5)).abs() < 1e-15);
+}
+
+#[test]
+fn bad_input_exits_with_status_2() {
+    let good = temp_file("good.json", r#"{"x": [[0.0, 0.0]]}"#);
+    let wrong_dim = temp_file("wrongdim.json", r#"{"x": [[0.0, 0.0], [1.0, 2.0, 3.0]]}"#);
+    let malformed = temp_file("malformed.json", r#"{"x": [[0.0, 0.0]"#);
+    let nan = temp_file("nan.json", r#"{"x": [[NaN, 0.0]]}"#);
+    let eval = |f: &str, d: &str, p: &str| {
+        fedhe(&[
+            "objective",
+            "eval",
+            "--function",
+            f,
+            "--dim",
+            d,
+            "--points",
+            p,
+        ])
+    };
+    assert_fails_with(&eval("cec2005-f99", "2", &good), "unknown function");
+    assert_fails_with(&eval("rosenbrock", "2", &good), "unknown function");
+    assert_fails_with(&eval("cec2005-f1", "3", &good), "official dimensions");
+    assert_fails_with(
+        &eval("cec2005-f1", "2", &wrong_dim),
+        "point 1 has 3 coordinates, expected 2",
+    );
+    assert_fails_with(&eval("cec2005-f1", "2", &malformed), "malformed JSON");
+    assert_fails_with(&eval("cec2005-f1", "2", &nan), "malformed JSON");
+    assert_fails_with(
+        &eval("cec2005-f1", "2", "/nonexistent/points.json"),
+        "/nonexistent/points.json",
+    );
+    assert_fails_with(&eval("garland", "2", &good), "one-dimensional");
+}

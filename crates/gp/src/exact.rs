@@ -1,0 +1,368 @@
+//! The exact GP posterior (paper 004, eq. 5) by Cholesky with jitter escalation.
+//!
+//! Built linfa-style: [`ExactGpParams`] holds the kernel, the noise variance and the
+//! output-standardisation switch; [`ExactGpParams::fit`] validates them and the data
+//! and returns the conditioned [`ExactGp`].
+
+use crate::error::{check_finite, check_positive};
+use crate::kernels::{rows, Kernel};
+use crate::linalg::JitteredCholesky;
+use crate::GpError;
+use nalgebra::{DMatrix, DVector};
+use rand::Rng;
+use rand_distr::{Distribution, StandardNormal};
+
+/// Hyper-parameters of an exact GP, before it has seen data.
+#[derive(Debug, Clone)]
+pub struct ExactGpParams<K: Kernel> {
+    kernel: K,
+    noise_variance: f64,
+    standardize: bool,
+}
+
+impl<K: Kernel> ExactGpParams<K> {
+    /// A GP with the given kernel, noise variance 1e-6 and no output standardisation.
+    pub fn new(kernel: K) -> Self {
+        Self {
+            kernel,
+            noise_variance: 1e-6,
+            standardize: false,
+        }
+    }
+
+    /// Sets the Gaussian observation-noise variance `σ_n²`.
+    pub fn noise_variance(mut self, noise_variance: f64) -> Self {
+        self.noise_variance = noise_variance;
+        self
+    }
+
+    /// If true, `y` is shifted to mean 0 and scaled to standard deviation 1 before
+    /// conditioning (the kernel and noise then describe the standardised outputs),
+    /// and predictions are mapped back to the original units.
+    pub fn standardize(mut self, standardize: bool) -> Self {
+        self.standardize = standardize;
+        self
+    }
+
+    /// The kernel.
+    pub fn kernel(&self) -> &K {
+        &self.kernel
+    }
+
+    /// The noise variance.
+    pub fn get_noise_variance(&self) -> f64 {
+        self.noise_variance
+    }
+
+    /// Whether outputs are standardised.
+    pub fn get_standardize(&self) -> bool {
+        self.standardize
+    }
+
+    /// Conditions the GP on `x` (`n × D`, one point per row) and `y` (`n`).
+    pub fn fit(&self, x: &DMatrix<f64>, y: &DVector<f64>) -> Result<ExactGp<K>, GpError> {
+        check_positive("noise variance", self.noise_variance)?;
+        let (offset, scale) = validate_data(self.kernel.dim(), x, y, self.standardize)?;
+        let y_std = y.map(|v| (v - offset) / scale);
+        let mut cov = self.kernel.gram(x);
+        for i in 0..x.nrows() {
+            cov[(i, i)] += self.noise_variance;
+        }
+        let chol = JitteredCholesky::new(&cov)?;
+        let alpha = chol.solve_vec(&y_std);
+        Ok(ExactGp {
+            params: self.clone(),
+            x: x.clone(),
+            y_std,
+            offset,
+            scale,
+            chol,
+            alpha,
+        })
+    }
+}
+
+/// Checks shapes and finiteness; returns the output offset and scale.
+pub(crate) fn validate_data(
+    dim: usize,
+    x: &DMatrix<f64>,
+    y: &DVector<f64>,
+    standardize: bool,
+) -> Result<(f64, f64), GpError> {
+    if x.nrows() == 0 {
+        return Err(GpError::Empty {
+            what: "training inputs",
+        });
+    }
+    if x.ncols() != dim {
+        return Err(GpError::Dimension {
+            what: "training input columns vs kernel dimension",
+            expected: dim,
+            got: x.ncols(),
+        });
+    }
+    if y.len() != x.nrows() {
+        return Err(GpError::Dimension {
+            what: "training outputs vs input rows",
+            expected: x.nrows(),
+            got: y.len(),
+        });
+    }
+    check_finite("training inputs", x.iter())?;
+    check_finite("training outputs", y.iter())?;
+    if !standardize {
+        return Ok((0.0, 1.0));
+    }
+    let n = y.len() as f64;
+    let mean = y.sum() / n;
+    let sd = (y.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n).sqrt();
+    // A constant output has no scale; keep it in its own units.
+    Ok((mean, if sd > 0.0 { sd } else { 1.0 }))
+}
+
+/// Checks test inputs against the kernel dimension.
+pub(crate) fn validate_test(dim: usize, xs: &DMatrix<f64>) -> Result<(), GpError> {
+    if xs.ncols() != dim {
+        return Err(GpError::Dimension {
+            what: "test input columns vs kernel dimension",
+            expected: dim,
+            got: xs.ncols(),
+        });
+    }
+    check_finite("test inputs", xs.iter())
+}
+
+/// An exact GP conditioned on data.
+#[derive(Debug, Clone)]
+pub struct ExactGp<K: Kernel> {
+    params: ExactGpParams<K>,
+    x: DMatrix<f64>,
+    y_std: DVector<f64>,
+    offset: f64,
+    scale: f64,
+    chol: JitteredCholesky,
+    alpha: DVector<f64>,
+}
+
+/// A point prediction with its gradient in `x`, for acquisition optimisation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PointPrediction {
+    /// Posterior mean.
+    pub mean: f64,
+    /// Posterior variance of the latent `f`.
+    pub variance: f64,
+    /// `∂mean/∂x`.
+    pub mean_grad: Vec<f64>,
+    /// `∂variance/∂x`.
+    pub variance_grad: Vec<f64>,
+}
+
+impl<K: Kernel> ExactGp<K> {
+    /// The hyper-parameters the GP was fitted with.
+    pub fn params(&self) -> &ExactGpParams<K> {
+        &self.params
+    }
+
+    /// The training inputs.
+    pub fn train_x(&self) -> &DMatrix<f64> {
+        &self.x
+    }
+
+    /// The training outputs after standardisation.
+    pub fn train_y_standardized(&self) -> &DVector<f64> {
+        &self.y_std
+    }
+
+    /// `(offset, scale)` with `y = offset + scale · y_standardised`.
+    pub fn output_transform(&self) -> (f64, f64) {
+        (self.offset, self.scale)
+    }
+
+    /// The jitter the Cholesky factorisation needed (0 if none).
+    pub fn jitter(&self) -> f64 {
+        self.chol.jitter
+    }
+
+    /// Posterior mean and latent variance at the rows of `xs` (paper 004, eq. 5
+    /// without the `σ²I` term, i.e. the variance of `f`, not of `y`):
+    ///
+    /// `μ = m + s·K_*ᵀ α`, `α = (K + σ_n² I)⁻¹ y`, `v = s² (k_** − ‖L⁻¹ K_*‖²)`.
+    pub fn predict(&self, xs: &DMatrix<f64>) -> Result<(DVector<f64>, DVector<f64>), GpError> {
+        validate_test(self.params.kernel.dim(), xs)?;
+        let k = &self.params.kernel;
+        let cross = k.cross(&self.x, xs);
+        let mean = (cross.transpose() * &self.alpha).map(|m| self.offset + self.scale * m);
+        let v = self.chol.solve_lower(&cross);
+        let s2 = self.scale * self.scale;
+        let var = DVector::from_fn(xs.nrows(), |j, _| {
+            let reduction: f64 = v.column(j).norm_squared();
+            (s2 * (k.signal_variance() - reduction)).max(0.0)
+        });
+        Ok((mean, var))
+    }
+
+    /// Posterior mean and joint covariance of the latent `f` at the rows of `xs`:
+    /// `Σ = s² (K_** − K_*ᵀ (K + σ_n² I)⁻¹ K_*)`.
+    pub fn predict_joint(
+        &self,
+        xs: &DMatrix<f64>,
+    ) -> Result<(DVector<f64>, DMatrix<f64>), GpError> {
+        validate_test(self.params.kernel.dim(), xs)?;
+        let k = &self.params.kernel;
+        let cross = k.cross(&self.x, xs);
+        let mean = (cross.transpose() * &self.alpha).map(|m| self.offset + self.scale * m);
+        let v = self.chol.solve_lower(&cross);
+        let mut cov = k.gram(xs) - v.transpose() * v;
+        cov *= self.scale * self.scale;
+        // Restore exact symmetry lost to rounding.
+        let cov = (&cov + cov.transpose()) * 0.5;
+        Ok((mean, cov))
+    }
+
+    /// A joint sample of `f` at the rows of `xs` (Thompson sampling on a candidate set).
+    pub fn sample_joint<R: Rng + ?Sized>(
+        &self,
+        xs: &DMatrix<f64>,
+        rng: &mut R,
+    ) -> Result<DVector<f64>, GpError> {
+        let (mean, cov) = self.predict_joint(xs)?;
+        let chol = JitteredCholesky::new(&cov)?;
+        let z = DVector::from_fn(xs.nrows(), |_, _| StandardNormal.sample(rng));
+        Ok(mean + chol.factor.l_dirty().lower_triangle() * z)
+    }
+
+    /// Mean, latent variance and their gradients in `x` at one point.
+    ///
+    /// `∂μ/∂x = s Σ_i α_i ∂k(x, x_i)/∂x`, `∂v/∂x = −2 s² (∂k_*/∂x)ᵀ (K + σ_n² I)⁻¹ k_*`.
+    pub fn predict_point(&self, x: &[f64]) -> Result<PointPrediction, GpError> {
+        let xs = DMatrix::from_row_slice(1, x.len(), x);
+        validate_test(self.params.kernel.dim(), &xs)?;
+        let k = &self.params.kernel;
+        let train = rows(&self.x);
+        let kstar = DVector::from_fn(train.len(), |i, _| k.eval(x, &train[i]));
+        let w = self.chol.solve_vec(&kstar);
+        let dim = x.len();
+        let mut mean_grad = vec![0.0; dim];
+        let mut variance_grad = vec![0.0; dim];
+        for (i, xi) in train.iter().enumerate() {
+            let g = k.grad_x(x, xi);
+            for d in 0..dim {
+                mean_grad[d] += self.scale * self.alpha[i] * g[d];
+                variance_grad[d] -= 2.0 * self.scale * self.scale * w[i] * g[d];
+            }
+        }
+        let s2 = self.scale * self.scale;
+        Ok(PointPrediction {
+            mean: self.offset + self.scale * kstar.dot(&self.alpha),
+            variance: (s2 * (k.signal_variance() - kstar.dot(&w))).max(0.0),
+            mean_grad,
+            variance_grad,
+        })
+    }
+
+    /// The log marginal likelihood of the standardised outputs,
+    /// `log p(y) = −½ yᵀα − Σ log L_ii − (n/2) log 2π`.
+    pub fn log_marginal_likelihood(&self) -> f64 {
+        let n = self.y_std.len() as f64;
+        -0.5 * self.y_std.dot(&self.alpha)
+            - 0.5 * self.chol.log_det()
+            - 0.5 * n * (2.0 * std::f64::consts::PI).ln()
+    }
+
+    /// The Cholesky factorisation of `K + σ_n² I` (standardised units).
+    pub fn cholesky(&self) -> &JitteredCholesky {
+        &self.chol
+    }
+
+    /// `α = (K + σ_n² I)⁻¹ y` (standardised units).
+    pub fn alpha(&self) -> &DVector<f64> {
+        &self.alpha
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::{KernelParams, SquaredExponential};
+
+    fn data() -> (DMatrix<f64>, DVector<f64>) {
+        let x = DMatrix::from_row_slice(4, 1, &[0.0, 0.3, 0.7, 1.0]);
+        let y = DVector::from_vec(vec![0.1, 0.8, -0.4, 0.3]);
+        (x, y)
+    }
+
+    fn params() -> ExactGpParams<SquaredExponential> {
+        ExactGpParams::new(SquaredExponential::new(
+            KernelParams::isotropic(1, 0.4, 1.5).unwrap(),
+        ))
+        .noise_variance(0.01)
+    }
+
+    #[test]
+    fn one_point_posterior_is_the_scalar_formula() {
+        // n = 1 at x0: μ(x) = k(x,x0) y0 / (σ² + σ_n²), v(x) = σ² − k(x,x0)²/(σ² + σ_n²).
+        let x = DMatrix::from_row_slice(1, 1, &[0.2]);
+        let y = DVector::from_vec(vec![2.0]);
+        let gp = params().fit(&x, &y).unwrap();
+        let (m, v) = gp.predict(&DMatrix::from_row_slice(1, 1, &[0.5])).unwrap();
+        let k = 1.5 * (-0.5f64 * (0.3f64 / 0.4).powi(2)).exp();
+        assert!((m[0] - k * 2.0 / 1.51).abs() < 1e-14);
+        assert!((v[0] - (1.5 - k * k / 1.51)).abs() < 1e-14);
+    }
+
+    #[test]
+    fn joint_covariance_diagonal_equals_marginal_variance() {
+        let (x, y) = data();
+        let gp = params().standardize(true).fit(&x, &y).unwrap();
+        let xs = DMatrix::from_row_slice(3, 1, &[0.1, 0.5, 1.2]);
+        let (m1, v) = gp.predict(&xs).unwrap();
+        let (m2, c) = gp.predict_joint(&xs).unwrap();
+        assert!((m1 - m2).amax() < 1e-12);
+        assert!((c.diagonal() - v).amax() < 1e-12);
+    }
+
+    #[test]
+    fn point_gradients_match_finite_differences() {
+        let x = DMatrix::from_row_slice(3, 2, &[0.0, 0.1, 0.4, 0.9, 0.8, 0.3]);
+        let y = DVector::from_vec(vec![0.3, -0.2, 0.5]);
+        let kernel = crate::Matern52::new(KernelParams::new(vec![0.5, 0.8], 1.2).unwrap());
+        let gp = ExactGpParams::new(kernel)
+            .noise_variance(1e-3)
+            .standardize(true)
+            .fit(&x, &y)
+            .unwrap();
+        let p = gp.predict_point(&[0.3, 0.4]).unwrap();
+        let h = 1e-6;
+        for d in 0..2 {
+            let mut up = [0.3, 0.4];
+            up[d] += h;
+            let mut dn = [0.3, 0.4];
+            dn[d] -= h;
+            let (pu, pd) = (
+                gp.predict_point(&up).unwrap(),
+                gp.predict_point(&dn).unwrap(),
+            );
+            assert!(((pu.mean - pd.mean) / (2.0 * h) - p.mean_grad[d]).abs() < 1e-6);
+            assert!(((pu.variance - pd.variance) / (2.0 * h) - p.variance_grad[d]).abs() < 1e-6);
+        }
+    }
+
+    #[test]
+    fn bad_inputs_are_errors() {
+        let (x, y) = data();
+        assert!(params().noise_variance(0.0).fit(&x, &y).is_err());
+        let y_short = DVector::from_vec(vec![1.0]);
+        assert!(matches!(
+            params().fit(&x, &y_short),
+            Err(GpError::Dimension { .. })
+        ));
+        let mut y_nan = y.clone();
+        y_nan[1] = f64::NAN;
+        assert!(matches!(
+            params().fit(&x, &y_nan),
+            Err(GpError::NonFinite { .. })
+        ));
+        let gp = params().fit(&x, &y).unwrap();
+        assert!(gp.predict(&DMatrix::zeros(1, 2)).is_err());
+    }
+}

@@ -1,0 +1,427 @@
+//! Distributed sparse GP: the dPITC approximation of paper 004, Appendix A
+//! (eqs. 6-10), after Chen et al. (2012) and the PITC of Quiñonero-Candela &
+//! Rasmussen (2005).
+//!
+//! # Derivation
+//!
+//! PITC replaces the training covariance by `Q_DD + Λ` with the Nyström term
+//! `Q_DD = Σ_DS Σ_SS⁻¹ Σ_SD` and the block-diagonal correction
+//! `Λ = blockdiag_i(Σ_{D_i D_i|S})`, one block per client, where (noise included)
+//!
+//! `Σ_{D_i D_i|S} = Σ_{D_i D_i} + σ_n² I − Σ_{D_i S} Σ_SS⁻¹ Σ_{S D_i}`.
+//!
+//! Its predictive at test points `U` (the PITC test conditional) is
+//! `μ_U + Q_UD (Q_DD + Λ)⁻¹ (y − μ_D)` and `Σ_UU − Q_UD (Q_DD + Λ)⁻¹ Q_DU`.
+//! The Woodbury identity turns the `n × n` inverse into an `|S| × |S|` one:
+//!
+//! `(Q_DD + Λ)⁻¹ = Λ⁻¹ − Λ⁻¹ Σ_DS K_SS⁻¹ Σ_SD Λ⁻¹`,  `K_SS = Σ_SS + Σ_SD Λ⁻¹ Σ_DS`,
+//!
+//! which gives eqs. (9)-(10) below. Because `Λ` is block diagonal,
+//! `Σ_SD Λ⁻¹ Σ_DS = Σ_i Σ_{S D_i} Σ_{D_i D_i|S}⁻¹ Σ_{D_i S}` and likewise for
+//! `Σ_SD Λ⁻¹ (y − μ_D)`: each client's term (eqs. 6-7) uses only its own data,
+//! and the global summary (eq. 8) is their sum. That sum is what travels through
+//! the encrypted-sum channel, packed by [`LocalSummary::pack`].
+
+use crate::error::{check_finite, check_positive};
+use crate::exact::validate_test;
+use crate::kernels::Kernel;
+use crate::linalg::JitteredCholesky;
+use crate::GpError;
+use nalgebra::{DMatrix, DVector};
+
+/// The shared model of all clients: kernel, noise variance, constant prior mean
+/// `μ` and the support set `S` (one point per row).
+#[derive(Debug, Clone)]
+pub struct Dpitc<K: Kernel> {
+    kernel: K,
+    noise_variance: f64,
+    prior_mean: f64,
+    support: DMatrix<f64>,
+    sigma_ss: DMatrix<f64>,
+    sigma_ss_chol: JitteredCholesky,
+}
+
+/// One client's local summary `L_i = (ṁ_S⁽ⁱ⁾, K̇_SS⁽ⁱ⁾)` (eqs. 6-7).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LocalSummary {
+    /// `ṁ_S⁽ⁱ⁾ = Σ_{S D_i} Σ_{D_i D_i|S}⁻¹ (y_{D_i} − μ_{D_i})`, length `|S|`.
+    pub m_s: DVector<f64>,
+    /// `K̇_SS⁽ⁱ⁾ = Σ_{S D_i} Σ_{D_i D_i|S}⁻¹ Σ_{D_i S}`, `|S| × |S|`, symmetric.
+    pub k_ss: DMatrix<f64>,
+}
+
+/// The length of a packed summary for `s = |S|`: `s + s(s+1)/2`.
+pub fn packed_len(s: usize) -> usize {
+    s + s * (s + 1) / 2
+}
+
+impl LocalSummary {
+    /// The all-zero summary (a client without data contributes it).
+    pub fn zeros(s: usize) -> Self {
+        Self {
+            m_s: DVector::zeros(s),
+            k_ss: DMatrix::zeros(s, s),
+        }
+    }
+
+    /// Packs the summary as one vector: `ṁ_S`, then the upper triangle of `K̇_SS`
+    /// row by row (`K_00, K_01, …, K_0s, K_11, …`). Packing is linear, so the
+    /// element-wise sum of packed summaries is the packed sum (eq. 8).
+    pub fn pack(&self) -> Vec<f64> {
+        let s = self.m_s.len();
+        let mut out = Vec::with_capacity(packed_len(s));
+        out.extend(self.m_s.iter());
+        for i in 0..s {
+            for j in i..s {
+                out.push(self.k_ss[(i, j)]);
+            }
+        }
+        out
+    }
+
+    /// Inverse of [`LocalSummary::pack`] for a support set of size `s`.
+    pub fn unpack(s: usize, packed: &[f64]) -> Result<Self, GpError> {
+        if packed.len() != packed_len(s) {
+            return Err(GpError::Dimension {
+                what: "packed summary length",
+                expected: packed_len(s),
+                got: packed.len(),
+            });
+        }
+        check_finite("packed summary", packed)?;
+        let m_s = DVector::from_column_slice(&packed[..s]);
+        let mut k_ss = DMatrix::zeros(s, s);
+        let mut idx = s;
+        for i in 0..s {
+            for j in i..s {
+                k_ss[(i, j)] = packed[idx];
+                k_ss[(j, i)] = packed[idx];
+                idx += 1;
+            }
+        }
+        Ok(Self { m_s, k_ss })
+    }
+
+    /// The element-wise sum of summaries (what the channel computes).
+    pub fn sum<'a>(s: usize, summaries: impl IntoIterator<Item = &'a LocalSummary>) -> Self {
+        summaries.into_iter().fold(Self::zeros(s), |acc, l| Self {
+            m_s: acc.m_s + &l.m_s,
+            k_ss: acc.k_ss + &l.k_ss,
+        })
+    }
+}
+
+/// The global summary `G = (m_S, K_SS)` (eq. 8), factorised for prediction.
+#[derive(Debug, Clone)]
+pub struct GlobalSummary {
+    /// `m_S = Σ_i ṁ_S⁽ⁱ⁾`.
+    pub m_s: DVector<f64>,
+    /// `K_SS = Σ_SS + Σ_i K̇_SS⁽ⁱ⁾`.
+    pub k_ss: DMatrix<f64>,
+    k_ss_chol: JitteredCholesky,
+}
+
+impl<K: Kernel> Dpitc<K> {
+    /// The shared model; factorises `Σ_SS` once.
+    pub fn new(
+        kernel: K,
+        noise_variance: f64,
+        prior_mean: f64,
+        support: DMatrix<f64>,
+    ) -> Result<Self, GpError> {
+        check_positive("noise variance", noise_variance)?;
+        check_finite("prior mean", [prior_mean].iter())?;
+        if support.nrows() == 0 {
+            return Err(GpError::Empty {
+                what: "support set",
+            });
+        }
+        validate_test(kernel.dim(), &support)?;
+        let sigma_ss = kernel.gram(&support);
+        let sigma_ss_chol = JitteredCholesky::new(&sigma_ss)?;
+        Ok(Self {
+            kernel,
+            noise_variance,
+            prior_mean,
+            support,
+            sigma_ss,
+            sigma_ss_chol,
+        })
+    }
+
+    /// The support set size `|S|`.
+    pub fn support_size(&self) -> usize {
+        self.support.nrows()
+    }
+
+    /// The support set.
+    pub fn support(&self) -> &DMatrix<f64> {
+        &self.support
+    }
+
+    /// A client's local summary from its data `(x, y)` (eqs. 6-7).
+    ///
+    /// With `V = L_S⁻¹ Σ_{S D_i}` (`L_S L_Sᵀ = Σ_SS`), the conditional covariance is
+    /// `C = Σ_{D_i D_i} + σ_n² I − VᵀV`; with `L_C L_Cᵀ = C` and `W = L_C⁻¹ Σ_{D_i S}`,
+    /// `K̇_SS = WᵀW` and `ṁ_S = Wᵀ L_C⁻¹ (y − μ)`.
+    pub fn local_summary(
+        &self,
+        x: &DMatrix<f64>,
+        y: &DVector<f64>,
+    ) -> Result<LocalSummary, GpError> {
+        if x.nrows() == 0 && y.is_empty() {
+            return Ok(LocalSummary::zeros(self.support_size()));
+        }
+        crate::exact::validate_data(self.kernel.dim(), x, y, false)?;
+        let sigma_sd = self.kernel.cross(&self.support, x);
+        let v = self.sigma_ss_chol.solve_lower(&sigma_sd);
+        let mut cond = self.kernel.gram(x) - v.transpose() * &v;
+        for i in 0..x.nrows() {
+            cond[(i, i)] += self.noise_variance;
+        }
+        let cond_chol = JitteredCholesky::new(&cond)?;
+        let w = cond_chol.solve_lower(&sigma_sd.transpose());
+        let resid = y.map(|v| v - self.prior_mean);
+        let r = cond_chol.solve_lower(&DMatrix::from_column_slice(
+            resid.len(),
+            1,
+            resid.as_slice(),
+        ));
+        let k_ss = w.transpose() * &w;
+        Ok(LocalSummary {
+            m_s: (w.transpose() * r).column(0).into_owned(),
+            k_ss: (&k_ss + k_ss.transpose()) * 0.5,
+        })
+    }
+
+    /// The global summary from the sum of all local summaries (eq. 8).
+    pub fn global_summary(&self, summed: &LocalSummary) -> Result<GlobalSummary, GpError> {
+        let s = self.support_size();
+        if summed.m_s.len() != s || summed.k_ss.nrows() != s || summed.k_ss.ncols() != s {
+            return Err(GpError::Dimension {
+                what: "summary size vs support set",
+                expected: s,
+                got: summed.m_s.len(),
+            });
+        }
+        let k_ss = &self.sigma_ss + &summed.k_ss;
+        let k_ss_chol = JitteredCholesky::new(&k_ss)?;
+        Ok(GlobalSummary {
+            m_s: summed.m_s.clone(),
+            k_ss,
+            k_ss_chol,
+        })
+    }
+
+    /// The global summary from the element-wise sum of packed local summaries.
+    pub fn global_summary_from_packed(&self, packed_sum: &[f64]) -> Result<GlobalSummary, GpError> {
+        self.global_summary(&LocalSummary::unpack(self.support_size(), packed_sum)?)
+    }
+
+    /// The dPITC predictive mean and latent variance at the rows of `xs` (eqs. 9-10):
+    ///
+    /// `m̂_U = μ_U + Σ_US K_SS⁻¹ m_S`,
+    /// `K̂_UU = Σ_UU − Σ_US (Σ_SS⁻¹ − K_SS⁻¹) Σ_SU` (diagonal).
+    pub fn predict(
+        &self,
+        global: &GlobalSummary,
+        xs: &DMatrix<f64>,
+    ) -> Result<(DVector<f64>, DVector<f64>), GpError> {
+        let (mean, a, b) = self.predict_parts(global, xs)?;
+        let var = DVector::from_fn(xs.nrows(), |j, _| {
+            (self.kernel.signal_variance() - a.column(j).norm_squared()
+                + b.column(j).norm_squared())
+            .max(0.0)
+        });
+        Ok((mean, var))
+    }
+
+    /// The dPITC predictive mean and joint covariance `K̂_UU` (eqs. 9-10).
+    pub fn predict_joint(
+        &self,
+        global: &GlobalSummary,
+        xs: &DMatrix<f64>,
+    ) -> Result<(DVector<f64>, DMatrix<f64>), GpError> {
+        let (mean, a, b) = self.predict_parts(global, xs)?;
+        let cov = self.kernel.gram(xs) - a.transpose() * &a + b.transpose() * &b;
+        Ok((mean, (&cov + cov.transpose()) * 0.5))
+    }
+
+    /// Mean, `A = L_S⁻¹ Σ_SU` and `B = L_K⁻¹ Σ_SU`, so that
+    /// `Σ_US Σ_SS⁻¹ Σ_SU = AᵀA` and `Σ_US K_SS⁻¹ Σ_SU = BᵀB`.
+    #[allow(clippy::type_complexity)]
+    fn predict_parts(
+        &self,
+        global: &GlobalSummary,
+        xs: &DMatrix<f64>,
+    ) -> Result<(DVector<f64>, DMatrix<f64>, DMatrix<f64>), GpError> {
+        validate_test(self.kernel.dim(), xs)?;
+        if global.m_s.len() != self.support_size() {
+            return Err(GpError::Dimension {
+                what: "global summary vs support set",
+                expected: self.support_size(),
+                got: global.m_s.len(),
+            });
+        }
+        let sigma_su = self.kernel.cross(&self.support, xs);
+        let weights = global.k_ss_chol.solve_vec(&global.m_s);
+        let mean = (sigma_su.transpose() * weights).map(|m| m + self.prior_mean);
+        let a = self.sigma_ss_chol.solve_lower(&sigma_su);
+        let b = global.k_ss_chol.solve_lower(&sigma_su);
+        Ok((mean, a, b))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::{KernelParams, Matern52, SquaredExponential};
+    use crate::ExactGpParams;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    fn random_points(rng: &mut ChaCha8Rng, n: usize, d: usize) -> DMatrix<f64> {
+        DMatrix::from_fn(n, d, |_, _| rng.gen_range(0.0..1.0))
+    }
+
+    fn outputs(x: &DMatrix<f64>) -> DVector<f64> {
+        DVector::from_fn(x.nrows(), |i, _| {
+            (5.0 * x[(i, 0)]).sin() + x[(i, 1)].powi(2)
+        })
+    }
+
+    /// Centralised PITC on pooled data, straight from its definition with an
+    /// `n × n` solve: `μ + Q_UD (Q_DD + Λ)⁻¹ (y − μ)`,
+    /// `diag(Σ_UU − Q_UD (Q_DD + Λ)⁻¹ Q_DU)`.
+    fn centralised_pitc<K: Kernel>(
+        k: &K,
+        noise: f64,
+        mu: f64,
+        s: &DMatrix<f64>,
+        blocks: &[(DMatrix<f64>, DVector<f64>)],
+        xs: &DMatrix<f64>,
+    ) -> (DVector<f64>, DVector<f64>) {
+        let n: usize = blocks.iter().map(|b| b.0.nrows()).sum();
+        let d = s.ncols();
+        let mut x = DMatrix::zeros(n, d);
+        let mut y = DVector::zeros(n);
+        let mut row = 0;
+        let mut lambda = DMatrix::zeros(n, n);
+        let sss_inv = k.gram(s).try_inverse().unwrap();
+        for (bx, by) in blocks {
+            let m = bx.nrows();
+            x.view_mut((row, 0), (m, d)).copy_from(bx);
+            y.rows_mut(row, m).copy_from(by);
+            let ksb = k.cross(s, bx);
+            let block =
+                k.gram(bx) - ksb.transpose() * &sss_inv * &ksb + DMatrix::identity(m, m) * noise;
+            lambda.view_mut((row, row), (m, m)).copy_from(&block);
+            row += m;
+        }
+        let ksd = k.cross(s, &x);
+        let ksu = k.cross(s, xs);
+        let q_dd = ksd.transpose() * &sss_inv * &ksd;
+        let q_ud = ksu.transpose() * &sss_inv * &ksd;
+        let inv = (q_dd + lambda).try_inverse().unwrap();
+        let mean = &q_ud * &inv * y.map(|v| v - mu);
+        let cov = k.gram(xs) - &q_ud * &inv * q_ud.transpose();
+        (mean.map(|m| m + mu), cov.diagonal())
+    }
+
+    #[test]
+    fn summed_local_summaries_equal_centralised_pitc() {
+        let mut rng = ChaCha8Rng::seed_from_u64(42);
+        let kernel = Matern52::new(KernelParams::new(vec![0.4, 0.6], 1.3).unwrap());
+        let support = random_points(&mut rng, 8, 2);
+        let blocks: Vec<_> = [7, 12, 5]
+            .iter()
+            .map(|&n| {
+                let x = random_points(&mut rng, n, 2);
+                let y = outputs(&x);
+                (x, y)
+            })
+            .collect();
+        let xs = random_points(&mut rng, 6, 2);
+        let model = Dpitc::new(kernel.clone(), 0.05, 0.2, support.clone()).unwrap();
+        // Through the channel: pack, add element-wise, unpack.
+        let mut packed_sum = vec![0.0; packed_len(8)];
+        for (x, y) in &blocks {
+            let p = model.local_summary(x, y).unwrap().pack();
+            for (a, b) in packed_sum.iter_mut().zip(&p) {
+                *a += b;
+            }
+        }
+        let global = model.global_summary_from_packed(&packed_sum).unwrap();
+        let (m, v) = model.predict(&global, &xs).unwrap();
+        let (m_ref, v_ref) = centralised_pitc(&kernel, 0.05, 0.2, &support, &blocks, &xs);
+        println!(
+            "dPITC vs centralised PITC: mean {:e}, variance {:e}",
+            (&m - &m_ref).amax(),
+            (&v - &v_ref).amax()
+        );
+        assert!(
+            (&m - &m_ref).amax() < 1e-9,
+            "mean error {}",
+            (&m - &m_ref).amax()
+        );
+        assert!(
+            (&v - &v_ref).amax() < 1e-9,
+            "variance error {}",
+            (&v - &v_ref).amax()
+        );
+        let (mj, cj) = model.predict_joint(&global, &xs).unwrap();
+        assert!((mj - m).amax() < 1e-12);
+        assert!((cj.diagonal() - v).amax() < 1e-12);
+    }
+
+    #[test]
+    fn one_client_with_all_inputs_as_support_is_the_exact_gp() {
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        let kernel = SquaredExponential::new(KernelParams::new(vec![0.3, 0.5], 0.9).unwrap());
+        let x = random_points(&mut rng, 10, 2);
+        let y = outputs(&x);
+        let xs = random_points(&mut rng, 5, 2);
+        let model = Dpitc::new(kernel.clone(), 0.1, 0.0, x.clone()).unwrap();
+        let global = model
+            .global_summary(&model.local_summary(&x, &y).unwrap())
+            .unwrap();
+        let (m, v) = model.predict(&global, &xs).unwrap();
+        let exact = ExactGpParams::new(kernel)
+            .noise_variance(0.1)
+            .fit(&x, &y)
+            .unwrap();
+        let (me, ve) = exact.predict(&xs).unwrap();
+        println!(
+            "dPITC(S = X) vs exact: mean {:e}, variance {:e}",
+            (&m - &me).amax(),
+            (&v - &ve).amax()
+        );
+        assert!((&m - &me).amax() < 1e-8, "mean error {}", (&m - &me).amax());
+        assert!(
+            (&v - &ve).amax() < 1e-8,
+            "variance error {}",
+            (&v - &ve).amax()
+        );
+    }
+
+    #[test]
+    fn pack_unpack_round_trip_and_length_checks() {
+        let k = DMatrix::from_row_slice(3, 3, &[1.0, 2.0, 3.0, 2.0, 4.0, 5.0, 3.0, 5.0, 6.0]);
+        let l = LocalSummary {
+            m_s: DVector::from_vec(vec![7.0, 8.0, 9.0]),
+            k_ss: k,
+        };
+        let p = l.pack();
+        assert_eq!(p, vec![7.0, 8.0, 9.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+        assert_eq!(LocalSummary::unpack(3, &p).unwrap(), l);
+        assert!(matches!(
+            LocalSummary::unpack(3, &p[..8]),
+            Err(GpError::Dimension {
+                expected: 9,
+                got: 8,
+                ..
+            })
+        ));
+        assert!(LocalSummary::unpack(4, &p).is_err());
+    }
+}
