@@ -33,6 +33,9 @@ pub enum CliError {
     /// A GP computation rejected its input.
     #[error(transparent)]
     Gp(#[from] fedhe_gp::GpError),
+    /// An algorithm run failed.
+    #[error(transparent)]
+    Algorithm(#[from] fedhe_algorithms::AlgorithmError),
     /// A BO computation (objectives, acquisitions) rejected its input.
     #[error(transparent)]
     Bo(#[from] fedhe_bo::BoError),

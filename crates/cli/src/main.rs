@@ -36,6 +36,8 @@ enum Command {
     /// Gaussian-process regression.
     #[command(subcommand)]
     Gp(commands::gp::GpCommand),
+    /// Run the federations of an experiment config and write results.json.
+    Simulate(commands::simulate::SimulateArgs),
 }
 
 fn main() -> ExitCode {
@@ -47,6 +49,7 @@ fn main() -> ExitCode {
         Command::Bench(cmd) => commands::bench::run(cmd),
         Command::Objective(command) => commands::objective::run(command),
         Command::Gp(command) => commands::gp::run(command),
+        Command::Simulate(args) => commands::simulate::run_command(args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -20,6 +20,12 @@ pub trait SecureSum {
         round: RoundId,
         contributions: Vec<(MemberId, Vec<f64>)>,
     ) -> Result<Vec<f64>, ChannelError>;
+
+    /// The bytes `member` sends for one round in which it contributes `len`
+    /// values: by default the raw little-endian `f64`s (no cryptography).
+    fn bytes_per_round(&self, _member: &MemberId, len: usize) -> u64 {
+        8 * len as u64
+    }
 }
 
 /// Checks that contributors are distinct, known, numerous enough and agree on the length.
@@ -321,5 +327,12 @@ impl SecureSum for HeSum {
         contributions: Vec<(MemberId, Vec<f64>)>,
     ) -> Result<Vec<f64>, ChannelError> {
         Ok(self.run_round(round, contributions)?.sum)
+    }
+
+    /// Its encrypted vector and its decryption share, as wire objects.
+    fn bytes_per_round(&self, member: &MemberId, len: usize) -> u64 {
+        (crate::wire::encrypted_vector_len(&self.params, &self.codec, len)
+            + crate::wire::decryption_share_len(&self.params, &self.codec, member, len))
+            as u64
     }
 }

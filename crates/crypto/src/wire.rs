@@ -190,6 +190,28 @@ fn poly_bytes(params: &Params) -> usize {
     params.degree() * params.set().moduli.len() * 8
 }
 
+/// The length of the wire encoding of an [`EncryptedVector`] of `len` values
+/// (envelope included), without encoding one.
+pub fn encrypted_vector_len(params: &Params, codec: &FixedPointCodec, len: usize) -> usize {
+    HEADER_LEN + CHECKSUM_LEN + 28 + codec.plaintext_count(len) * 2 * poly_bytes(params)
+}
+
+/// The length of the wire encoding of `member`'s [`DecryptionShare`] of an
+/// aggregate of `len` values (envelope included).
+pub fn decryption_share_len(
+    params: &Params,
+    codec: &FixedPointCodec,
+    member: &MemberId,
+    len: usize,
+) -> usize {
+    HEADER_LEN
+        + CHECKSUM_LEN
+        + 2
+        + member.as_str().len()
+        + 4
+        + codec.plaintext_count(len) * poly_bytes(params)
+}
+
 /// A type with a wire encoding.
 pub trait WireObject: Sized {
     /// Its kind.

@@ -356,6 +356,13 @@ fn wire_objects_round_trip_and_inspect() {
         .collect();
     let pts = combine(ch.members(), &agg, &shares).unwrap();
     assert_eq!(t.codec.decode(&pts, 3).unwrap(), t.sum);
+    // The channel's byte accounting is the length of the real wire objects.
+    let m0 = t.shares[0].member();
+    let own = &t.contributions.iter().find(|(m, _)| m == m0).unwrap().1;
+    assert_eq!(
+        ch.bytes_per_round(m0, 3),
+        (own.to_bytes(&params).len() + t.shares[0].to_bytes(&params).len()) as u64
+    );
     // Kind and parameter-set confusion is refused.
     assert!(matches!(
         DecryptionShare::from_bytes(&params, &t.aggregate.to_bytes(&params)),

@@ -10,7 +10,6 @@ use crate::linalg::JitteredCholesky;
 use crate::GpError;
 use nalgebra::{DMatrix, DVector};
 use rand::Rng;
-use rand_distr::{Distribution, StandardNormal};
 
 /// Hyper-parameters of an exact GP, before it has seen data.
 #[derive(Debug, Clone)]
@@ -226,9 +225,7 @@ impl<K: Kernel> ExactGp<K> {
         rng: &mut R,
     ) -> Result<DVector<f64>, GpError> {
         let (mean, cov) = self.predict_joint(xs)?;
-        let chol = JitteredCholesky::new(&cov)?;
-        let z = DVector::from_fn(xs.nrows(), |_, _| StandardNormal.sample(rng));
-        Ok(mean + chol.factor.l_dirty().lower_triangle() * z)
+        crate::linalg::sample_gaussian(mean, &cov, rng)
     }
 
     /// Mean, latent variance and their gradients in `x` at one point.

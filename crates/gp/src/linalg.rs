@@ -90,6 +90,18 @@ pub fn select_rows(x: &DMatrix<f64>, rows: &[usize]) -> DMatrix<f64> {
     DMatrix::from_fn(rows.len(), x.ncols(), |i, j| x[(rows[i], j)])
 }
 
+/// One draw from `N(mean, cov)` (`cov` factorised with jitter escalation).
+pub fn sample_gaussian<R: rand::Rng + ?Sized>(
+    mean: DVector<f64>,
+    cov: &DMatrix<f64>,
+    rng: &mut R,
+) -> Result<DVector<f64>, GpError> {
+    use rand_distr::{Distribution, StandardNormal};
+    let chol = JitteredCholesky::new(cov)?;
+    let z = DVector::from_fn(mean.len(), |_, _| StandardNormal.sample(rng));
+    Ok(mean + chol.factor.l_dirty().lower_triangle() * z)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

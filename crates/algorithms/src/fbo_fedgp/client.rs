@@ -1,0 +1,298 @@
+//! The client role of FBO-FedGP: one institution's data, its local GP, and the
+//! vectors it contributes to the channel (paper 004, Alg. 2).
+
+use super::{Hyperparameters, OutputScaling, OutputWarping};
+use crate::surrogate::{AcquisitionStep, Surrogate};
+use crate::task::{Evaluation, Task};
+use crate::AlgorithmError;
+use fedhe_bo::clustering::local_kmeans;
+use fedhe_crypto::MemberId;
+use fedhe_gp::hyperfit::{fit_hyperparameters, FitConfig};
+use fedhe_gp::sparse::{Dpitc, LocalSummary};
+use fedhe_gp::{ExactGp, ExactGpParams, Kernel};
+use nalgebra::{DMatrix, DVector};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// The clamp on a client's per-point log-likelihood contributions.
+pub const LML_CLAMP: f64 = 500.0;
+
+/// How many of a client's best points seed the acquisition search.
+const ANCHORS: usize = 5;
+
+/// One institution: its private data `D_i` (inputs in the unit cube), its RNG,
+/// and the best value it has found.
+#[derive(Debug, Clone)]
+pub struct Client {
+    id: MemberId,
+    x: Vec<Vec<f64>>,
+    observed: Vec<f64>,
+    best_noise_free: Option<f64>,
+    rng: ChaCha8Rng,
+}
+
+impl Client {
+    /// A client without data, with its own seeded RNG.
+    pub fn new(id: MemberId, seed: u64) -> Self {
+        Self {
+            id,
+            x: Vec::new(),
+            observed: Vec::new(),
+            best_noise_free: None,
+            rng: ChaCha8Rng::seed_from_u64(seed),
+        }
+    }
+
+    /// The member identity.
+    pub fn id(&self) -> &MemberId {
+        &self.id
+    }
+
+    /// The number of points in `D_i`.
+    pub fn len(&self) -> usize {
+        self.x.len()
+    }
+
+    /// Whether `D_i` is empty.
+    pub fn is_empty(&self) -> bool {
+        self.x.is_empty()
+    }
+
+    /// The best noise-free value among this client's evaluations.
+    pub fn best(&self) -> Option<f64> {
+        self.best_noise_free
+    }
+
+    /// The client's RNG (its private randomness: initial points, schedule draws,
+    /// acquisition candidates, objective noise).
+    pub fn rng(&mut self) -> &mut ChaCha8Rng {
+        &mut self.rng
+    }
+
+    /// Evaluates the task at `x` (unit cube) and adds the point to `D_i`
+    /// (Alg. 2, line 25).
+    pub fn evaluate(&mut self, task: &Task, x: Vec<f64>) -> Result<Evaluation, AlgorithmError> {
+        let e = task.evaluate(&x, &mut self.rng)?;
+        self.x.push(x);
+        self.observed.push(e.observed);
+        if self
+            .best_noise_free
+            .is_none_or(|b| task.better(e.noise_free, b))
+        {
+            self.best_noise_free = Some(e.noise_free);
+        }
+        Ok(e)
+    }
+
+    /// `count` initial points uniform in the sub-box `[lo, hi]` of the unit cube
+    /// (Alg. 2, line 2).
+    pub fn initial_design(
+        &mut self,
+        task: &Task,
+        count: usize,
+        lo: &[f64],
+        hi: &[f64],
+    ) -> Result<(), AlgorithmError> {
+        for _ in 0..count {
+            let x: Vec<f64> = lo
+                .iter()
+                .zip(hi)
+                .map(|(l, h)| l + (h - l) * self.rng.gen::<f64>())
+                .collect();
+            self.evaluate(task, x)?;
+        }
+        Ok(())
+    }
+
+    /// The warped utilities `w(±y)` the models are fitted to.
+    fn utilities(&self, task: &Task, warping: OutputWarping) -> Vec<f64> {
+        self.observed
+            .iter()
+            .map(|y| warping.apply(task.utility(*y)))
+            .collect()
+    }
+
+    /// The contribution to the output statistics: `(n_i, Σu, Σu²) / n_max`, where
+    /// `n_max` is the public cap on a client's data (it keeps every entry small
+    /// for the fixed-point channel).
+    pub fn statistics_contribution(
+        &self,
+        task: &Task,
+        warping: OutputWarping,
+        n_max: f64,
+    ) -> Vec<f64> {
+        let u = self.utilities(task, warping);
+        vec![
+            u.len() as f64 / n_max,
+            u.iter().sum::<f64>() / n_max,
+            u.iter().map(|v| v * v).sum::<f64>() / n_max,
+        ]
+    }
+
+    /// `D_i` as matrices, outputs standardised by the federation's scaling.
+    pub fn data(
+        &self,
+        task: &Task,
+        warping: OutputWarping,
+        scaling: &OutputScaling,
+    ) -> (DMatrix<f64>, DVector<f64>) {
+        let dim = task.dim();
+        let x = DMatrix::from_fn(self.x.len(), dim, |i, j| self.x[i][j]);
+        let u = self.utilities(task, warping);
+        let y = DVector::from_iterator(u.len(), u.iter().map(|v| scaling.standardise(*v)));
+        (x, y)
+    }
+
+    /// The client's best standardised utility (the EI / PI incumbent).
+    pub fn incumbent(&self, task: &Task, warping: OutputWarping, scaling: &OutputScaling) -> f64 {
+        self.utilities(task, warping)
+            .into_iter()
+            .map(|v| scaling.standardise(v))
+            .fold(f64::NEG_INFINITY, f64::max)
+    }
+
+    /// The maximum-likelihood hyper-parameters on `D_i` (log space), started from
+    /// the federation's current ones: the client's contribution to their average.
+    pub fn fit_hyperparameters<K: Kernel>(
+        &self,
+        task: &Task,
+        warping: OutputWarping,
+        scaling: &OutputScaling,
+        current: &Hyperparameters,
+        kernel: &K,
+        fit: &FitConfig,
+    ) -> Result<Vec<f64>, AlgorithmError> {
+        let (x, y) = self.data(task, warping, scaling);
+        let start = ExactGpParams::new(current.kernel(kernel)?).noise_variance(current.noise());
+        let gp = fit_hyperparameters(&start, &x, &y, fit)?;
+        let mut log = gp.params().kernel().params().to_log();
+        log.push(gp.params().get_noise_variance().ln());
+        Ok(log)
+    }
+
+    /// The log marginal likelihood of `D_i` under each candidate, divided by
+    /// `n_max` and clamped to `±LML_CLAMP` so the vector fits the channel (a
+    /// candidate whose covariance cannot be factorised gets the floor): the
+    /// client's contribution to the federated likelihood `Σ_i log p(y_i | θ)`.
+    pub fn log_likelihoods<K: Kernel>(
+        &self,
+        task: &Task,
+        warping: OutputWarping,
+        scaling: &OutputScaling,
+        candidates: &[Hyperparameters],
+        kernel: &K,
+        n_max: f64,
+    ) -> Vec<f64> {
+        let (x, y) = self.data(task, warping, scaling);
+        candidates
+            .iter()
+            .map(|h| {
+                let lml = h.kernel(kernel).ok().and_then(|k| {
+                    ExactGpParams::new(k)
+                        .noise_variance(h.noise())
+                        .fit(&x, &y)
+                        .ok()
+                        .map(|gp| gp.log_marginal_likelihood())
+                });
+                match lml {
+                    Some(v) if v.is_finite() => (v / n_max).clamp(-LML_CLAMP, LML_CLAMP),
+                    _ => -LML_CLAMP,
+                }
+            })
+            .collect()
+    }
+
+    /// The local exact GP on `D_i` with the given hyper-parameters.
+    pub fn local_gp<K: Kernel>(
+        &self,
+        task: &Task,
+        warping: OutputWarping,
+        scaling: &OutputScaling,
+        hyper: &Hyperparameters,
+        kernel: &K,
+    ) -> Result<ExactGp<K>, AlgorithmError> {
+        let (x, y) = self.data(task, warping, scaling);
+        Ok(ExactGpParams::new(hyper.kernel(kernel)?)
+            .noise_variance(hyper.noise())
+            .fit(&x, &y)?)
+    }
+
+    /// The local summary `L_i` (eqs. 6-7), packed and normalised for the channel
+    /// by [`super::SummaryScaling`].
+    pub fn summary_contribution<K: Kernel>(
+        &self,
+        task: &Task,
+        warping: OutputWarping,
+        scaling: &OutputScaling,
+        model: &Dpitc<K>,
+        summary_scaling: &super::SummaryScaling,
+    ) -> Result<Vec<f64>, AlgorithmError> {
+        let (x, y) = self.data(task, warping, scaling);
+        let summary: LocalSummary = model.local_summary(&x, &y)?;
+        Ok(summary_scaling.to_channel(&summary))
+    }
+
+    /// Per-cluster coordinate sums and counts of `D_i` for the current centres,
+    /// divided by `n_max` (one step of secure federated k-means).
+    pub fn kmeans_contribution(&self, centres: &DMatrix<f64>, n_max: f64) -> Vec<f64> {
+        let (k, d) = (centres.nrows(), centres.ncols());
+        let mut out = vec![0.0; k * (d + 1)];
+        for x in &self.x {
+            let nearest = (0..k)
+                .map(|r| {
+                    let d2: f64 = (0..d).map(|j| (x[j] - centres[(r, j)]).powi(2)).sum();
+                    (r, d2)
+                })
+                .fold((0, f64::INFINITY), |b, c| if c.1 < b.1 { c } else { b })
+                .0;
+            for j in 0..d {
+                out[nearest * d + j] += x[j] / n_max;
+            }
+            out[k * d + nearest] += 1.0 / n_max;
+        }
+        out
+    }
+
+    /// The client's local centres (paper 004, Alg. 1, LOCALCLUSTERING), sent in
+    /// plaintext in the paper's protocol.
+    pub fn local_centres(
+        &mut self,
+        k: usize,
+        tol: f64,
+        max_iters: usize,
+    ) -> Result<DMatrix<f64>, AlgorithmError> {
+        let d = self.x.first().map_or(0, Vec::len);
+        let points = DMatrix::from_fn(self.x.len(), d, |i, j| self.x[i][j]);
+        let k = k.min(points.nrows()).max(1);
+        Ok(local_kmeans(&points, k, tol, max_iters, &mut self.rng)?.centres)
+    }
+
+    /// This client's `count` best points (by observed value).
+    pub fn best_points(&self, task: &Task, count: usize) -> Vec<Vec<f64>> {
+        let mut order: Vec<usize> = (0..self.x.len()).collect();
+        order.sort_by(|a, b| {
+            task.utility(self.observed[*b])
+                .total_cmp(&task.utility(self.observed[*a]))
+        });
+        order
+            .into_iter()
+            .take(count)
+            .map(|i| self.x[i].clone())
+            .collect()
+    }
+
+    /// The next point: the acquisition maximiser on `surrogate` (Alg. 2, lines
+    /// 16-17 for the local GP, 22-23 for the global posterior), searched
+    /// uniformly and around this client's best points.
+    pub fn propose(
+        &mut self,
+        task: &Task,
+        step: &AcquisitionStep,
+        surrogate: &dyn Surrogate,
+        t: usize,
+        incumbent: f64,
+    ) -> Result<Vec<f64>, AlgorithmError> {
+        let anchors = self.best_points(task, ANCHORS);
+        step.propose(surrogate, t, incumbent, &anchors, &mut self.rng)
+    }
+}

@@ -1,0 +1,34 @@
+//! FBO-FedGP (paper 004): federated BO on a secure distributed sparse GP.
+//!
+//! The [`Client`] role holds one institution's data and computes what it
+//! contributes; the [`Server`] role runs the secure sums and the support-set
+//! selection; [`run`] drives one federation in process through any
+//! [`fedhe_crypto::SecureSum`] (the simulator, the benchmarks and the service
+//! share this code; only the channel differs).
+//!
+//! # Kernel hyper-parameters
+//!
+//! By default ([`HyperparameterMode::FederatedMle`]) they stay private too: every
+//! `refit_every` rounds each client fits the maximum-likelihood log-parameters on
+//! its own data (standardised by the federation's output scaling) and the
+//! federation uses their average, computed through the same `SecureSum`; the
+//! output scaling itself comes from a secure sum of `(n_i, Σu, Σu²)`. A fixed
+//! prior ([`HyperparameterMode::Fixed`]) is available as a configured option.
+
+mod client;
+mod model;
+mod params;
+mod run;
+mod server;
+
+pub use client::Client;
+pub use model::{
+    join_after_sum, split_for_precision, Hyperparameters, OutputScaling, OutputWarping,
+    SummaryScaling, SPLIT_BITS,
+};
+pub use params::{
+    BetaSchedule, FboFedGpParams, HyperparameterMode, InitialDesign, KernelKind, Method,
+    SupportGrowth, SupportSelection, ValidParams,
+};
+pub use run::{run, RunResult};
+pub use server::Server;

@@ -1,0 +1,461 @@
+//! Settings of an FBO-FedGP run: params → validated params (linfa style).
+
+use crate::error::config;
+use crate::surrogate::{AcquisitionKind, AcquisitionStep, UcbBeta};
+use crate::AlgorithmError;
+use fedhe_bo::optim::OptimizerConfig;
+use fedhe_gp::hyperfit::{FitConfig, HyperBounds};
+use serde::{Deserialize, Serialize};
+
+use super::model::OutputWarping;
+
+/// The methods the simulator runs, named as in `results.json`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Method {
+    /// FBO-FedGP as configured (Alg. 2).
+    #[serde(rename = "fbo-fedgp")]
+    FboFedGp,
+    /// Ablation: local steps only (`p_t = 1`); support, scaling and
+    /// hyper-parameters are still federated.
+    LocalOnly,
+    /// Ablation: global steps only (`p_t = 0`).
+    GlobalOnly,
+    /// Ablation: the support set uniform at random in the domain.
+    RandomSupport,
+    /// Baseline: every client runs BO on its own data, no federation.
+    IndependentBo,
+    /// Baseline: uniform random points.
+    RandomSearch,
+}
+
+impl Method {
+    /// The kebab-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::FboFedGp => "fbo-fedgp",
+            Method::LocalOnly => "local-only",
+            Method::GlobalOnly => "global-only",
+            Method::RandomSupport => "random-support",
+            Method::IndependentBo => "independent-bo",
+            Method::RandomSearch => "random-search",
+        }
+    }
+
+    /// Every method.
+    pub fn all() -> [Method; 6] {
+        [
+            Method::FboFedGp,
+            Method::LocalOnly,
+            Method::GlobalOnly,
+            Method::RandomSupport,
+            Method::IndependentBo,
+            Method::RandomSearch,
+        ]
+    }
+}
+
+/// How the shared support set `Z` is chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SupportSelection {
+    /// Secure federated k-means: the centres are public, each client's
+    /// per-cluster sums and counts go through `SecureSum`; no client's centres
+    /// or points are revealed. The default.
+    #[default]
+    SecureKmeans,
+    /// Paper 004, Alg. 1: local k-means, local centres sent in plaintext, global
+    /// farthest-first initialisation and k-means on the server.
+    PaperClustering,
+    /// Uniform random points of the domain (the ablation baseline).
+    Random,
+}
+
+/// Where the clients' initial points come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum InitialDesign {
+    /// Uniform in the whole domain (the paper's protocol).
+    #[default]
+    Uniform,
+    /// Client `i` of `M` samples the slab `[i/M, (i+1)/M]` of the first
+    /// coordinate (a non-IID start).
+    SubBox,
+}
+
+/// The kernel family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum KernelKind {
+    /// Squared exponential with ARD length-scales.
+    Se,
+    /// Matérn 5/2 with ARD length-scales.
+    #[default]
+    Matern52,
+}
+
+/// How the kernel hyper-parameters are set (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HyperparameterMode {
+    /// The average of the clients' MLEs, through the channel. The default.
+    #[default]
+    FederatedMle,
+    /// The configured `lengthscale`, `signal_variance` and `noise_variance`.
+    Fixed,
+}
+
+/// A growing UCB `β_t` (see [`UcbBeta`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BetaSchedule {
+    /// `0.2 · D · ln(2t)`.
+    Kandasamy,
+    /// Srinivas et al. with δ = 0.1.
+    Srinivas,
+}
+
+/// Growth of `|S|` (paper 004, App. C.7: start small, add `step` points every
+/// `every` rounds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SupportGrowth {
+    /// Points added at each growth.
+    pub step: usize,
+    /// Rounds between growths.
+    pub every: usize,
+}
+
+fn default_schedule_exponent() -> f64 {
+    0.5
+}
+fn default_refit_every() -> usize {
+    5
+}
+fn default_kmeans_tol() -> f64 {
+    1e-3
+}
+fn default_kmeans_max_iters() -> usize {
+    20
+}
+fn default_hyper_candidates() -> usize {
+    128
+}
+fn default_acq_candidates() -> usize {
+    1000
+}
+fn default_acq_polish() -> usize {
+    2
+}
+fn default_acq_iters() -> u64 {
+    30
+}
+fn default_ts_candidates() -> usize {
+    256
+}
+fn default_channel_bound() -> f64 {
+    1024.0
+}
+fn default_ucb_beta() -> f64 {
+    1.0
+}
+fn default_acquisition() -> AcquisitionKind {
+    AcquisitionKind::Ucb
+}
+fn default_warping() -> OutputWarping {
+    OutputWarping::SignedLog
+}
+
+/// The settings of an FBO-FedGP federation, as written in a config file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FboFedGpParams {
+    /// Number of clients `M` (at least 2).
+    pub members: usize,
+    /// Rounds `T`; each client evaluates one point per round.
+    pub rounds: usize,
+    /// Initial points per client `|D_i|`.
+    pub initial_points: usize,
+    /// Support-set size `|S|` (the starting size when it grows).
+    pub support_size: usize,
+    /// Optional growth of `|S|`.
+    #[serde(default)]
+    pub support_growth: Option<SupportGrowth>,
+    /// How `Z` is chosen.
+    #[serde(default)]
+    pub support_selection: SupportSelection,
+    /// Where the initial points come from.
+    #[serde(default)]
+    pub initial_design: InitialDesign,
+    /// The acquisition function.
+    #[serde(default = "default_acquisition")]
+    pub acquisition: AcquisitionKind,
+    /// The fixed UCB `β` (default 1; see [`crate::surrogate::UcbBeta`]).
+    #[serde(default = "default_ucb_beta")]
+    pub ucb_beta: f64,
+    /// A growing `β_t` instead: `"kandasamy"` or `"srinivas"` (δ = 0.1).
+    #[serde(default)]
+    pub ucb_beta_schedule: Option<BetaSchedule>,
+    /// The mixing schedule `p_t = 1 − t^(−c)`; `c` (Table 4: 0.25, 0.5, 0.75, 1).
+    #[serde(default = "default_schedule_exponent")]
+    pub schedule_exponent: f64,
+    /// The kernel family.
+    #[serde(default)]
+    pub kernel: KernelKind,
+    /// The output warping.
+    #[serde(default = "default_warping")]
+    pub warping: OutputWarping,
+    /// How hyper-parameters are set.
+    #[serde(default)]
+    pub hyperparameters: HyperparameterMode,
+    /// Fixed length-scale (all dimensions, unit cube), for `hyperparameters = "fixed"`.
+    #[serde(default)]
+    pub lengthscale: Option<f64>,
+    /// Fixed signal variance (standardised outputs).
+    #[serde(default)]
+    pub signal_variance: Option<f64>,
+    /// Fixed noise variance (standardised outputs).
+    #[serde(default)]
+    pub noise_variance: Option<f64>,
+    /// Rounds between hyper-parameter refits (0: fit once at the start).
+    #[serde(default = "default_refit_every")]
+    pub refit_every: usize,
+    /// k-means tolerance on the largest centre move (unit cube).
+    #[serde(default = "default_kmeans_tol")]
+    pub kmeans_tol: f64,
+    /// k-means iteration cap.
+    #[serde(default = "default_kmeans_max_iters")]
+    pub kmeans_max_iters: usize,
+    /// Public hyper-parameter candidates scored by the federated likelihood at
+    /// each refit.
+    #[serde(default = "default_hyper_candidates")]
+    pub hyper_candidates: usize,
+    /// Random candidates of the acquisition optimiser.
+    #[serde(default = "default_acq_candidates")]
+    pub acq_candidates: usize,
+    /// Candidates polished by L-BFGS.
+    #[serde(default = "default_acq_polish")]
+    pub acq_polish: usize,
+    /// L-BFGS iterations per polish.
+    #[serde(default = "default_acq_iters")]
+    pub acq_iters: u64,
+    /// Candidates of a Thompson sample.
+    #[serde(default = "default_ts_candidates")]
+    pub ts_candidates: usize,
+    /// The bound every contribution must respect (the channel's codec bound).
+    #[serde(default = "default_channel_bound")]
+    pub channel_bound: f64,
+}
+
+impl FboFedGpParams {
+    /// The paper's synthetic protocol (§5.1): `M` = 10, `|D_i|` = 4, `T` = 50,
+    /// GP-UCB, `|S|` = 16, `p_t = 1 − 1/√t`.
+    pub fn paper_defaults() -> Self {
+        Self {
+            members: 10,
+            rounds: 50,
+            initial_points: 4,
+            support_size: 16,
+            support_growth: None,
+            support_selection: SupportSelection::default(),
+            initial_design: InitialDesign::default(),
+            acquisition: default_acquisition(),
+            ucb_beta: default_ucb_beta(),
+            ucb_beta_schedule: None,
+            schedule_exponent: default_schedule_exponent(),
+            kernel: KernelKind::default(),
+            warping: default_warping(),
+            hyperparameters: HyperparameterMode::default(),
+            lengthscale: None,
+            signal_variance: None,
+            noise_variance: None,
+            refit_every: default_refit_every(),
+            kmeans_tol: default_kmeans_tol(),
+            kmeans_max_iters: default_kmeans_max_iters(),
+            hyper_candidates: default_hyper_candidates(),
+            acq_candidates: default_acq_candidates(),
+            acq_polish: default_acq_polish(),
+            acq_iters: default_acq_iters(),
+            ts_candidates: default_ts_candidates(),
+            channel_bound: default_channel_bound(),
+        }
+    }
+
+    /// Checks every setting; the error names the first bad one.
+    pub fn validate(&self) -> Result<ValidParams, AlgorithmError> {
+        let positive = |field: &'static str, v: f64| {
+            if v.is_finite() && v > 0.0 {
+                Ok(())
+            } else {
+                Err(config(
+                    field,
+                    format!("must be finite and positive, got {v}"),
+                ))
+            }
+        };
+        if self.members < 2 {
+            return Err(config(
+                "members",
+                format!(
+                    "a federation needs at least 2 members, got {}",
+                    self.members
+                ),
+            ));
+        }
+        if self.rounds < 1 {
+            return Err(config("rounds", "at least one round"));
+        }
+        if self.initial_points < 1 {
+            return Err(config(
+                "initial_points",
+                "at least one initial point per client",
+            ));
+        }
+        if self.support_size < 1 {
+            return Err(config("support_size", "|S| must be at least 1"));
+        }
+        if let Some(g) = self.support_growth {
+            if g.step < 1 || g.every < 1 {
+                return Err(config(
+                    "support_growth",
+                    "step and every must be at least 1",
+                ));
+            }
+        }
+        positive("schedule_exponent", self.schedule_exponent)?;
+        positive("kmeans_tol", self.kmeans_tol)?;
+        positive("channel_bound", self.channel_bound)?;
+        if !(self.ucb_beta.is_finite() && self.ucb_beta >= 0.0) {
+            return Err(config(
+                "ucb_beta",
+                format!("must be finite and ≥ 0, got {}", self.ucb_beta),
+            ));
+        }
+        for (field, n) in [
+            ("kmeans_max_iters", self.kmeans_max_iters),
+            ("acq_candidates", self.acq_candidates),
+            ("hyper_candidates", self.hyper_candidates),
+            ("ts_candidates", self.ts_candidates),
+        ] {
+            if n < 1 {
+                return Err(config(field, "must be at least 1"));
+            }
+        }
+        if self.hyperparameters == HyperparameterMode::Fixed {
+            for (field, v) in [
+                ("lengthscale", self.lengthscale),
+                ("signal_variance", self.signal_variance),
+                ("noise_variance", self.noise_variance),
+            ] {
+                match v {
+                    Some(v) => positive(field, v)?,
+                    None => return Err(config(field, "required when hyperparameters = \"fixed\"")),
+                }
+            }
+        }
+        Ok(ValidParams(self.clone()))
+    }
+}
+
+/// Settings that passed [`FboFedGpParams::validate`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValidParams(FboFedGpParams);
+
+impl std::ops::Deref for ValidParams {
+    type Target = FboFedGpParams;
+    fn deref(&self) -> &FboFedGpParams {
+        &self.0
+    }
+}
+
+impl ValidParams {
+    /// The acquisition step every client uses.
+    pub fn acquisition_step(&self) -> AcquisitionStep {
+        AcquisitionStep {
+            kind: self.acquisition,
+            ucb_beta: match self.ucb_beta_schedule {
+                None => UcbBeta::Fixed(self.ucb_beta),
+                Some(BetaSchedule::Kandasamy) => UcbBeta::Kandasamy,
+                Some(BetaSchedule::Srinivas) => UcbBeta::Srinivas { delta: 0.1 },
+            },
+            optimizer: OptimizerConfig {
+                n_candidates: self.acq_candidates,
+                n_polish: self.acq_polish,
+                max_iters: self.acq_iters,
+                seed: 0,
+            },
+            ts_candidates: self.ts_candidates,
+        }
+    }
+
+    /// The local maximum-likelihood fit: bounds for the unit cube and
+    /// standardised outputs, two starts (the federation's current values and
+    /// one random).
+    pub fn fit_config(&self) -> FitConfig {
+        FitConfig {
+            bounds: HyperBounds {
+                lengthscale: (0.02, 20.0),
+                signal_variance: (0.05, 20.0),
+                noise_variance: (1e-4, 1.0),
+            },
+            n_starts: 2,
+            max_iters: 40,
+            seed: 0,
+        }
+    }
+
+    /// The public cap on one client's data, `|D_i| + T`.
+    pub fn max_points(&self) -> f64 {
+        (self.initial_points + self.rounds) as f64
+    }
+
+    /// The support size at round `t` (`t = 0` before the loop).
+    pub fn support_size_at(&self, t: usize) -> usize {
+        match self.support_growth {
+            None => self.support_size,
+            Some(g) => self.support_size + g.step * (t / g.every),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_settings_name_their_field() {
+        type Mutation = Box<dyn Fn(&mut FboFedGpParams)>;
+        let cases: Vec<(&str, Mutation)> = vec![
+            ("members", Box::new(|p| p.members = 1)),
+            ("support_size", Box::new(|p| p.support_size = 0)),
+            ("rounds", Box::new(|p| p.rounds = 0)),
+            (
+                "schedule_exponent",
+                Box::new(|p| p.schedule_exponent = f64::NAN),
+            ),
+            (
+                "lengthscale",
+                Box::new(|p| p.hyperparameters = HyperparameterMode::Fixed),
+            ),
+        ];
+        for (field, mutate) in cases {
+            let mut p = FboFedGpParams::paper_defaults();
+            mutate(&mut p);
+            let err = p.validate().unwrap_err().to_string();
+            assert!(err.contains(field), "{field}: {err}");
+        }
+        assert!(FboFedGpParams::paper_defaults().validate().is_ok());
+    }
+
+    #[test]
+    fn support_grows_by_step_every_k_rounds() {
+        let mut p = FboFedGpParams::paper_defaults();
+        p.support_size = 8;
+        p.support_growth = Some(SupportGrowth { step: 4, every: 7 });
+        let v = p.validate().unwrap();
+        assert_eq!(v.support_size_at(0), 8);
+        assert_eq!(v.support_size_at(6), 8);
+        assert_eq!(v.support_size_at(7), 12);
+        assert_eq!(v.support_size_at(14), 16);
+    }
+}

@@ -1,0 +1,466 @@
+//! One federation, in process: Alg. 2 of paper 004 over any `SecureSum`, its
+//! ablations, and the plaintext baselines under the same protocol.
+
+use super::params::{
+    HyperparameterMode, InitialDesign, KernelKind, Method, SupportSelection, ValidParams,
+};
+use super::{Client, Hyperparameters, OutputScaling, Server, SummaryScaling};
+use crate::surrogate::{GlobalPosterior, Surrogate};
+use crate::{AlgorithmError, Task};
+use fedhe_bo::clustering::{global_clustering, kmeans_plus_plus, uniform_random_support};
+use fedhe_bo::optim::Bounds;
+use fedhe_bo::schedule::MixingSchedule;
+use fedhe_crypto::{MemberId, SecureSum};
+use fedhe_gp::sparse::Dpitc;
+use fedhe_gp::{Kernel, KernelParams, Matern52, SquaredExponential};
+use nalgebra::DMatrix;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+use std::time::Instant;
+
+/// What one run reports (one row of `results.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    /// The task, as `fedhe objective list` names it.
+    pub task: String,
+    /// The method (or a configured label for it).
+    pub method: String,
+    /// The seed.
+    pub seed: u64,
+    /// Number of clients.
+    pub members: usize,
+    /// Rounds run.
+    pub rounds: usize,
+    /// The best noise-free value found by the federation (initial points included).
+    pub best: f64,
+    /// Each client's best.
+    pub best_per_member: Vec<f64>,
+    /// The federation's best-so-far after each round.
+    pub trace: Vec<f64>,
+    /// Wall-clock seconds of the run.
+    pub seconds: f64,
+    /// Mean bytes each client sent (wire objects: encrypted vectors and
+    /// decryption shares with the HE channel; 8 bytes a value otherwise).
+    pub bytes_sent_per_member: u64,
+    /// Secure sums run (statistics, hyper-parameters, k-means, summaries).
+    pub aggregations: usize,
+    /// Rounds with a global step (a summary aggregation).
+    pub global_steps: usize,
+}
+
+/// Runs `method` on `task` with `members` (who must be the channel's members)
+/// from `seed`. The baselines `independent-bo` and `random-search` never touch
+/// the channel.
+pub fn run(
+    task: &Task,
+    method: Method,
+    params: &ValidParams,
+    channel: &mut dyn SecureSum,
+    members: &[MemberId],
+    seed: u64,
+) -> Result<RunResult, AlgorithmError> {
+    if members.len() != params.members {
+        return Err(crate::error::config(
+            "members",
+            format!(
+                "{} configured but {} channel members given",
+                params.members,
+                members.len()
+            ),
+        ));
+    }
+    let dim = task.dim();
+    match params.kernel {
+        KernelKind::Se => {
+            let family = SquaredExponential::new(KernelParams::isotropic(dim, 1.0, 1.0)?);
+            Federation::new(task, method, params, members, seed, family).run(channel)
+        }
+        KernelKind::Matern52 => {
+            let family = Matern52::new(KernelParams::isotropic(dim, 1.0, 1.0)?);
+            Federation::new(task, method, params, members, seed, family).run(channel)
+        }
+    }
+}
+
+/// A seed for stream `i` of a run.
+fn mix(seed: u64, i: u64) -> u64 {
+    let mut z = seed ^ i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+struct Federation<'a, K: Kernel> {
+    task: &'a Task,
+    method: Method,
+    params: &'a ValidParams,
+    seed: u64,
+    family: K,
+    clients: Vec<Client>,
+    public: ChaCha8Rng,
+}
+
+impl<'a, K: Kernel> Federation<'a, K> {
+    fn new(
+        task: &'a Task,
+        method: Method,
+        params: &'a ValidParams,
+        members: &[MemberId],
+        seed: u64,
+        family: K,
+    ) -> Self {
+        let clients = members
+            .iter()
+            .enumerate()
+            .map(|(i, m)| Client::new(m.clone(), mix(seed, i as u64 + 1)))
+            .collect();
+        Self {
+            task,
+            method,
+            params,
+            seed,
+            family,
+            clients,
+            public: ChaCha8Rng::seed_from_u64(mix(seed, 0)),
+        }
+    }
+
+    fn dim(&self) -> usize {
+        self.task.dim()
+    }
+
+    fn initial_design(&mut self) -> Result<(), AlgorithmError> {
+        let (dim, m) = (self.dim(), self.clients.len());
+        for (i, c) in self.clients.iter_mut().enumerate() {
+            let (mut lo, mut hi) = (vec![0.0; dim], vec![1.0; dim]);
+            if self.params.initial_design == InitialDesign::SubBox {
+                lo[0] = i as f64 / m as f64;
+                hi[0] = (i + 1) as f64 / m as f64;
+            }
+            c.initial_design(self.task, self.params.initial_points, &lo, &hi)?;
+        }
+        Ok(())
+    }
+
+    fn best(&self) -> f64 {
+        self.clients
+            .iter()
+            .filter_map(Client::best)
+            .fold(None, |b: Option<f64>, v| match b {
+                Some(b) if !self.task.better(v, b) => Some(b),
+                _ => Some(v),
+            })
+            .unwrap_or(f64::NAN)
+    }
+
+    fn result(
+        &self,
+        trace: Vec<f64>,
+        start: Instant,
+        server: Option<&Server<'_>>,
+        global_steps: usize,
+    ) -> RunResult {
+        let bytes = server.map_or(0, |s| {
+            self.clients
+                .iter()
+                .map(|c| s.bytes_sent(c.id()))
+                .sum::<u64>()
+                / self.clients.len() as u64
+        });
+        RunResult {
+            task: self.task.name().to_string(),
+            method: self.method.name().to_string(),
+            seed: self.seed,
+            members: self.clients.len(),
+            rounds: trace.len(),
+            best: self.best(),
+            best_per_member: self
+                .clients
+                .iter()
+                .map(|c| c.best().unwrap_or(f64::NAN))
+                .collect(),
+            trace,
+            seconds: start.elapsed().as_secs_f64(),
+            bytes_sent_per_member: bytes,
+            aggregations: server.map_or(0, Server::aggregations),
+            global_steps,
+        }
+    }
+
+    fn run(mut self, channel: &mut dyn SecureSum) -> Result<RunResult, AlgorithmError> {
+        let start = Instant::now();
+        self.initial_design()?;
+        match self.method {
+            Method::RandomSearch => self.random_search(start),
+            Method::IndependentBo => self.independent_bo(start),
+            _ => self.federated(channel, start),
+        }
+    }
+
+    fn random_search(&mut self, start: Instant) -> Result<RunResult, AlgorithmError> {
+        let dim = self.dim();
+        let mut trace = Vec::with_capacity(self.params.rounds);
+        for _ in 0..self.params.rounds {
+            for c in self.clients.iter_mut() {
+                let x: Vec<f64> = (0..dim).map(|_| c.rng().gen::<f64>()).collect();
+                c.evaluate(self.task, x)?;
+            }
+            trace.push(self.best());
+        }
+        Ok(self.result(trace, start, None, 0))
+    }
+
+    fn initial_hyperparameters(&self) -> Result<Hyperparameters, AlgorithmError> {
+        let p = self.params;
+        match p.hyperparameters {
+            HyperparameterMode::Fixed => Hyperparameters::new(
+                vec![p.lengthscale.unwrap_or(1.0); self.dim()],
+                p.signal_variance.unwrap_or(1.0),
+                p.noise_variance.unwrap_or(1e-2),
+            ),
+            // A start for the first fit: a quarter of the unit cube's diagonal.
+            HyperparameterMode::FederatedMle => Hyperparameters::new(
+                vec![0.25 * (self.dim() as f64).sqrt(); self.dim()],
+                1.0,
+                1e-2,
+            ),
+        }
+    }
+
+    /// Each client on its own data: its own scaling and MLE, local steps only.
+    fn independent_bo(&mut self, start: Instant) -> Result<RunResult, AlgorithmError> {
+        let p = self.params;
+        let (task, step, fit) = (self.task, p.acquisition_step(), p.fit_config());
+        let initial = self.initial_hyperparameters()?;
+        let mut hypers = vec![initial; self.clients.len()];
+        let mut trace = Vec::with_capacity(p.rounds);
+        for t in 1..=p.rounds {
+            for (c, hyper) in self.clients.iter_mut().zip(hypers.iter_mut()) {
+                let scaling =
+                    OutputScaling::from_sums(&c.statistics_contribution(task, p.warping, 1.0))?;
+                let refit = t == 1 || (p.refit_every > 0 && (t - 1) % p.refit_every == 0);
+                if refit && p.hyperparameters == HyperparameterMode::FederatedMle {
+                    if let Ok(log) =
+                        c.fit_hyperparameters(task, p.warping, &scaling, hyper, &self.family, &fit)
+                    {
+                        *hyper = Hyperparameters::from_log(log)?;
+                    }
+                }
+                let gp = c.local_gp(task, p.warping, &scaling, hyper, &self.family)?;
+                let incumbent = c.incumbent(task, p.warping, &scaling);
+                let x = c.propose(task, &step, &gp, t, incumbent)?;
+                c.evaluate(task, x)?;
+            }
+            trace.push(self.best());
+        }
+        Ok(self.result(trace, start, None, 0))
+    }
+
+    /// A refit round: the output statistics and, with federated hyper-parameters,
+    /// every client's log-likelihoods of the public candidates around the
+    /// current values, in one secure sum; the candidate with the largest summed
+    /// likelihood wins (a stochastic search on the federated likelihood that
+    /// never reveals a client's own fit).
+    fn refit(
+        &mut self,
+        server: &mut Server<'_>,
+        scaling: &OutputScaling,
+        hyper: &Hyperparameters,
+    ) -> Result<(OutputScaling, Hyperparameters), AlgorithmError> {
+        let p = self.params;
+        let (task, n_max) = (self.task, p.max_points());
+        let federated = p.hyperparameters == HyperparameterMode::FederatedMle;
+        let candidates = if federated {
+            hyper.candidates(&p.fit_config().bounds, p.hyper_candidates, &mut self.public)
+        } else {
+            Vec::new()
+        };
+        let contributions = self
+            .clients
+            .iter()
+            .map(|c| {
+                let mut v = c.statistics_contribution(task, p.warping, n_max);
+                v.extend(c.log_likelihoods(
+                    task,
+                    p.warping,
+                    scaling,
+                    &candidates,
+                    &self.family,
+                    n_max,
+                ));
+                (c.id().clone(), v)
+            })
+            .collect();
+        let sum = server.aggregate("statistics and log-likelihoods", contributions)?;
+        let new_scaling = OutputScaling::from_sums(&sum[..3])?;
+        let hyper = match sum[3..]
+            .iter()
+            .enumerate()
+            .max_by(|a, b| a.1.total_cmp(b.1))
+        {
+            Some((best, _)) => candidates[best].clone(),
+            None => hyper.clone(),
+        };
+        Ok((new_scaling, hyper))
+    }
+
+    fn select_support(
+        &mut self,
+        server: &mut Server<'_>,
+        k: usize,
+    ) -> Result<DMatrix<f64>, AlgorithmError> {
+        let p = self.params;
+        let dim = self.dim();
+        let selection = if self.method == Method::RandomSupport {
+            SupportSelection::Random
+        } else {
+            p.support_selection
+        };
+        match selection {
+            SupportSelection::Random => Ok(uniform_random_support(
+                &Bounds::unit(dim)?,
+                k,
+                &mut self.public,
+            )),
+            SupportSelection::SecureKmeans => {
+                // Public starting centres: k-means++ over public uniform points.
+                let pool = DMatrix::from_fn(1024.max(4 * k), dim, |_, _| self.public.gen::<f64>());
+                let mut centres = kmeans_plus_plus(&pool, k, &mut self.public)?;
+                let n_max = p.max_points();
+                for _ in 0..p.kmeans_max_iters {
+                    let contributions = self
+                        .clients
+                        .iter()
+                        .map(|c| (c.id().clone(), c.kmeans_contribution(&centres, n_max)))
+                        .collect();
+                    let sum = server.aggregate("k-means sums and counts", contributions)?;
+                    let (next, shift) = Server::kmeans_update(&centres, &sum)?;
+                    centres = next;
+                    if shift < p.kmeans_tol {
+                        break;
+                    }
+                }
+                Ok(centres)
+            }
+            SupportSelection::PaperClustering => {
+                let mut local = Vec::with_capacity(self.clients.len());
+                for c in self.clients.iter_mut() {
+                    let centres = c.local_centres(k, p.kmeans_tol, p.kmeans_max_iters)?;
+                    server.record_plaintext(c.id(), (centres.len() * 8) as u64);
+                    local.push(centres);
+                }
+                let pooled: usize = local.iter().map(DMatrix::nrows).sum();
+                if pooled < k {
+                    return Err(crate::error::config(
+                        "support_size",
+                        format!("|S| = {k} exceeds the {pooled} pooled local centres"),
+                    ));
+                }
+                let seed_client = self.public.gen_range(0..local.len());
+                Ok(
+                    global_clustering(&local, seed_client, k, p.kmeans_tol, p.kmeans_max_iters)?
+                        .centres,
+                )
+            }
+        }
+    }
+
+    fn federated(
+        &mut self,
+        channel: &mut dyn SecureSum,
+        start: Instant,
+    ) -> Result<RunResult, AlgorithmError> {
+        let p = self.params;
+        let (task, step, n_max) = (self.task, p.acquisition_step(), p.max_points());
+        let mut server = Server::new(channel, p.channel_bound);
+        // Output scaling, then hyper-parameters fitted on it (Alg. 2, line 9).
+        let stats = self
+            .clients
+            .iter()
+            .map(|c| {
+                (
+                    c.id().clone(),
+                    c.statistics_contribution(task, p.warping, n_max),
+                )
+            })
+            .collect();
+        let mut scaling = OutputScaling::from_sums(&server.aggregate("statistics", stats)?)?;
+        let mut hyper = self.initial_hyperparameters()?;
+        if p.hyperparameters == HyperparameterMode::FederatedMle {
+            hyper = self.refit(&mut server, &scaling, &hyper)?.1;
+        }
+        // The shared support set (Alg. 2, lines 3-7).
+        let mut k = p.support_size_at(0);
+        let mut support = self.select_support(&mut server, k)?;
+        let schedule = MixingSchedule::power(p.schedule_exponent)?;
+        let mut trace = Vec::with_capacity(p.rounds);
+        let mut global_steps = 0;
+        for t in 1..=p.rounds {
+            if t > 1 && p.refit_every > 0 && (t - 1) % p.refit_every == 0 {
+                (scaling, hyper) = self.refit(&mut server, &scaling, &hyper)?;
+            }
+            if p.support_size_at(t - 1) != k {
+                k = p.support_size_at(t - 1);
+                support = self.select_support(&mut server, k)?;
+            }
+            // Alg. 2, lines 14-15: each client draws its step.
+            let local: Vec<bool> = match self.method {
+                Method::LocalOnly => vec![true; self.clients.len()],
+                Method::GlobalOnly => vec![false; self.clients.len()],
+                _ => self
+                    .clients
+                    .iter_mut()
+                    .map(|c| schedule.choose_local(t, c.rng()))
+                    .collect::<Result<_, _>>()?,
+            };
+            // Lines 19-22: every client's summary, only when someone steps globally.
+            let global = if local.iter().all(|l| *l) {
+                None
+            } else {
+                let model = Dpitc::new(
+                    hyper.kernel(&self.family)?,
+                    hyper.noise(),
+                    0.0,
+                    support.clone(),
+                )?;
+                let summary_scaling = SummaryScaling::new(k, &hyper, n_max);
+                let contributions = self
+                    .clients
+                    .iter()
+                    .map(|c| {
+                        Ok((
+                            c.id().clone(),
+                            c.summary_contribution(
+                                task,
+                                p.warping,
+                                &scaling,
+                                &model,
+                                &summary_scaling,
+                            )?,
+                        ))
+                    })
+                    .collect::<Result<Vec<_>, AlgorithmError>>()?;
+                let sum = server.aggregate("local summaries", contributions)?;
+                global_steps += 1;
+                let summary = model.global_summary(&summary_scaling.from_channel(&sum)?)?;
+                Some(GlobalPosterior { model, summary })
+            };
+            for (c, is_local) in self.clients.iter_mut().zip(&local) {
+                let incumbent = c.incumbent(task, p.warping, &scaling);
+                let local_gp;
+                let surrogate: &dyn Surrogate = match (&global, is_local) {
+                    (Some(g), false) => g,
+                    _ => {
+                        local_gp = c.local_gp(task, p.warping, &scaling, &hyper, &self.family)?;
+                        &local_gp
+                    }
+                };
+                let x = c.propose(task, &step, surrogate, t, incumbent)?;
+                c.evaluate(task, x)?;
+            }
+            trace.push(self.best());
+        }
+        Ok(self.result(trace, start, Some(&server), global_steps))
+    }
+}

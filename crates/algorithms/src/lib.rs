@@ -1,0 +1,19 @@
+//! Federated Bayesian optimisation algorithms, each written once as a *client
+//! role* (what an institution computes and contributes) and a *server role* (what
+//! the coordinator does with aggregates), talking to the channel only through
+//! [`fedhe_crypto::SecureSum`] (DESIGN.md §1).
+//!
+//! - [`fbo_fedgp`]: FBO-FedGP (paper 004, Algs. 1-2), its ablations and the
+//!   plaintext baselines run under the same protocol.
+//! - [`task`]: the black-box problems the algorithms optimise.
+//! - [`surrogate`]: the posterior an acquisition reads, local (exact GP) or global
+//!   (dPITC), and the acquisition step on it.
+
+pub mod error;
+pub mod fbo_fedgp;
+pub mod surrogate;
+pub mod task;
+
+pub use error::AlgorithmError;
+pub use fbo_fedgp::{FboFedGpParams, Method, RunResult};
+pub use task::Task;

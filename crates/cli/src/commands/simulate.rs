@@ -1,0 +1,321 @@
+//! `fedhe simulate`: runs the federations an experiment config describes, in
+//! parallel across runs, and writes `results.json` and `results.csv`.
+
+use super::member_names;
+use crate::error::CliError;
+use clap::Args;
+use fedhe_algorithms::fbo_fedgp::{run, FboFedGpParams, Method, RunResult, ValidParams};
+use fedhe_algorithms::Task;
+use fedhe_crypto::{CeremonyId, HeSum, PlainSum, SecureSum};
+use fedhe_ring::Csprng;
+use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Arguments of `fedhe simulate`.
+#[derive(Args, Debug)]
+pub struct SimulateArgs {
+    /// The experiment config (TOML; see `configs/experiments/`).
+    #[arg(long)]
+    pub config: PathBuf,
+    /// Where to write `results.json` and `results.csv`.
+    #[arg(long, default_value = "results")]
+    pub out: PathBuf,
+    /// Seeds per (task, run), overriding the config.
+    #[arg(long)]
+    pub seeds: Option<u64>,
+    /// Only these functions, e.g. `f1,f6` or `cec2005-f1`.
+    #[arg(long, value_delimiter = ',')]
+    pub functions: Option<Vec<String>>,
+    /// The channel: `he` (real multiparty encryption) or `plain`.
+    #[arg(long)]
+    pub channel: Option<ChannelKind>,
+    /// Parallel runs (default: one per core).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+}
+
+/// The channel a simulation uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum ChannelKind {
+    /// `HeSum`: the real protocol, every member in this process.
+    He,
+    /// `PlainSum`: no cryptography.
+    Plain,
+}
+
+fn default_channel() -> ChannelKind {
+    ChannelKind::He
+}
+fn default_params() -> String {
+    fedhe_crypto::ParameterSet::DEFAULT.name.to_string()
+}
+fn default_seeds() -> u64 {
+    10
+}
+
+/// An experiment config file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExperimentConfig {
+    /// Its name.
+    pub name: String,
+    /// Task names (`fedhe objective list`).
+    pub functions: Vec<String>,
+    /// Input dimension.
+    pub dim: usize,
+    /// Seeds per (task, run): 0..seeds.
+    #[serde(default = "default_seeds")]
+    pub seeds: u64,
+    /// The channel.
+    #[serde(default = "default_channel")]
+    pub channel: ChannelKind,
+    /// The HE parameter set.
+    #[serde(default = "default_params")]
+    pub params: String,
+    /// The settings every run shares (FBO-FedGP's, see `FboFedGpParams`).
+    pub algorithm: toml::Table,
+    /// The runs: a method, an optional label, and overrides of `algorithm`.
+    pub runs: Vec<RunSpec>,
+}
+
+/// One configured run.
+#[derive(Debug, Clone, Deserialize)]
+pub struct RunSpec {
+    /// The method.
+    pub method: Method,
+    /// Its name in the results (default: the method's).
+    #[serde(default)]
+    pub label: Option<String>,
+    /// Settings that override the shared `algorithm` table.
+    #[serde(flatten)]
+    pub overrides: toml::Table,
+}
+
+/// One job: a task, a run spec with validated settings, a seed.
+struct Job {
+    task: Task,
+    method: Method,
+    label: String,
+    params: ValidParams,
+    seed: u64,
+}
+
+/// The experiment file of a run.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Results {
+    /// One entry per run.
+    pub runs: Vec<RunResult>,
+}
+
+fn invalid(path: &Path, reason: impl Into<String>) -> CliError {
+    CliError::Invalid {
+        path: path.display().to_string(),
+        reason: reason.into(),
+    }
+}
+
+/// `f6` → `cec2005-f6`; full names pass through.
+fn task_name(name: &str) -> String {
+    match name.strip_prefix('f') {
+        Some(n) if n.parse::<u8>().is_ok() => format!("cec2005-f{n}"),
+        _ => name.to_string(),
+    }
+}
+
+/// Reads and checks a config; every error names the file and the field.
+pub fn load(path: &Path) -> Result<ExperimentConfig, CliError> {
+    let text = std::fs::read_to_string(path).map_err(|source| CliError::Io {
+        path: path.display().to_string(),
+        source,
+    })?;
+    toml::from_str(&text).map_err(|e| invalid(path, e.message().to_string()))
+}
+
+fn jobs(config: &ExperimentConfig, args: &SimulateArgs) -> Result<Vec<Job>, CliError> {
+    let path = &args.config;
+    let names: Vec<String> = match &args.functions {
+        Some(f) => f.iter().map(|n| task_name(n)).collect(),
+        None => config.functions.iter().map(|n| task_name(n)).collect(),
+    };
+    if names.is_empty() {
+        return Err(invalid(path, "functions: no task to run"));
+    }
+    if config.runs.is_empty() {
+        return Err(invalid(path, "runs: no run configured"));
+    }
+    let tasks = names
+        .iter()
+        .map(|n| Task::by_name(n, config.dim).map_err(|e| invalid(path, format!("functions: {e}"))))
+        .collect::<Result<Vec<_>, _>>()?;
+    let seeds = args.seeds.unwrap_or(config.seeds);
+    let mut out = Vec::new();
+    for spec in &config.runs {
+        let mut table = config.algorithm.clone();
+        for (k, v) in &spec.overrides {
+            table.insert(k.clone(), v.clone());
+        }
+        let label = spec
+            .label
+            .clone()
+            .unwrap_or_else(|| spec.method.name().to_string());
+        let params: FboFedGpParams =
+            toml::Value::Table(table)
+                .try_into()
+                .map_err(|e: toml::de::Error| {
+                    invalid(path, format!("run {label:?}: {}", e.message()))
+                })?;
+        let params = params
+            .validate()
+            .map_err(|e| invalid(path, format!("run {label:?}: {e}")))?;
+        for task in &tasks {
+            for seed in 0..seeds {
+                out.push(Job {
+                    task: task.clone(),
+                    method: spec.method,
+                    label: label.clone(),
+                    params: params.clone(),
+                    seed,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Runs one job on a fresh channel (a new key ceremony for HE).
+pub fn run_job(
+    task: &Task,
+    method: Method,
+    params: &ValidParams,
+    seed: u64,
+    channel: ChannelKind,
+    he_params: &str,
+) -> Result<RunResult, CliError> {
+    let members = member_names(params.members)?;
+    let mut sum: Box<dyn SecureSum> = match channel {
+        ChannelKind::Plain => Box::new(PlainSum),
+        ChannelKind::He => {
+            let set = super::resolve_params(he_params, false)?;
+            let ceremony = CeremonyId::new(format!("sim-{}-{seed}", task.name()))?;
+            Box::new(HeSum::new(
+                set,
+                &ceremony,
+                members.clone(),
+                params.channel_bound,
+                Csprng::from_entropy(),
+            )?)
+        }
+    };
+    Ok(run(task, method, params, sum.as_mut(), &members, seed)?)
+}
+
+fn write_results(dir: &Path, results: &Results) -> Result<(), CliError> {
+    let io = |path: &Path| {
+        let path = path.display().to_string();
+        move |source| CliError::Io { path, source }
+    };
+    std::fs::create_dir_all(dir).map_err(io(dir))?;
+    let json = serde_json::to_string_pretty(results).expect("results serialise");
+    let json_path = dir.join("results.json");
+    write_atomically(&json_path, json.as_bytes()).map_err(io(&json_path))?;
+    let mut csv = String::from(
+        "task,method,seed,members,rounds,best,seconds,bytes_sent_per_member,aggregations,global_steps\n",
+    );
+    for r in &results.runs {
+        csv.push_str(&format!(
+            "{},{},{},{},{},{},{:.3},{},{},{}\n",
+            r.task,
+            r.method,
+            r.seed,
+            r.members,
+            r.rounds,
+            r.best,
+            r.seconds,
+            r.bytes_sent_per_member,
+            r.aggregations,
+            r.global_steps
+        ));
+    }
+    let csv_path = dir.join("results.csv");
+    write_atomically(&csv_path, csv.as_bytes()).map_err(io(&csv_path))
+}
+
+/// Writes through a temporary file and a rename, so a reader never sees half a file.
+fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, path)
+}
+
+/// Runs `fedhe simulate`.
+pub fn run_command(args: SimulateArgs) -> Result<(), CliError> {
+    let config = load(&args.config)?;
+    let channel = args.channel.unwrap_or(config.channel);
+    if channel == ChannelKind::He {
+        super::resolve_params(&config.params, false)
+            .map_err(|e| invalid(&args.config, format!("params: {e}")))?;
+    }
+    let jobs = jobs(&config, &args)?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(args.jobs.unwrap_or(0))
+        .build()
+        .map_err(|e| CliError::Usage(format!("--jobs: {e}")))?;
+    let bar = ProgressBar::new(jobs.len() as u64);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{bar:40} {pos}/{len} runs, {elapsed} elapsed, eta {eta} {msg}",
+        )
+        .expect("template is valid"),
+    );
+    let outcomes: Vec<Result<RunResult, CliError>> = pool.install(|| {
+        jobs.par_iter()
+            .map(|job| {
+                let mut r = run_job(
+                    &job.task,
+                    job.method,
+                    &job.params,
+                    job.seed,
+                    channel,
+                    &config.params,
+                )
+                .map_err(|e| {
+                    CliError::Usage(format!(
+                        "{} / {} / seed {}: {e}",
+                        job.task.name(),
+                        job.label,
+                        job.seed
+                    ))
+                })?;
+                r.method = job.label.clone();
+                bar.inc(1);
+                bar.set_message(format!("{} {} seed {}", r.task, r.method, r.seed));
+                Ok(r)
+            })
+            .collect()
+    });
+    bar.finish_and_clear();
+    let runs = outcomes.into_iter().collect::<Result<Vec<_>, _>>()?;
+    let results = Results { runs };
+    write_results(&args.out, &results)?;
+    let seconds: Vec<f64> = results.runs.iter().map(|r| r.seconds).collect();
+    println!(
+        "{}: {} runs ({} channel) written to {} (median run {:.2} s)",
+        config.name,
+        results.runs.len(),
+        match channel {
+            ChannelKind::He => "he",
+            ChannelKind::Plain => "plain",
+        },
+        args.out.join("results.json").display(),
+        super::median_ms(
+            &seconds
+                .iter()
+                .map(|s| std::time::Duration::from_secs_f64(*s))
+                .collect::<Vec<_>>()
+        ) / 1e3
+    );
+    Ok(())
+}
