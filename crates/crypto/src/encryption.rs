@@ -29,10 +29,10 @@ impl Ciphertext {
             .sample_poly(ring, SmallDistribution::Ternary)?
             .into_ntt();
         let mut c0 = pk.b_ntt().mul(&u)?;
-        c0.add_assign(&rng.sample_poly(ring, error)?)?;
+        rng.add_sample_assign(&mut c0, error)?;
         c0.add_assign(plaintext)?;
         let mut c1 = pk.crs().a_ntt().mul(&u)?;
-        c1.add_assign(&rng.sample_poly(ring, error)?)?;
+        rng.add_sample_assign(&mut c1, error)?;
         Ok(Self { c0, c1 })
     }
 
