@@ -1,6 +1,6 @@
 //! The ring context: degree, RNS primes and their cached NTT plans.
 
-use crate::modular::{add_mod, is_prime, mul_mod_shoup, shoup_precompute, sub_mod};
+use crate::modular::{add_mod, is_prime, mul_mod_shoup, neg_mod_if, shoup_precompute};
 use crate::RingError;
 use concrete_ntt::prime64::Plan;
 use std::collections::HashMap;
@@ -138,11 +138,7 @@ impl RingContext {
         let m = c.unsigned_abs();
         let low = mul_mod_shoup(m as u64, 1, r.one_shoup, r.p);
         let high = mul_mod_shoup((m >> 64) as u64, r.r64, r.r64_shoup, r.p);
-        let reduced = add_mod(low, high, r.p);
-        // reduced or p − reduced (mod p), selected by a mask.
-        let negative = 0u64.wrapping_sub((c < 0) as u64);
-        let negated = sub_mod(0, reduced, r.p);
-        reduced ^ ((reduced ^ negated) & negative)
+        neg_mod_if(add_mod(low, high, r.p), c < 0, r.p)
     }
 
     pub(crate) fn plan(&self, limb: usize) -> &Plan {

@@ -20,6 +20,14 @@ pub fn sub_mod(a: u64, b: u64, p: u64) -> u64 {
     d.min(d.wrapping_add(p))
 }
 
+/// −x mod p if `negate`, else x, for x < p < 2^63; branch-free, since the
+/// callers' signs are random and a branch would mispredict half the time.
+#[inline]
+pub fn neg_mod_if(x: u64, negate: bool, p: u64) -> u64 {
+    let mask = 0u64.wrapping_sub(negate as u64);
+    x ^ ((x ^ sub_mod(0, x, p)) & mask)
+}
+
 /// (a · b) mod p through a 128-bit product.
 #[inline]
 pub fn mul_mod(a: u64, b: u64, p: u64) -> u64 {
@@ -121,6 +129,9 @@ mod tests {
         assert_eq!(reduce_i128(-1, 7), 6);
         assert_eq!(sub_mod(1, 3, 7), 5);
         assert_eq!(add_mod(5, 4, 7), 2);
+        assert_eq!(neg_mod_if(2, true, 7), 5);
+        assert_eq!(neg_mod_if(0, true, 7), 0);
+        assert_eq!(neg_mod_if(2, false, 7), 2);
     }
 }
 
