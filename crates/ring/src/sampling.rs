@@ -80,7 +80,7 @@ impl std::fmt::Debug for Csprng {
 }
 
 /// Values drawn per block by the polynomial samplers: a block's random bytes and
-/// values stay in L1 cache, and its stack buffers are wiped when it is done.
+/// values stay in L1 cache, in stack buffers that are wiped when the sampler returns.
 const BLOCK: usize = 512;
 
 /// Random bytes of one block: up to 16 per value, plus room for the last
@@ -397,7 +397,7 @@ impl Csprng {
                     for (r, &e) in dst.iter_mut().zip(block.iter()) {
                         *r = combine(*r, reduce_small(e as i64, p), p);
                     }
-                } else if let Some(wide) = &wide[limb] {
+                } else if let Some(wide) = wide.get(limb).and_then(Option::as_ref) {
                     for (r, &e) in dst.iter_mut().zip(block.iter()) {
                         *r = combine(*r, wide.reduce(e), p);
                     }
