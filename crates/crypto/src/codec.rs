@@ -18,7 +18,7 @@
 //! returning noise. The decoding error of a sum is at most n·2^−(f+1).
 
 use crate::{CodecError, Params};
-use fedhe_ring::modular::{mul_mod_shoup, shoup_precompute, sub_mod};
+use fedhe_ring::modular::{mul_mod_shoup, neg_mod_if, shoup_precompute};
 use fedhe_ring::{CrtBasis, Poly, Representation};
 use num_bigint::BigUint;
 use num_traits::ToPrimitive;
@@ -40,6 +40,18 @@ pub struct EncodingInfo {
     pub bound: f64,
     /// Fractional bits f.
     pub fractional_bits: u32,
+}
+
+/// ⌊y⌉ with halves away from zero, exactly as `f64::round`, for |y| < 2^62.
+///
+/// `f64::round` is a libm call on the x86-64 baseline (no SSE4.1 `roundsd`);
+/// truncation is one instruction. Both steps are exact: t = trunc(y) is an
+/// integer below 2^62, hence y itself when |y| ≥ 2^52 and exactly representable
+/// otherwise, and y − t is then exact as well.
+fn round_half_away(y: f64) -> i64 {
+    let t = y as i64;
+    let frac = y - t as f64;
+    t + i64::from(frac >= 0.5) - i64::from(frac <= -0.5)
 }
 
 /// Encoder and decoder for one (parameter set, members, bound).
@@ -222,15 +234,11 @@ impl FixedPointCodec {
             let mut data = vec![0u64; n * moduli.len()];
             for (limb, (&p, &(d, d_shoup))) in moduli.iter().zip(&self.delta).enumerate() {
                 for (dst, &x) in data[limb * n..].iter_mut().zip(chunk) {
-                    // |x·2^f| < 2^62: exact in f64 (a power-of-two scaling) and in i128.
+                    // |x·2^f| < 2^62: exact in f64 (a power-of-two scaling).
                     // mul_mod_shoup takes any 64-bit multiplicand: no reduction first.
-                    let fixed = (x * scale).round() as i64;
+                    let fixed = round_half_away(x * scale);
                     let product = mul_mod_shoup(fixed.unsigned_abs(), d, d_shoup, p);
-                    *dst = if fixed < 0 {
-                        sub_mod(0, product, p)
-                    } else {
-                        product
-                    };
+                    *dst = neg_mod_if(product, fixed < 0, p);
                 }
             }
             out.push(
@@ -295,5 +303,54 @@ impl FixedPointCodec {
     fn to_reals(&self, integers: &[i128]) -> Vec<f64> {
         let inv_scale = (-(self.info.fractional_bits as f64)).exp2();
         integers.iter().map(|&m| m as f64 * inv_scale).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::round_half_away;
+
+    #[test]
+    fn rounding_matches_f64_round() {
+        let edges = [
+            0.0,
+            -0.0,
+            0.5,
+            -0.5,
+            1.5,
+            -1.5,
+            2.5,
+            -2.5,
+            0.499_999_999_999_999_94,
+            -0.499_999_999_999_999_94,
+            4_503_599_627_370_495.5, // 2^52 − 1/2
+            -4_503_599_627_370_495.5,
+            9_007_199_254_740_993.0, // rounds to 2^53 on parsing
+            (1u64 << 61) as f64 * 1.75,
+            -((1u64 << 61) as f64) * 1.75,
+        ];
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let random = (0..100_000).map(|i| {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            // Uniform mantissas at scales from 2^−4 to 2^61, both signs, and
+            // exact halves.
+            let scale = (i % 66) - 4;
+            let v = (x >> 11) as f64 / (1u64 << 53) as f64 * 2f64.powi(scale);
+            let v = if i % 7 == 0 {
+                (v * 2.0).round() / 2.0
+            } else {
+                v
+            };
+            if x & 1 == 0 {
+                v
+            } else {
+                -v
+            }
+        });
+        for y in edges.into_iter().chain(random) {
+            assert_eq!(round_half_away(y), y.round() as i64, "y = {y:e}");
+        }
     }
 }

@@ -24,11 +24,10 @@ impl DecryptionShare {
         aggregate: &EncryptedVector,
         rng: &mut Csprng,
     ) -> Result<Self, ChannelError> {
-        Self::generate_with_flooding(params, secret, aggregate, params.set().flooding_bits, rng)
+        Self::generate_with_flooding(secret, aggregate, params.set().flooding_bits, rng)
     }
 
     pub(crate) fn generate_with_flooding(
-        params: &Params,
         secret: &SecretKeyShare,
         aggregate: &EncryptedVector,
         flooding_bits: u32,
@@ -42,7 +41,7 @@ impl DecryptionShare {
             .iter()
             .map(|ct| {
                 let mut d = secret.s_ntt().mul(&ct.c1)?;
-                d.add_assign(&rng.sample_poly(params.ring(), flood)?)?;
+                rng.add_sample_assign(&mut d, flood)?;
                 Ok(d)
             })
             .collect::<Result<Vec<_>, ChannelError>>()?;
@@ -150,7 +149,6 @@ mod tests {
         let half = 1i128 << params.set().flooding_bits;
         for _ in 0..8 {
             let share = DecryptionShare::generate_with_flooding(
-                &params,
                 &channel.secrets[0],
                 &transcript.aggregate,
                 flooding_bits,

@@ -28,11 +28,14 @@ impl Ciphertext {
         let u = rng
             .sample_poly(ring, SmallDistribution::Ternary)?
             .into_ntt();
-        let mut c0 = pk.b_ntt().mul(&u)?;
-        c0.add_assign(&rng.sample_poly(ring, error)?)?;
+        // u is transformed once; c1 takes over its buffer, c0 a copy.
+        let mut c0 = u.clone();
+        c0.mul_assign(pk.b_ntt())?;
+        rng.add_sample_assign(&mut c0, error)?;
         c0.add_assign(plaintext)?;
-        let mut c1 = pk.crs().a_ntt().mul(&u)?;
-        c1.add_assign(&rng.sample_poly(ring, error)?)?;
+        let mut c1 = u;
+        c1.mul_assign(pk.crs().a_ntt())?;
+        rng.add_sample_assign(&mut c1, error)?;
         Ok(Self { c0, c1 })
     }
 

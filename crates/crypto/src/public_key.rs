@@ -72,14 +72,14 @@ impl PublicKeyShare {
         crs: &CommonRandomPoly,
         rng: &mut Csprng,
     ) -> Result<Self, ChannelError> {
-        let mut b = rng.sample_poly(
-            params.ring(),
+        let mut b = crs.a_ntt().mul(secret.s_ntt())?;
+        b.neg_assign();
+        rng.add_sample_assign(
+            &mut b,
             SmallDistribution::CenteredBinomial {
                 eta: params.set().error_eta,
             },
         )?;
-        let a_s = crs.a_ntt().mul(secret.s_ntt())?;
-        b.sub_assign(&a_s)?;
         Ok(Self {
             member: secret.member.clone(),
             crs_seed: *crs.seed(),

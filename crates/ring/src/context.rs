@@ -1,6 +1,6 @@
 //! The ring context: degree, RNS primes and their cached NTT plans.
 
-use crate::modular::{add_mod, is_prime, mul_mod_shoup, shoup_precompute, sub_mod};
+use crate::modular::{add_mod, is_prime, mul_mod_shoup, neg_mod_if, shoup_precompute};
 use crate::RingError;
 use concrete_ntt::prime64::Plan;
 use std::collections::HashMap;
@@ -129,20 +129,16 @@ impl RingContext {
     /// c mod p_limb for any signed 128-bit c, without division:
     /// |c| = h·2^64 + l gives |c| ≡ h·(2^64 mod p) + l (mod p), both terms by
     /// Shoup multiplication; a negative c is then negated.
+    ///
+    /// Both terms are always computed: flooding draws straddle 2^64 and have
+    /// random signs, so branching on h or on the sign would mispredict half the time.
     #[inline]
     pub fn reduce_signed(&self, limb: usize, c: i128) -> u64 {
         let r = &self.reducers[limb];
         let m = c.unsigned_abs();
         let low = mul_mod_shoup(m as u64, 1, r.one_shoup, r.p);
-        let reduced = match (m >> 64) as u64 {
-            0 => low,
-            high => add_mod(low, mul_mod_shoup(high, r.r64, r.r64_shoup, r.p), r.p),
-        };
-        if c < 0 {
-            sub_mod(0, reduced, r.p)
-        } else {
-            reduced
-        }
+        let high = mul_mod_shoup((m >> 64) as u64, r.r64, r.r64_shoup, r.p);
+        neg_mod_if(add_mod(low, high, r.p), c < 0, r.p)
     }
 
     pub(crate) fn plan(&self, limb: usize) -> &Plan {

@@ -2,24 +2,30 @@
 //! vectorised kernels; these scalar helpers serve setup, CRT and reference code.
 
 /// (a + b) mod p for a, b < p < 2^63.
+///
+/// Branch-free: when s = a + b < p, s − p wraps above s and `min` keeps s.
+/// Residues are random, so a branch here would mispredict half the time; `min`
+/// is a compare and a conditional move, and vectorises.
 #[inline]
 pub fn add_mod(a: u64, b: u64, p: u64) -> u64 {
     let s = a + b;
-    if s >= p {
-        s - p
-    } else {
-        s
-    }
+    s.min(s.wrapping_sub(p))
 }
 
-/// (a − b) mod p for a, b < p.
+/// (a − b) mod p for a, b < p < 2^63, branch-free like [`add_mod`]: when a < b,
+/// a − b wraps above p and adding p brings it back below.
 #[inline]
 pub fn sub_mod(a: u64, b: u64, p: u64) -> u64 {
-    if a >= b {
-        a - b
-    } else {
-        a + p - b
-    }
+    let d = a.wrapping_sub(b);
+    d.min(d.wrapping_add(p))
+}
+
+/// −x mod p if `negate`, else x, for x < p < 2^63; branch-free, since the
+/// callers' signs are random and a branch would mispredict half the time.
+#[inline]
+pub fn neg_mod_if(x: u64, negate: bool, p: u64) -> u64 {
+    let mask = 0u64.wrapping_sub(negate as u64);
+    x ^ ((x ^ sub_mod(0, x, p)) & mask)
 }
 
 /// (a · b) mod p through a 128-bit product.
@@ -123,6 +129,9 @@ mod tests {
         assert_eq!(reduce_i128(-1, 7), 6);
         assert_eq!(sub_mod(1, 3, 7), 5);
         assert_eq!(add_mod(5, 4, 7), 2);
+        assert_eq!(neg_mod_if(2, true, 7), 5);
+        assert_eq!(neg_mod_if(0, true, 7), 0);
+        assert_eq!(neg_mod_if(2, false, 7), 2);
     }
 }
 
@@ -138,11 +147,7 @@ pub fn shoup_precompute(w: u64, p: u64) -> u64 {
 pub fn mul_mod_shoup(x: u64, w: u64, w_shoup: u64, p: u64) -> u64 {
     let q = ((x as u128 * w_shoup as u128) >> 64) as u64;
     let r = x.wrapping_mul(w).wrapping_sub(q.wrapping_mul(p));
-    if r >= p {
-        r - p
-    } else {
-        r
-    }
+    r.min(r.wrapping_sub(p))
 }
 
 #[cfg(test)]
