@@ -4,4 +4,5 @@
 //! `tests/` and the benchmarks in `benches/`.
 
 pub use fedhe_crypto as crypto;
+pub use fedhe_dp as dp;
 pub use fedhe_ring as ring;

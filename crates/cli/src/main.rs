@@ -30,6 +30,8 @@ enum Command {
     /// Benchmarks that print JSON.
     #[command(subcommand)]
     Bench(commands::bench::BenchCommand),
+    /// Privacy loss of the Poisson-subsampled Gaussian mechanism (DP-FTS-DE).
+    Privacy(commands::privacy::PrivacyArgs),
 }
 
 fn main() -> ExitCode {
@@ -39,6 +41,7 @@ fn main() -> ExitCode {
         Command::Channel(cmd) => commands::channel::run(cmd),
         Command::Inspect(args) => commands::inspect::run(args),
         Command::Bench(cmd) => commands::bench::run(cmd),
+        Command::Privacy(args) => commands::privacy::run(args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -4,6 +4,7 @@ pub mod bench;
 pub mod channel;
 pub mod demo;
 pub mod inspect;
+pub mod privacy;
 
 use crate::error::CliError;
 use fedhe_crypto::{InsecurePolicy, ParameterSet, Params};
