@@ -35,7 +35,7 @@ pub struct PrivacyArgs {
     /// The accountant.
     #[arg(long, value_enum, default_value = "moments")]
     accountant: AccountantArg,
-    /// Print `{"epsilon": ..., "order": ...}`.
+    /// Print `{"epsilon": ..., "order": ...}` (order: the minimising RDP order α; moment order λ = α − 1).
     #[arg(long)]
     json: bool,
 }
