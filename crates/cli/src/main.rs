@@ -38,6 +38,8 @@ enum Command {
     Gp(commands::gp::GpCommand),
     /// Run the federations of an experiment config and write results.json.
     Simulate(commands::simulate::SimulateArgs),
+    /// Privacy loss of the Poisson-subsampled Gaussian mechanism (DP-FTS-DE).
+    Privacy(commands::privacy::PrivacyArgs),
 }
 
 fn main() -> ExitCode {
@@ -50,6 +52,7 @@ fn main() -> ExitCode {
         Command::Objective(command) => commands::objective::run(command),
         Command::Gp(command) => commands::gp::run(command),
         Command::Simulate(args) => commands::simulate::run_command(args),
+        Command::Privacy(args) => commands::privacy::run(args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

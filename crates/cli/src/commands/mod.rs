@@ -7,6 +7,7 @@ pub mod gp;
 pub mod inspect;
 pub mod json_input;
 pub mod objective;
+pub mod privacy;
 pub mod simulate;
 
 use crate::error::CliError;
