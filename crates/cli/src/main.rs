@@ -6,6 +6,7 @@
 
 mod commands;
 mod error;
+mod report;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -36,6 +37,8 @@ enum Command {
     /// Gaussian-process regression.
     #[command(subcommand)]
     Gp(commands::gp::GpCommand),
+    /// Tables, significance tests and convergence plots from a `fedhe simulate` output.
+    Report(commands::report::ReportArgs),
 }
 
 fn main() -> ExitCode {
@@ -47,6 +50,7 @@ fn main() -> ExitCode {
         Command::Bench(cmd) => commands::bench::run(cmd),
         Command::Objective(command) => commands::objective::run(command),
         Command::Gp(command) => commands::gp::run(command),
+        Command::Report(args) => commands::report::run(args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

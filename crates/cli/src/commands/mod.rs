@@ -7,6 +7,7 @@ pub mod gp;
 pub mod inspect;
 pub mod json_input;
 pub mod objective;
+pub mod report;
 
 use crate::error::CliError;
 use fedhe_crypto::{InsecurePolicy, ParameterSet, Params};
