@@ -6,6 +6,7 @@
 
 mod commands;
 mod error;
+mod report;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -40,6 +41,8 @@ enum Command {
     Simulate(commands::simulate::SimulateArgs),
     /// Privacy loss of the Poisson-subsampled Gaussian mechanism (DP-FTS-DE).
     Privacy(commands::privacy::PrivacyArgs),
+    /// Tables, significance tests and convergence plots from a `fedhe simulate` output.
+    Report(commands::report::ReportArgs),
 }
 
 fn main() -> ExitCode {
@@ -53,6 +56,7 @@ fn main() -> ExitCode {
         Command::Gp(command) => commands::gp::run(command),
         Command::Simulate(args) => commands::simulate::run_command(args),
         Command::Privacy(args) => commands::privacy::run(args),
+        Command::Report(args) => commands::report::run(args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -8,6 +8,7 @@ pub mod inspect;
 pub mod json_input;
 pub mod objective;
 pub mod privacy;
+pub mod report;
 pub mod simulate;
 
 use crate::error::CliError;

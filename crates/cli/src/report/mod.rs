@@ -1,0 +1,14 @@
+//! `fedhe report`: summaries, significance tests, the comparison with a
+//! published table and convergence plots, from a `results.json`.
+//!
+//! Entities and algorithms are kept apart: [`results`] reads and groups the
+//! runs, [`stats`] holds the tests, [`compare`] applies them the way the
+//! paper's Tables 1 and 5 do, [`baseline`] reads a published table, and
+//! [`table`] and [`plot`] write the Markdown and the PNGs.
+
+pub mod baseline;
+pub mod compare;
+pub mod plot;
+pub mod results;
+pub mod stats;
+pub mod table;

@@ -1,0 +1,235 @@
+//! `results.json` as `fedhe simulate` writes it, read and checked for the report.
+
+use serde::Deserialize;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The file: `{"runs": [...]}`. Unknown fields are ignored, so the simulator
+/// can add fields without breaking the report.
+#[derive(Debug, Deserialize)]
+pub struct ResultsFile {
+    /// One entry per (task, method, seed).
+    pub runs: Vec<Run>,
+}
+
+/// One federation run: the fields the report uses.
+#[derive(Clone, Debug, Deserialize)]
+pub struct Run {
+    /// Objective name as `fedhe objective list` prints it, e.g. `cec2005-f1`.
+    pub task: String,
+    /// Method in kebab case, e.g. `fbo-fedgp`.
+    pub method: String,
+    /// The seed; runs of two methods with the same seed are paired.
+    pub seed: u64,
+    /// Best objective value the federation found (minimised).
+    pub best: f64,
+    /// Best-so-far after each round.
+    pub trace: Vec<f64>,
+}
+
+/// The runs of one method on one task, ordered by seed.
+#[derive(Clone, Debug, Default)]
+pub struct MethodRuns {
+    /// seed → best value.
+    pub best_by_seed: BTreeMap<u64, f64>,
+    /// Best-so-far traces, in seed order; all of one length per task.
+    pub traces: Vec<Vec<f64>>,
+}
+
+/// The runs grouped by task, then method, in report order.
+#[derive(Debug)]
+pub struct Grouped {
+    /// Tasks in natural order (`cec2005-f2` before `cec2005-f10`).
+    pub tasks: Vec<TaskRuns>,
+    /// Every method seen, in report order (see [`method_order`]).
+    pub methods: Vec<String>,
+    /// Total number of runs.
+    pub run_count: usize,
+}
+
+/// The runs of one task.
+#[derive(Debug)]
+pub struct TaskRuns {
+    /// Task name.
+    pub task: String,
+    /// Number of rounds (the common trace length).
+    pub rounds: usize,
+    /// method → runs.
+    pub methods: BTreeMap<String, MethodRuns>,
+}
+
+/// The methods `fedhe simulate` knows, in the order the report shows them
+/// after the reference method; any other method follows alphabetically.
+const KNOWN_METHODS: [&str; 6] = [
+    "fbo-fedgp",
+    "local-only",
+    "global-only",
+    "random-support",
+    "independent-bo",
+    "random-search",
+];
+
+/// Checks the runs and groups them. The error names the first problem found:
+/// no runs, an empty or non-finite field, a repeated (task, method, seed), or
+/// traces of different lengths within one task (the plots average them round
+/// by round, so they must align).
+pub fn group(runs: Vec<Run>, reference: &str) -> Result<Grouped, String> {
+    if runs.is_empty() {
+        return Err("\"runs\" is empty".to_string());
+    }
+    let run_count = runs.len();
+    let mut by_task: BTreeMap<String, TaskRuns> = BTreeMap::new();
+    let mut methods = BTreeSet::new();
+    for (i, run) in runs.into_iter().enumerate() {
+        let at = format!(
+            "run {i} ({} / {} / seed {})",
+            run.task, run.method, run.seed
+        );
+        if run.task.is_empty() || run.method.is_empty() {
+            return Err(format!("run {i}: empty task or method name"));
+        }
+        if !run.best.is_finite() {
+            return Err(format!("{at}: \"best\" is not finite"));
+        }
+        if run.trace.is_empty() {
+            return Err(format!("{at}: \"trace\" is empty"));
+        }
+        if run.trace.iter().any(|v| !v.is_finite()) {
+            return Err(format!("{at}: \"trace\" has a non-finite value"));
+        }
+        let task = by_task.entry(run.task.clone()).or_insert_with(|| TaskRuns {
+            task: run.task.clone(),
+            rounds: run.trace.len(),
+            methods: BTreeMap::new(),
+        });
+        if run.trace.len() != task.rounds {
+            return Err(format!(
+                "{at}: inconsistent trace lengths in task {}: {} rounds, earlier runs have {}",
+                run.task,
+                run.trace.len(),
+                task.rounds
+            ));
+        }
+        methods.insert(run.method.clone());
+        let entry = task.methods.entry(run.method.clone()).or_default();
+        if entry.best_by_seed.insert(run.seed, run.best).is_some() {
+            return Err(format!("{at}: the same task, method and seed appear twice"));
+        }
+        entry.traces.push(run.trace);
+    }
+    let mut tasks: Vec<TaskRuns> = by_task.into_values().collect();
+    tasks.sort_by(|a, b| natural_cmp(&a.task, &b.task));
+    Ok(Grouped {
+        tasks,
+        methods: method_order(methods, reference),
+        run_count,
+    })
+}
+
+/// The reference method first, then the known methods in their order, then
+/// the rest alphabetically.
+pub fn method_order(methods: BTreeSet<String>, reference: &str) -> Vec<String> {
+    let rank = |m: &str| {
+        if m == reference {
+            0
+        } else {
+            KNOWN_METHODS
+                .iter()
+                .position(|k| *k == m)
+                .map_or(usize::MAX, |p| p + 1)
+        }
+    };
+    let mut ordered: Vec<String> = methods.into_iter().collect();
+    // Stable: equal ranks (unknown methods) keep the alphabetical order of the set.
+    ordered.sort_by_key(|m| rank(m));
+    ordered
+}
+
+/// Compares strings so that runs of digits compare as numbers: `f2` < `f10`.
+pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    fn chunks(s: &str) -> Vec<(bool, &str)> {
+        let mut out = Vec::new();
+        let mut start = 0;
+        let bytes = s.as_bytes();
+        for i in 1..=bytes.len() {
+            if i == bytes.len() || bytes[i].is_ascii_digit() != bytes[start].is_ascii_digit() {
+                out.push((bytes[start].is_ascii_digit(), &s[start..i]));
+                start = i;
+            }
+        }
+        out
+    }
+    let (ca, cb) = (chunks(a), chunks(b));
+    for ((da, sa), (db, sb)) in ca.iter().zip(&cb) {
+        let ord = if *da && *db {
+            // Compare numerically without parsing: fewer significant digits is smaller.
+            let (ta, tb) = (sa.trim_start_matches('0'), sb.trim_start_matches('0'));
+            ta.len().cmp(&tb.len()).then(ta.cmp(tb))
+        } else {
+            sa.cmp(sb)
+        };
+        if ord != std::cmp::Ordering::Equal {
+            return ord;
+        }
+    }
+    ca.len().cmp(&cb.len()).then(a.cmp(b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(task: &str, method: &str, seed: u64, trace: &[f64]) -> Run {
+        Run {
+            task: task.into(),
+            method: method.into(),
+            seed,
+            best: *trace.last().unwrap(),
+            trace: trace.to_vec(),
+        }
+    }
+
+    #[test]
+    fn natural_order_of_tasks() {
+        let mut v = vec!["cec2005-f10", "cec2005-f2", "cec2005-f1", "garland"];
+        v.sort_by(|a, b| natural_cmp(a, b));
+        assert_eq!(v, ["cec2005-f1", "cec2005-f2", "cec2005-f10", "garland"]);
+    }
+
+    #[test]
+    fn reference_first_then_known_then_alphabetical() {
+        let set: BTreeSet<String> = ["zeta", "random-search", "local-only", "alpha", "fbo-fedgp"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(
+            method_order(set.clone(), "fbo-fedgp"),
+            ["fbo-fedgp", "local-only", "random-search", "alpha", "zeta"]
+        );
+        assert_eq!(method_order(set, "zeta")[0], "zeta");
+    }
+
+    #[test]
+    fn refuses_bad_runs() {
+        assert!(group(vec![], "fbo-fedgp").unwrap_err().contains("empty"));
+        let err = group(
+            vec![run("t", "m", 0, &[3.0, 2.0]), run("t", "n", 0, &[3.0])],
+            "m",
+        )
+        .unwrap_err();
+        assert!(err.contains("inconsistent trace lengths"), "{err}");
+        let err = group(
+            vec![run("t", "m", 0, &[1.0]), run("t", "m", 0, &[1.0])],
+            "m",
+        )
+        .unwrap_err();
+        assert!(err.contains("twice"), "{err}");
+        // Different tasks may have different lengths.
+        let g = group(
+            vec![run("a", "m", 0, &[1.0]), run("b", "m", 0, &[2.0, 1.0])],
+            "m",
+        )
+        .unwrap();
+        assert_eq!(g.tasks.len(), 2);
+        assert_eq!(g.tasks[1].rounds, 2);
+    }
+}

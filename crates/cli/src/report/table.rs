@@ -1,0 +1,430 @@
+//! `report.md`: the tables of the report as Markdown.
+
+use super::baseline::BaselineTable;
+use super::compare::{mean_best, AcrossTasks, Tally, TaskComparisons};
+use super::results::{natural_cmp, Grouped};
+use super::stats::Summary;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// Everything the Markdown needs.
+pub struct ReportInput<'a> {
+    /// The grouped runs.
+    pub grouped: &'a Grouped,
+    /// The reference method.
+    pub reference: &'a str,
+    /// Significance level.
+    pub alpha: f64,
+    /// Per-task comparisons (Table 1 style).
+    pub per_task: &'a [TaskComparisons],
+    /// Across-task comparisons (Table 5 style).
+    pub across: &'a [AcrossTasks],
+    /// The published table and the path it came from.
+    pub baseline: Option<(&'a BaselineTable, &'a str)>,
+    /// (task, plot path relative to the report).
+    pub plots: &'a [(String, String)],
+}
+
+/// A value with about six significant digits: the precise form of the
+/// per-method table, so that the report can be checked against `results.json`.
+pub fn format_precise(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return format!("{x}");
+    }
+    let e = x.abs().log10().floor() as i32;
+    if !(-3..6).contains(&e) {
+        format!("{x:.5e}")
+    } else {
+        format!("{x:.*}", (5 - e) as usize)
+    }
+}
+
+/// A value as the paper prints them: two decimals, or three significant
+/// digits in scientific form when very large or small (`1.05e8`).
+pub fn format_compact(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return format!("{x}");
+    }
+    let e = x.abs().log10().floor() as i32;
+    if !(-2..5).contains(&e) {
+        format!("{x:.2e}")
+    } else if e < 0 {
+        format!("{x:.4}")
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+/// A p-value: four significant digits.
+fn format_p(p: f64) -> String {
+    if !p.is_finite() {
+        "–".to_string()
+    } else if p >= 1e-3 {
+        format!("{p:.4}")
+    } else {
+        format!("{p:.3e}")
+    }
+}
+
+/// The summary of one method's best values on one task.
+fn summary(grouped: &Grouped, task: usize, method: &str) -> Option<Summary> {
+    let runs = grouped.tasks[task].methods.get(method)?;
+    let values: Vec<f64> = runs.best_by_seed.values().copied().collect();
+    Summary::of(&values)
+}
+
+/// Renders the whole report.
+pub fn render(input: &ReportInput) -> String {
+    let g = input.grouped;
+    let reference = input.reference;
+    let others: Vec<&String> = g.methods.iter().filter(|m| *m != reference).collect();
+    let mut out = String::new();
+    let w = &mut out;
+
+    let _ = writeln!(w, "# fedhe report\n");
+    let _ = writeln!(
+        w,
+        "From `results.json`: {} runs, {} tasks, methods {}. Reference method: `{reference}`. \
+         Every objective is minimised: lower is better.\n",
+        g.run_count,
+        g.tasks.len(),
+        g.methods
+            .iter()
+            .map(|m| format!("`{m}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+
+    // 1. Summaries.
+    let _ = writeln!(w, "## Best value per task and method\n");
+    let _ = writeln!(
+        w,
+        "`best` over the seeds: n runs, mean and sample standard deviation (n − 1 in the denominator).\n"
+    );
+    let _ = writeln!(w, "| task | method | n | mean | std |");
+    let _ = writeln!(w, "| --- | --- | ---: | ---: | ---: |");
+    for (t, task) in g.tasks.iter().enumerate() {
+        for method in &g.methods {
+            if let Some(s) = summary(g, t, method) {
+                let _ = writeln!(
+                    w,
+                    "| {} | {method} | {} | {} | {} |",
+                    task.task,
+                    s.n,
+                    format_precise(s.mean),
+                    format_precise(s.std)
+                );
+            }
+        }
+    }
+
+    // 2. Table 1 style.
+    let _ = writeln!(w, "\n## Comparison with `{reference}` (Table 1 style)\n");
+    let _ = writeln!(
+        w,
+        "Mean ± std of `best`. The mark after each other method says how it does \
+         against `{reference}`, as in the paper's Table 1: `+` significantly better \
+         (lower), `≈` no significant difference, `−` significantly worse. Test: \
+         two-sided Wilcoxon signed-rank on the runs paired by seed, Holm-corrected \
+         over the comparisons of the task's row, α = {}.\n",
+        input.alpha
+    );
+    let mut header = String::from("| task |");
+    let mut rule = String::from("| --- |");
+    for m in &others {
+        let _ = write!(header, " {m} |");
+        rule.push_str(" ---: |");
+    }
+    let _ = write!(header, " {reference} (reference) |");
+    rule.push_str(" ---: |");
+    let _ = writeln!(w, "{header}\n{rule}");
+    let mut tallies: BTreeMap<&str, Tally> = BTreeMap::new();
+    for (t, (task, comparisons)) in g.tasks.iter().zip(input.per_task).enumerate() {
+        let _ = write!(w, "| {} |", task.task);
+        for m in &others {
+            let cell = match (
+                summary(g, t, m),
+                comparisons.comparisons.iter().find(|c| &&c.method == m),
+            ) {
+                (Some(s), Some(c)) => {
+                    let mark = if c.test.is_some() {
+                        tallies.entry(m.as_str()).or_default().add(c.mark);
+                        c.mark.symbol()
+                    } else {
+                        "n/a"
+                    };
+                    format!(
+                        "{} ± {} {mark}",
+                        format_compact(s.mean),
+                        format_compact(s.std)
+                    )
+                }
+                _ => "–".to_string(),
+            };
+            let _ = write!(w, " {cell} |");
+        }
+        let cell = summary(g, t, reference).map_or("–".to_string(), |s| {
+            format!("{} ± {}", format_compact(s.mean), format_compact(s.std))
+        });
+        let _ = writeln!(w, " {cell} |");
+    }
+    let _ = write!(w, "| +/≈/− |");
+    for m in &others {
+        let tally = tallies.get(m.as_str()).copied().unwrap_or_default();
+        let _ = write!(w, " {} |", tally.to_paper_string());
+    }
+    let _ = writeln!(w, " – |");
+    let total = tallies.values().fold(Tally::default(), |mut acc, t| {
+        acc.better += t.better;
+        acc.tie += t.tie;
+        acc.worse += t.worse;
+        acc
+    });
+    let _ = writeln!(
+        w,
+        "\nOver all {} comparisons: {} `+`, {} `≈`, {} `−` (other methods against `{reference}`).",
+        total.better + total.tie + total.worse,
+        total.better,
+        total.tie,
+        total.worse
+    );
+
+    // 3. The tests behind Table 1.
+    let _ = writeln!(w, "\n## Tests per task\n");
+    let _ = writeln!(
+        w,
+        "d = `{reference}` − method per seed. W = min(W⁺, W⁻) over the non-zero d \
+         (zero differences dropped, as scipy's default `zero_method=\"wilcox\"`). \
+         r_rb = (W⁺ − W⁻)/(W⁺ + W⁻), the matched-pairs rank-biserial correlation: \
+         negative when `{reference}` is lower (better). p: `exact` null distribution \
+         (no ties or zeros), `sign-flip` enumeration of all 2^n sign changes (ties or \
+         zeros, ≤ 13 pairs), or `normal` approximation with tie and continuity \
+         corrections.\n"
+    );
+    let _ = writeln!(
+        w,
+        "| task | method | pairs | non-zero | W | p | p (Holm) | r_rb | p by | mark |"
+    );
+    let _ = writeln!(
+        w,
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | :-: |"
+    );
+    for row in input.per_task {
+        for c in &row.comparisons {
+            match &c.test {
+                Some(t) => {
+                    let _ = writeln!(
+                        w,
+                        "| {} | {} | {} | {} | {} | {} | {} | {:.3} | {} | {} |",
+                        row.task,
+                        c.method,
+                        t.pairs,
+                        t.n,
+                        t.statistic(),
+                        format_p(t.p_value),
+                        format_p(c.adjusted_p),
+                        t.rank_biserial(),
+                        t.method.as_str(),
+                        c.mark.symbol()
+                    );
+                }
+                None => {
+                    let _ = writeln!(
+                        w,
+                        "| {} | {} | 0 | – | – | – | – | – | no common seed | n/a |",
+                        row.task, c.method
+                    );
+                }
+            }
+        }
+    }
+
+    // 4. Table 5 style.
+    let _ = writeln!(w, "\n## Across tasks (Table 5 style)\n");
+    let _ = writeln!(
+        w,
+        "As the paper's Table 5: per method, the Wilcoxon signed-rank test on the pairs \
+         (mean of `{reference}`, mean of the method) over the tasks both ran; Holm across \
+         the methods; α = {}. r_rb is rank-based as above; (n⁺ − n⁻)/n is the paper's \
+         formula (n⁺ tasks where `{reference}`'s mean is higher, n⁻ lower), a sign count.\n",
+        input.alpha
+    );
+    let _ = writeln!(
+        w,
+        "| method | tasks | W | p | p (Holm) | r_rb | (n⁺ − n⁻)/n | p by | significant |"
+    );
+    let _ = writeln!(
+        w,
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | :-: |"
+    );
+    for a in input.across {
+        let c = &a.comparison;
+        match &c.test {
+            Some(t) => {
+                let sig = if c.adjusted_p <= input.alpha {
+                    "yes"
+                } else {
+                    "no"
+                };
+                let _ = writeln!(
+                    w,
+                    "| {} | {} | {} | {} | {} | {:.3} | {:.3} | {} | {sig} |",
+                    c.method,
+                    a.tasks,
+                    t.statistic(),
+                    format_p(t.p_value),
+                    format_p(c.adjusted_p),
+                    t.rank_biserial(),
+                    a.sign_effect,
+                    t.method.as_str()
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    w,
+                    "| {} | 0 | – | – | – | – | – | – | no common task |",
+                    c.method
+                );
+            }
+        }
+    }
+
+    // 5. The published table.
+    if let Some((table, path)) = input.baseline {
+        render_baseline(w, g, reference, table, path);
+    }
+
+    // 6. Plots.
+    let _ = writeln!(w, "\n## Convergence\n");
+    let _ = writeln!(
+        w,
+        "Mean best-so-far after each round over the seeds, with a band of ±1 standard \
+         error; the black line is the function's optimum where `fedhe objective list` knows it.\n"
+    );
+    for (task, path) in input.plots {
+        let _ = writeln!(w, "### {task}\n\n![{task}]({path})\n");
+    }
+    out
+}
+
+/// The comparison with a published table: its columns beside fedhe's
+/// reference method, and the counts of the issue's acceptance criterion.
+fn render_baseline(
+    w: &mut String,
+    g: &Grouped,
+    reference: &str,
+    table: &BaselineTable,
+    path: &str,
+) {
+    let paper_reference = table.find_method(reference);
+    let paper_baselines: Vec<&String> = table
+        .methods
+        .iter()
+        .filter(|m| Some(m.as_str()) != paper_reference)
+        .collect();
+    let _ = writeln!(w, "\n## Against the published table\n");
+    let _ = writeln!(
+        w,
+        "Published means from `{path}` beside fedhe's `{reference}` mean. \"≤ best \
+         baseline\": fedhe's mean is at or below the lowest of the table's other methods \
+         ({}); \"≤ paper\": at or below the table's own `{}` column.\n",
+        paper_baselines
+            .iter()
+            .map(|m| m.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        paper_reference.unwrap_or("(none: no column matches the reference)")
+    );
+    let mut header = String::from("| task |");
+    let mut rule = String::from("| --- |");
+    for m in &table.methods {
+        let _ = write!(header, " {m} (paper) |");
+        rule.push_str(" ---: |");
+    }
+    let _ = writeln!(
+        w,
+        "{header} fedhe {reference} | ≤ best baseline | ≤ paper |\n{rule} ---: | :-: | :-: |"
+    );
+    let mut tasks: Vec<&String> = table.values.keys().collect();
+    tasks.sort_by(|a, b| natural_cmp(a, b));
+    let (mut compared, mut beat_baselines, mut beat_paper, mut paper_rows) = (0, 0, 0, 0);
+    for task in tasks {
+        let row = &table.values[task];
+        let _ = write!(w, "| {task} |");
+        for m in &table.methods {
+            let cell = row.get(m).map_or("–".to_string(), |v| match v.std {
+                Some(s) => format!("{} ± {}", format_compact(v.mean), format_compact(s)),
+                None => format_compact(v.mean),
+            });
+            let _ = write!(w, " {cell} |");
+        }
+        let fedhe = g
+            .tasks
+            .iter()
+            .find(|t| &t.task == task)
+            .and_then(|t| t.methods.get(reference))
+            .map(mean_best);
+        let best_baseline = paper_baselines
+            .iter()
+            .filter_map(|m| row.get(*m).map(|v| v.mean))
+            .min_by(f64::total_cmp);
+        let paper = paper_reference.and_then(|m| row.get(m)).map(|v| v.mean);
+        let verdict = |ok: bool| if ok { "yes" } else { "no" };
+        match fedhe {
+            Some(f) => {
+                compared += 1;
+                let vs_baselines = best_baseline.map(|b| f <= b);
+                let vs_paper = paper.map(|p| f <= p);
+                beat_baselines += usize::from(vs_baselines == Some(true));
+                beat_paper += usize::from(vs_paper == Some(true));
+                paper_rows += usize::from(vs_paper.is_some());
+                let _ = writeln!(
+                    w,
+                    " {} | {} | {} |",
+                    format_compact(f),
+                    vs_baselines.map_or("–", verdict),
+                    vs_paper.map_or("–", verdict)
+                );
+            }
+            None => {
+                let _ = writeln!(w, " not run | – | – |");
+            }
+        }
+    }
+    let _ = writeln!(
+        w,
+        "\nfedhe's `{reference}` mean ≤ the best published baseline on **{beat_baselines} of {compared}** \
+         tasks run; ≤ the published `{}` on **{beat_paper} of {paper_rows}**.",
+        paper_reference.unwrap_or(reference)
+    );
+    let unknown: Vec<&str> = g
+        .tasks
+        .iter()
+        .filter(|t| !table.values.contains_key(&t.task))
+        .map(|t| t.task.as_str())
+        .collect();
+    if !unknown.is_empty() {
+        let _ = writeln!(
+            w,
+            "\nTasks run but not in the table: {}.",
+            unknown.join(", ")
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn number_formats() {
+        assert_eq!(format_precise(-449.8731234), "-449.873");
+        assert_eq!(format_precise(0.0123456789), "0.0123457");
+        assert_eq!(format_precise(1.05e8), "1.05000e8");
+        assert_eq!(format_precise(0.0), "0");
+        assert_eq!(format_compact(-268.4912), "-268.49");
+        assert_eq!(format_compact(1.05e8), "1.05e8");
+        assert_eq!(format_compact(0.01234), "0.0123");
+        assert_eq!(format_compact(14200.0), "14200.00");
+    }
+}

@@ -1,0 +1,255 @@
+//! `fedhe report` run as a process on a small hand-made `results.json`.
+
+// Not every helper of the shared module is needed here.
+#[allow(dead_code)]
+mod common;
+use common::{assert_fails_with, fedhe};
+use serde_json::json;
+use std::path::PathBuf;
+
+/// A fresh directory unique to this process and `name`.
+fn temp_dir(name: &str) -> PathBuf {
+    let mut p = std::env::temp_dir();
+    p.push(format!("fedhe-report-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&p);
+    std::fs::create_dir_all(&p).unwrap();
+    p
+}
+
+/// Eight seeds of three methods on two tasks. On cec2005-f1, random-search is
+/// worse than fbo-fedgp on every seed by distinct amounts (a significant `−`),
+/// local-only alternates (`≈`). On cec2005-f2, local-only is better on every
+/// seed (`+`). A simulator's extra fields are present and must be ignored.
+fn bests() -> Vec<(&'static str, &'static str, [f64; 8])> {
+    let base = [
+        -440.0, -445.5, -430.25, -449.0, -438.0, -441.75, -447.5, -436.0,
+    ];
+    let shifted = |k: f64, step: f64| {
+        let mut out = base;
+        for (i, v) in out.iter_mut().enumerate() {
+            *v += k + step * i as f64;
+        }
+        out
+    };
+    let mut alternating = base;
+    for (i, v) in alternating.iter_mut().enumerate() {
+        *v += if i % 2 == 0 {
+            1.0 + i as f64
+        } else {
+            -1.5 - i as f64
+        };
+    }
+    vec![
+        ("cec2005-f1", "fbo-fedgp", base),
+        ("cec2005-f1", "random-search", shifted(50.0, 3.0)),
+        ("cec2005-f1", "local-only", alternating),
+        ("cec2005-f2", "fbo-fedgp", shifted(400.0, 0.0)),
+        ("cec2005-f2", "local-only", shifted(390.0, -0.5)),
+        ("cec2005-f2", "random-search", shifted(400.0, 0.25)),
+    ]
+}
+
+fn results_json() -> serde_json::Value {
+    let mut runs = Vec::new();
+    for (task, method, values) in bests() {
+        for (seed, best) in values.iter().enumerate() {
+            runs.push(json!({
+                "task": task, "method": method, "seed": seed, "members": 10, "rounds": 3,
+                "best": best, "best_per_member": [best, best + 1.0],
+                "trace": [best + 20.0, best + 5.0, best],
+                "seconds": 0.5, "bytes_sent_per_member": 1000, "aggregations": 2,
+                "some_future_field": {"nested": true}
+            }));
+        }
+    }
+    json!({ "runs": runs })
+}
+
+fn mean_std(v: &[f64]) -> (f64, f64) {
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    let var = v.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1.0);
+    (mean, var.sqrt())
+}
+
+/// The cells of the Markdown table row that starts with `| {first} | {second} |`.
+fn row<'a>(report: &'a str, first: &str, second: &str) -> Vec<&'a str> {
+    let prefix = format!("| {first} | {second} |");
+    let line = report
+        .lines()
+        .find(|l| l.starts_with(&prefix))
+        .unwrap_or_else(|| panic!("no row {prefix:?} in\n{report}"));
+    line.trim_matches('|').split('|').map(str::trim).collect()
+}
+
+#[test]
+fn report_numbers_are_the_numbers_of_results_json() {
+    let dir = temp_dir("numbers");
+    std::fs::write(dir.join("results.json"), results_json().to_string()).unwrap();
+    let table = dir.join("paper.csv");
+    std::fs::write(
+        &table,
+        "# test table\ntask,method,mean,std\n\
+         cec2005-f1,A,-300,\ncec2005-f1,B,-500,\ncec2005-f1,FBO-FedGP,-440,1.5\n\
+         cec2005-f2,A,0,\ncec2005-f2,B,100,\ncec2005-f2,FBO-FedGP,-100,\n\
+         cec2005-f3,A,1,\n",
+    )
+    .unwrap();
+    let out = fedhe(&[
+        "report",
+        dir.to_str().unwrap(),
+        "--baseline-table",
+        table.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+
+    // Every (task, method): n, mean and std as computed here from the inputs.
+    for (task, method, values) in bests() {
+        let cells = row(&report, task, method);
+        let (mean, std) = mean_std(&values);
+        assert_eq!(cells[2], "8", "{cells:?}");
+        let printed_mean: f64 = cells[3].parse().unwrap();
+        let printed_std: f64 = cells[4].parse().unwrap();
+        assert!(
+            ((printed_mean - mean) / mean).abs() < 1e-5,
+            "{cells:?} vs {mean}"
+        );
+        assert!(
+            ((printed_std - std) / std).abs() < 1e-5,
+            "{cells:?} vs {std}"
+        );
+    }
+
+    // Table 1 style: columns local-only, random-search, then the reference.
+    let header = report
+        .lines()
+        .find(|l| l.starts_with("| task | local-only"))
+        .unwrap();
+    assert!(header.contains("fbo-fedgp (reference)"), "{header}");
+    let f1 = report
+        .lines()
+        .find(|l| l.starts_with("| cec2005-f1 | ") && l.contains('±'))
+        .unwrap();
+    let cells: Vec<&str> = f1.trim_matches('|').split('|').map(str::trim).collect();
+    assert!(cells[1].ends_with('≈') && cells[2].ends_with('−'), "{f1}");
+    let f2 = report
+        .lines()
+        .find(|l| l.starts_with("| cec2005-f2 | ") && l.contains('±'))
+        .unwrap();
+    let cells: Vec<&str> = f2.trim_matches('|').split('|').map(str::trim).collect();
+    assert!(cells[1].ends_with('+'), "{f2}");
+    // f2's random-search is higher by 0.25·i, zero at seed 0: 7 non-zero of 8
+    // pairs, sign-flip p = 2/128, Holm ×2 → 1/32 < 0.05: `−`.
+    assert!(cells[2].ends_with('−'), "{f2}");
+    let tally = row(&report, "+/≈/−", "1/1/0");
+    assert_eq!(tally[2], "0/0/2");
+
+    // The per-test row: all eight f1 random-search differences negative.
+    let test = row(&report, "cec2005-f1", "random-search");
+    assert!(test.len() == 5, "the summary row comes first: {test:?}");
+    let tests_line = report
+        .lines()
+        .filter(|l| l.starts_with("| cec2005-f1 | random-search |"))
+        .nth(1)
+        .unwrap();
+    let cells: Vec<&str> = tests_line
+        .trim_matches('|')
+        .split('|')
+        .map(str::trim)
+        .collect();
+    assert_eq!(&cells[2..5], ["8", "8", "0"], "{tests_line}");
+    assert_eq!(cells[5], "0.0078", "p = 2/256: {tests_line}");
+    assert_eq!(cells[7], "-1.000", "{tests_line}");
+    assert_eq!(cells[8], "exact");
+
+    // Against the paper: f1 fedhe mean vs best baseline −500 (no), paper −440.
+    let (f1_mean, _) = mean_std(&bests()[0].2);
+    let paper_f1 = report
+        .lines()
+        .find(|l| l.starts_with("| cec2005-f1 | -300.00 |"))
+        .unwrap();
+    assert!(paper_f1.contains("-440.00 ± 1.50"), "{paper_f1}");
+    let expect_f1 = if f1_mean <= -440.0 {
+        "| no | yes |"
+    } else {
+        "| no | no |"
+    };
+    assert!(
+        paper_f1.ends_with(expect_f1),
+        "{paper_f1} (fedhe mean {f1_mean})"
+    );
+    assert!(
+        report.contains("| cec2005-f3 | 1.00 | – | – | not run | – | – |"),
+        "{report}"
+    );
+    // f2: fedhe mean −40 ≤ best baseline 0 yes, ≤ paper −100 no.
+    let n_le_paper = usize::from(f1_mean <= -440.0);
+    assert!(
+        report.contains("best published baseline on **1 of 2**"),
+        "{report}"
+    );
+    assert!(
+        report.contains(&format!("`FBO-FedGP` on **{n_le_paper} of 2**")),
+        "{report}"
+    );
+
+    // Plots exist, are PNGs, and are linked.
+    for task in ["cec2005-f1", "cec2005-f2"] {
+        let png = std::fs::read(dir.join("plots").join(format!("{task}.png"))).unwrap();
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+        assert!(report.contains(&format!("![{task}](plots/{task}.png)")));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn refuses_bad_inputs_with_one_line() {
+    let dir = temp_dir("missing");
+    assert_fails_with(&fedhe(&["report", dir.to_str().unwrap()]), "results.json");
+
+    let dir = temp_dir("malformed");
+    std::fs::write(dir.join("results.json"), "{\"runs\": [").unwrap();
+    assert_fails_with(&fedhe(&["report", dir.to_str().unwrap()]), "malformed JSON");
+
+    let dir = temp_dir("empty");
+    std::fs::write(dir.join("results.json"), "{\"runs\": []}").unwrap();
+    assert_fails_with(
+        &fedhe(&["report", dir.to_str().unwrap()]),
+        "\"runs\" is empty",
+    );
+
+    let dir = temp_dir("traces");
+    let mut results = results_json();
+    results["runs"][5]["trace"] = json!([1.0, 0.5]);
+    std::fs::write(dir.join("results.json"), results.to_string()).unwrap();
+    assert_fails_with(
+        &fedhe(&["report", dir.to_str().unwrap()]),
+        "inconsistent trace lengths",
+    );
+
+    let dir = temp_dir("reference");
+    std::fs::write(dir.join("results.json"), results_json().to_string()).unwrap();
+    assert_fails_with(
+        &fedhe(&["report", dir.to_str().unwrap(), "--reference", "nope"]),
+        "reference method \"nope\"",
+    );
+    let table = dir.join("bad.csv");
+    std::fs::write(&table, "task,method,mean\n").unwrap();
+    assert_fails_with(
+        &fedhe(&[
+            "report",
+            dir.to_str().unwrap(),
+            "--baseline-table",
+            table.to_str().unwrap(),
+        ]),
+        "header",
+    );
+    for name in ["missing", "malformed", "empty", "traces", "reference"] {
+        let _ = std::fs::remove_dir_all(temp_dir(name));
+    }
+}
