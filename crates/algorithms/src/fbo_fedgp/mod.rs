@@ -30,5 +30,5 @@ pub use params::{
     BetaSchedule, FboFedGpParams, HyperparameterMode, InitialDesign, KernelKind, Method,
     SupportGrowth, SupportSelection, ValidParams,
 };
-pub use run::{run, RunResult};
+pub use run::{run, run_observed, RoundEvent, RunResult};
 pub use server::Server;

@@ -49,6 +49,23 @@ pub struct RunResult {
     pub global_steps: usize,
 }
 
+/// What happened in one round, for progress reports.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RoundEvent {
+    /// The round `t` (from 1).
+    pub round: usize,
+    /// Clients that took a local step.
+    pub local_steps: usize,
+    /// Clients that took a global step.
+    pub global_steps: usize,
+    /// Whether the clients' summaries were aggregated this round.
+    pub aggregated: bool,
+    /// The best noise-free value evaluated this round.
+    pub round_best: f64,
+    /// The federation's best so far.
+    pub best_so_far: f64,
+}
+
 /// Runs `method` on `task` with `members` (who must be the channel's members)
 /// from `seed`. The baselines `independent-bo` and `random-search` never touch
 /// the channel.
@@ -59,6 +76,19 @@ pub fn run(
     channel: &mut dyn SecureSum,
     members: &[MemberId],
     seed: u64,
+) -> Result<RunResult, AlgorithmError> {
+    run_observed(task, method, params, channel, members, seed, &mut |_| {})
+}
+
+/// [`run`], calling `observer` after every round.
+pub fn run_observed(
+    task: &Task,
+    method: Method,
+    params: &ValidParams,
+    channel: &mut dyn SecureSum,
+    members: &[MemberId],
+    seed: u64,
+    observer: &mut dyn FnMut(&RoundEvent),
 ) -> Result<RunResult, AlgorithmError> {
     if members.len() != params.members {
         return Err(crate::error::config(
@@ -74,11 +104,11 @@ pub fn run(
     match params.kernel {
         KernelKind::Se => {
             let family = SquaredExponential::new(KernelParams::isotropic(dim, 1.0, 1.0)?);
-            Federation::new(task, method, params, members, seed, family).run(channel)
+            Federation::new(task, method, params, members, seed, family, observer).run(channel)
         }
         KernelKind::Matern52 => {
             let family = Matern52::new(KernelParams::isotropic(dim, 1.0, 1.0)?);
-            Federation::new(task, method, params, members, seed, family).run(channel)
+            Federation::new(task, method, params, members, seed, family, observer).run(channel)
         }
     }
 }
@@ -91,6 +121,27 @@ fn mix(seed: u64, i: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// The best value of one round's evaluations.
+struct RoundBest<'t> {
+    task: &'t Task,
+    value: f64,
+}
+
+impl<'t> RoundBest<'t> {
+    fn new(task: &'t Task) -> Self {
+        Self {
+            task,
+            value: f64::NAN,
+        }
+    }
+
+    fn add(&mut self, v: f64) {
+        if self.value.is_nan() || self.task.better(v, self.value) {
+            self.value = v;
+        }
+    }
+}
+
 struct Federation<'a, K: Kernel> {
     task: &'a Task,
     method: Method,
@@ -99,6 +150,7 @@ struct Federation<'a, K: Kernel> {
     family: K,
     clients: Vec<Client>,
     public: ChaCha8Rng,
+    observer: &'a mut dyn FnMut(&RoundEvent),
 }
 
 impl<'a, K: Kernel> Federation<'a, K> {
@@ -109,6 +161,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
         members: &[MemberId],
         seed: u64,
         family: K,
+        observer: &'a mut dyn FnMut(&RoundEvent),
     ) -> Self {
         let clients = members
             .iter()
@@ -123,6 +176,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
             family,
             clients,
             public: ChaCha8Rng::seed_from_u64(mix(seed, 0)),
+            observer,
         }
     }
 
@@ -152,6 +206,28 @@ impl<'a, K: Kernel> Federation<'a, K> {
                 _ => Some(v),
             })
             .unwrap_or(f64::NAN)
+    }
+
+    /// Records the end of round `t`: the trace and the observer.
+    fn end_round(
+        &mut self,
+        t: usize,
+        local: &[bool],
+        aggregated: bool,
+        round_best: f64,
+        trace: &mut Vec<f64>,
+    ) {
+        let best = self.best();
+        trace.push(best);
+        let local_steps = local.iter().filter(|l| **l).count();
+        (self.observer)(&RoundEvent {
+            round: t,
+            local_steps,
+            global_steps: local.len() - local_steps,
+            aggregated,
+            round_best,
+            best_so_far: best,
+        });
     }
 
     fn result(
@@ -201,12 +277,14 @@ impl<'a, K: Kernel> Federation<'a, K> {
     fn random_search(&mut self, start: Instant) -> Result<RunResult, AlgorithmError> {
         let dim = self.dim();
         let mut trace = Vec::with_capacity(self.params.rounds);
-        for _ in 0..self.params.rounds {
+        for t in 1..=self.params.rounds {
+            let mut round_best = RoundBest::new(self.task);
             for c in self.clients.iter_mut() {
                 let x: Vec<f64> = (0..dim).map(|_| c.rng().gen::<f64>()).collect();
-                c.evaluate(self.task, x)?;
+                round_best.add(c.evaluate(self.task, x)?.noise_free);
             }
-            trace.push(self.best());
+            let local = vec![true; self.clients.len()];
+            self.end_round(t, &local, false, round_best.value, &mut trace);
         }
         Ok(self.result(trace, start, None, 0))
     }
@@ -236,6 +314,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
         let mut hypers = vec![initial; self.clients.len()];
         let mut trace = Vec::with_capacity(p.rounds);
         for t in 1..=p.rounds {
+            let mut round_best = RoundBest::new(task);
             for (c, hyper) in self.clients.iter_mut().zip(hypers.iter_mut()) {
                 let scaling =
                     OutputScaling::from_sums(&c.statistics_contribution(task, p.warping, 1.0))?;
@@ -250,9 +329,10 @@ impl<'a, K: Kernel> Federation<'a, K> {
                 let gp = c.local_gp(task, p.warping, &scaling, hyper, &self.family)?;
                 let incumbent = c.incumbent(task, p.warping, &scaling);
                 let x = c.propose(task, &step, &gp, t, incumbent)?;
-                c.evaluate(task, x)?;
+                round_best.add(c.evaluate(task, x)?.noise_free);
             }
-            trace.push(self.best());
+            let local = vec![true; self.clients.len()];
+            self.end_round(t, &local, false, round_best.value, &mut trace);
         }
         Ok(self.result(trace, start, None, 0))
     }
@@ -446,6 +526,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
                 let summary = model.global_summary(&summary_scaling.from_channel(&sum)?)?;
                 Some(GlobalPosterior { model, summary })
             };
+            let mut round_best = RoundBest::new(task);
             for (c, is_local) in self.clients.iter_mut().zip(&local) {
                 let incumbent = c.incumbent(task, p.warping, &scaling);
                 let local_gp;
@@ -457,9 +538,9 @@ impl<'a, K: Kernel> Federation<'a, K> {
                     }
                 };
                 let x = c.propose(task, &step, surrogate, t, incumbent)?;
-                c.evaluate(task, x)?;
+                round_best.add(c.evaluate(task, x)?.noise_free);
             }
-            trace.push(self.best());
+            self.end_round(t, &local, global.is_some(), round_best.value, &mut trace);
         }
         Ok(self.result(trace, start, Some(&server), global_steps))
     }

@@ -34,6 +34,9 @@ pub struct SimulateArgs {
     /// Parallel runs (default: one per core).
     #[arg(long)]
     pub jobs: Option<usize>,
+    /// Only validate the config and list the runs; run nothing.
+    #[arg(long)]
+    pub check: bool,
 }
 
 /// The channel a simulation uses.
@@ -259,6 +262,17 @@ pub fn run_command(args: SimulateArgs) -> Result<(), CliError> {
             .map_err(|e| invalid(&args.config, format!("params: {e}")))?;
     }
     let jobs = jobs(&config, &args)?;
+    if args.check {
+        println!(
+            "{}: valid, {} runs ({} tasks)",
+            config.name,
+            jobs.len(),
+            args.functions
+                .as_ref()
+                .map_or(config.functions.len(), Vec::len)
+        );
+        return Ok(());
+    }
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(args.jobs.unwrap_or(0))
         .build()
