@@ -3,16 +3,46 @@
 
 use crate::AlgorithmError;
 use fedhe_bo::objectives::{self, Objective, Sense};
-use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+use std::sync::Arc;
 
-/// A named objective on its box `[lo, hi]^D`, with its sense and optimum.
+/// Per-client objectives: each institution evaluates its own function (its own
+/// data, a perturbed copy of a shared function), on the unit cube.
+pub trait ClientObjectives: Send + Sync + std::fmt::Debug {
+    /// How many clients the task has objectives for.
+    fn clients(&self) -> usize;
+
+    /// Client `client`'s evaluation at `unit` (the unit cube); `noise_free` is
+    /// the value reported as the client's result.
+    fn evaluate(
+        &self,
+        client: usize,
+        unit: &[f64],
+        rng: &mut ChaCha8Rng,
+    ) -> Result<Evaluation, AlgorithmError>;
+}
+
+/// What a task evaluates.
+#[derive(Debug, Clone)]
+enum Objectives {
+    /// One objective on the box `[lo, hi]^D` that every client shares.
+    Shared {
+        objective: Objective,
+        bounds: (f64, f64),
+    },
+    /// One objective per client.
+    PerClient(Arc<dyn ClientObjectives>),
+}
+
+/// A black-box problem: a name, a dimension, a sense, the optimum value when
+/// known, and the objective(s) the clients evaluate in the unit cube.
 #[derive(Debug, Clone)]
 pub struct Task {
     name: String,
-    objective: Objective,
-    bounds: (f64, f64),
+    dim: usize,
     sense: Sense,
-    optimum: f64,
+    optimum: Option<f64>,
+    objectives: Objectives,
 }
 
 /// One evaluation: what the client observes and the noise-free value.
@@ -25,7 +55,8 @@ pub struct Evaluation {
 }
 
 impl Task {
-    /// The objective `name` (as `fedhe objective list` prints it) at dimension `dim`.
+    /// The objective `name` (as `fedhe objective list` prints it) at dimension
+    /// `dim`, shared by every client.
     pub fn by_name(name: &str, dim: usize) -> Result<Self, AlgorithmError> {
         let objective = Objective::by_name(name, dim)?;
         let info = objectives::list()
@@ -34,11 +65,31 @@ impl Task {
             .ok_or_else(|| crate::error::config("task", format!("unknown function {name:?}")))?;
         Ok(Self {
             name: name.to_string(),
-            objective,
-            bounds: info.bounds,
+            dim: objective.dim(),
             sense: info.sense,
-            optimum: info.optimum_value,
+            optimum: Some(info.optimum_value),
+            objectives: Objectives::Shared {
+                objective,
+                bounds: info.bounds,
+            },
         })
+    }
+
+    /// A task whose clients each evaluate their own objective.
+    pub fn per_client(
+        name: impl Into<String>,
+        dim: usize,
+        sense: Sense,
+        optimum: Option<f64>,
+        objectives: Arc<dyn ClientObjectives>,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            dim,
+            sense,
+            optimum,
+            objectives: Objectives::PerClient(objectives),
+        }
     }
 
     /// The name.
@@ -48,7 +99,7 @@ impl Task {
 
     /// The input dimension.
     pub fn dim(&self) -> usize {
-        self.objective.dim()
+        self.dim
     }
 
     /// Whether the objective is minimised or maximised.
@@ -56,34 +107,65 @@ impl Task {
         self.sense
     }
 
-    /// The optimum value.
+    /// The optimum value (NaN when unknown).
     pub fn optimum(&self) -> f64 {
-        self.optimum
+        self.optimum.unwrap_or(f64::NAN)
     }
 
-    /// Maps a point of the unit cube to the task's box.
+    /// How many clients the task supports (`None`: any number).
+    pub fn clients(&self) -> Option<usize> {
+        match &self.objectives {
+            Objectives::Shared { .. } => None,
+            Objectives::PerClient(o) => Some(o.clients()),
+        }
+    }
+
+    /// Maps a point of the unit cube to a shared objective's box (per-client
+    /// objectives take the unit cube as it is).
     pub fn to_domain(&self, unit: &[f64]) -> Vec<f64> {
-        let (lo, hi) = self.bounds;
-        unit.iter().map(|u| lo + (hi - lo) * u).collect()
+        match &self.objectives {
+            Objectives::Shared {
+                bounds: (lo, hi), ..
+            } => unit.iter().map(|u| lo + (hi - lo) * u).collect(),
+            Objectives::PerClient(_) => unit.to_vec(),
+        }
     }
 
-    /// Evaluates at a point of the unit cube; the objective's noise (F4, F17)
-    /// comes from `rng`.
-    pub fn evaluate<R: Rng + ?Sized>(
+    /// Client `client` evaluates at a point of the unit cube; the objective's
+    /// noise (F4, F17) comes from `rng`.
+    pub fn evaluate(
         &self,
+        client: usize,
         unit: &[f64],
-        rng: &mut R,
+        rng: &mut ChaCha8Rng,
     ) -> Result<Evaluation, AlgorithmError> {
-        let x = self.to_domain(unit);
-        let noise_free = self.objective.evaluate(&x)?;
-        let observed = match &self.objective {
-            Objective::Cec2005(f) if f.is_noisy() => f.evaluate_noisy(&x, rng)?,
-            _ => noise_free,
-        };
-        Ok(Evaluation {
-            observed,
-            noise_free,
-        })
+        match &self.objectives {
+            Objectives::Shared { objective, .. } => {
+                let x = self.to_domain(unit);
+                let noise_free = objective.evaluate(&x)?;
+                let observed = match objective {
+                    Objective::Cec2005(f) if f.is_noisy() => f.evaluate_noisy(&x, rng)?,
+                    _ => noise_free,
+                };
+                Ok(Evaluation {
+                    observed,
+                    noise_free,
+                })
+            }
+            Objectives::PerClient(o) => {
+                if client >= o.clients() {
+                    return Err(crate::error::config(
+                        "members",
+                        format!(
+                            "task {} has objectives for {} clients, not client {client}",
+                            self.name,
+                            o.clients()
+                        ),
+                    ));
+                }
+                o.evaluate(client, unit, rng)
+            }
+        }
     }
 
     /// Whether `a` is a better value than `b`.
@@ -116,7 +198,7 @@ mod tests {
         assert_eq!(t.to_domain(&[1.0; 10]), vec![100.0; 10]);
         assert_eq!(t.optimum(), -450.0);
         let mut rng = ChaCha8Rng::seed_from_u64(1);
-        let e = t.evaluate(&[0.5; 10], &mut rng).unwrap();
+        let e = t.evaluate(0, &[0.5; 10], &mut rng).unwrap();
         assert_eq!(e.observed, e.noise_free);
         assert!(t.better(-1.0, 0.0) && t.utility(3.0) == -3.0);
         assert!(Task::by_name("cec2005-f99", 10).is_err());
@@ -126,10 +208,55 @@ mod tests {
     fn noisy_functions_observe_noise_but_report_the_clean_value() {
         let t = Task::by_name("cec2005-f4", 10).unwrap();
         let mut rng = ChaCha8Rng::seed_from_u64(2);
-        let e = t.evaluate(&[0.3; 10], &mut rng).unwrap();
+        let e = t.evaluate(0, &[0.3; 10], &mut rng).unwrap();
         assert_ne!(e.observed, e.noise_free);
         let clean = Task::by_name("cec2005-f4", 10).unwrap();
-        let again = clean.evaluate(&[0.3; 10], &mut rng).unwrap();
+        let again = clean.evaluate(3, &[0.3; 10], &mut rng).unwrap();
         assert_eq!(again.noise_free, e.noise_free);
+    }
+
+    #[derive(Debug)]
+    struct Offsets(Vec<f64>);
+
+    impl ClientObjectives for Offsets {
+        fn clients(&self) -> usize {
+            self.0.len()
+        }
+        fn evaluate(
+            &self,
+            client: usize,
+            unit: &[f64],
+            _rng: &mut ChaCha8Rng,
+        ) -> Result<Evaluation, AlgorithmError> {
+            let v = unit.iter().sum::<f64>() + self.0[client];
+            Ok(Evaluation {
+                observed: v,
+                noise_free: v,
+            })
+        }
+    }
+
+    #[test]
+    fn per_client_objectives_are_evaluated_by_their_client() {
+        let t = Task::per_client(
+            "offsets",
+            2,
+            Sense::Maximise,
+            None,
+            Arc::new(Offsets(vec![1.0, 5.0])),
+        );
+        let mut rng = ChaCha8Rng::seed_from_u64(0);
+        assert_eq!(
+            t.evaluate(1, &[0.25, 0.25], &mut rng).unwrap().observed,
+            5.5
+        );
+        assert_eq!(
+            t.evaluate(0, &[0.25, 0.25], &mut rng).unwrap().observed,
+            1.5
+        );
+        assert!(t.evaluate(2, &[0.25, 0.25], &mut rng).is_err());
+        assert_eq!(t.clients(), Some(2));
+        assert!(t.optimum().is_nan());
+        assert_eq!(t.to_domain(&[0.3]), vec![0.3]);
     }
 }

@@ -31,7 +31,7 @@ fn global_posterior(channel: &mut dyn SecureSum, members: &[MemberId]) -> (Vec<f
     let mut clients: Vec<Client> = members
         .iter()
         .enumerate()
-        .map(|(i, m)| Client::new(m.clone(), 100 + i as u64))
+        .map(|(i, m)| Client::new(m.clone(), i, 100 + i as u64))
         .collect();
     for c in clients.iter_mut() {
         c.initial_design(&task, 12, &[0.0; 10], &[1.0; 10]).unwrap();

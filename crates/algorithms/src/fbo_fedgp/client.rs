@@ -25,6 +25,7 @@ const ANCHORS: usize = 5;
 #[derive(Debug, Clone)]
 pub struct Client {
     id: MemberId,
+    index: usize,
     x: Vec<Vec<f64>>,
     observed: Vec<f64>,
     best_noise_free: Option<f64>,
@@ -32,10 +33,12 @@ pub struct Client {
 }
 
 impl Client {
-    /// A client without data, with its own seeded RNG.
-    pub fn new(id: MemberId, seed: u64) -> Self {
+    /// Client number `index` of the federation (which of a task's per-client
+    /// objectives it evaluates), without data, with its own seeded RNG.
+    pub fn new(id: MemberId, index: usize, seed: u64) -> Self {
         Self {
             id,
+            index,
             x: Vec::new(),
             observed: Vec::new(),
             best_noise_free: None,
@@ -72,7 +75,7 @@ impl Client {
     /// Evaluates the task at `x` (unit cube) and adds the point to `D_i`
     /// (Alg. 2, line 25).
     pub fn evaluate(&mut self, task: &Task, x: Vec<f64>) -> Result<Evaluation, AlgorithmError> {
-        let e = task.evaluate(&x, &mut self.rng)?;
+        let e = task.evaluate(self.index, &x, &mut self.rng)?;
         self.x.push(x);
         self.observed.push(e.observed);
         if self

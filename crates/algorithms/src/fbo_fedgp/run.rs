@@ -90,6 +90,18 @@ pub fn run_observed(
     seed: u64,
     observer: &mut dyn FnMut(&RoundEvent),
 ) -> Result<RunResult, AlgorithmError> {
+    if let Some(n) = task.clients() {
+        if n < members.len() {
+            return Err(crate::error::config(
+                "members",
+                format!(
+                    "task {} has objectives for {n} clients, {} configured",
+                    task.name(),
+                    members.len()
+                ),
+            ));
+        }
+    }
     if members.len() != params.members {
         return Err(crate::error::config(
             "members",
@@ -166,7 +178,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
         let clients = members
             .iter()
             .enumerate()
-            .map(|(i, m)| Client::new(m.clone(), mix(seed, i as u64 + 1)))
+            .map(|(i, m)| Client::new(m.clone(), i, mix(seed, i as u64 + 1)))
             .collect();
         Self {
             task,

@@ -124,8 +124,8 @@ mod tests {
     #[test]
     fn secure_kmeans_step_equals_a_pooled_lloyd_step() {
         let task = crate::Task::by_name("cec2005-f1", 2).unwrap();
-        let mut a = Client::new(MemberId::new("a").unwrap(), 1);
-        let mut b = Client::new(MemberId::new("b").unwrap(), 2);
+        let mut a = Client::new(MemberId::new("a").unwrap(), 0, 1);
+        let mut b = Client::new(MemberId::new("b").unwrap(), 1, 2);
         for (c, pts) in [
             (&mut a, vec![[0.1, 0.1], [0.2, 0.1]]),
             (&mut b, vec![[0.9, 0.8], [0.15, 0.2]]),
