@@ -5,15 +5,20 @@
 //!
 //! - [`fbo_fedgp`]: FBO-FedGP (paper 004, Algs. 1-2), its ablations and the
 //!   plaintext baselines run under the same protocol.
+//! - [`channel`]: the server side of `SecureSum` every algorithm shares
+//!   (round numbers, bound checks, precision, traffic).
 //! - [`task`]: the black-box problems the algorithms optimise.
 //! - [`surrogate`]: the posterior an acquisition reads, local (exact GP) or global
 //!   (dPITC), and the acquisition step on it.
 
+pub mod channel;
 pub mod error;
 pub mod fbo_fedgp;
+pub mod result;
 pub mod surrogate;
 pub mod task;
 
 pub use error::AlgorithmError;
-pub use fbo_fedgp::{FboFedGpParams, Method, RunResult};
+pub use fbo_fedgp::{FboFedGpParams, Method};
+pub use result::RunResult;
 pub use task::Task;

@@ -22,13 +22,10 @@ mod run;
 mod server;
 
 pub use client::Client;
-pub use model::{
-    join_after_sum, split_for_precision, Hyperparameters, OutputScaling, OutputWarping,
-    SummaryScaling, SPLIT_BITS,
-};
+pub use model::{Hyperparameters, OutputScaling, OutputWarping, SummaryScaling};
 pub use params::{
     BetaSchedule, FboFedGpParams, HyperparameterMode, InitialDesign, KernelKind, Method,
     SupportGrowth, SupportSelection, ValidParams,
 };
-pub use run::{run, run_observed, RoundEvent, RunResult};
-pub use server::Server;
+pub use run::{run, run_observed, RoundEvent};
+pub use server::{kmeans_update, Server};

@@ -241,33 +241,10 @@ impl SummaryScaling {
     }
 }
 
-/// Bits of the coarse part in [`split_for_precision`].
-pub const SPLIT_BITS: i32 = 24;
-
-/// Splits every value `v` into a coarse part `h`, a multiple of `2^−24`, and the
-/// rest scaled up, `(v − h)·2^24` (`|·| ≤ ½`): `[h_1..h_n, r_1..r_n]`. A channel
-/// with at least 24 fractional bits encodes the coarse parts exactly, so their
-/// sum is exact, and the rest loses only its own rounding divided by `2^24`:
-/// the sum comes back with close to `f64` precision instead of the channel's
-/// `2^−f`. Summaries span orders of magnitude, so this matters: the server
-/// splits every contribution (see [`super::Server::aggregate`]).
-pub fn split_for_precision(values: &[f64]) -> Vec<f64> {
-    let scale = 2f64.powi(SPLIT_BITS);
-    let coarse: Vec<f64> = values.iter().map(|v| (v * scale).round() / scale).collect();
-    let rest = values.iter().zip(&coarse).map(|(v, h)| (v - h) * scale);
-    coarse.iter().copied().chain(rest).collect()
-}
-
-/// Recombines the sum of split vectors: `Σh + Σr · 2^−24`.
-pub fn join_after_sum(sum: &[f64]) -> Vec<f64> {
-    let n = sum.len() / 2;
-    let scale = 2f64.powi(-SPLIT_BITS);
-    (0..n).map(|i| sum[i] + sum[n + i] * scale).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::channel::{join_after_sum, split_for_precision, SPLIT_BITS};
     use nalgebra::{DMatrix, DVector};
 
     #[test]

@@ -6,7 +6,7 @@ use super::params::{
 };
 use super::{Client, Hyperparameters, OutputScaling, Server, SummaryScaling};
 use crate::surrogate::{GlobalPosterior, Surrogate};
-use crate::{AlgorithmError, Task};
+use crate::{AlgorithmError, RunResult, Task};
 use fedhe_bo::clustering::{global_clustering, kmeans_plus_plus, uniform_random_support};
 use fedhe_bo::optim::Bounds;
 use fedhe_bo::schedule::MixingSchedule;
@@ -16,38 +16,7 @@ use fedhe_gp::{Kernel, KernelParams, Matern52, SquaredExponential};
 use nalgebra::DMatrix;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use serde::{Deserialize, Serialize};
 use std::time::Instant;
-
-/// What one run reports (one row of `results.json`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunResult {
-    /// The task, as `fedhe objective list` names it.
-    pub task: String,
-    /// The method (or a configured label for it).
-    pub method: String,
-    /// The seed.
-    pub seed: u64,
-    /// Number of clients.
-    pub members: usize,
-    /// Rounds run.
-    pub rounds: usize,
-    /// The best noise-free value found by the federation (initial points included).
-    pub best: f64,
-    /// Each client's best.
-    pub best_per_member: Vec<f64>,
-    /// The federation's best-so-far after each round.
-    pub trace: Vec<f64>,
-    /// Wall-clock seconds of the run.
-    pub seconds: f64,
-    /// Mean bytes each client sent (wire objects: encrypted vectors and
-    /// decryption shares with the HE channel; 8 bytes a value otherwise).
-    pub bytes_sent_per_member: u64,
-    /// Secure sums run (statistics, hyper-parameters, k-means, summaries).
-    pub aggregations: usize,
-    /// Rounds with a global step (a summary aggregation).
-    pub global_steps: usize,
-}
 
 /// What happened in one round, for progress reports.
 #[derive(Debug, Clone, PartialEq)]
@@ -273,6 +242,8 @@ impl<'a, K: Kernel> Federation<'a, K> {
             bytes_sent_per_member: bytes,
             aggregations: server.map_or(0, Server::aggregations),
             global_steps,
+            cumulative_regret: None,
+            epsilon: None,
         }
     }
 
@@ -427,7 +398,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
                         .map(|c| (c.id().clone(), c.kmeans_contribution(&centres, n_max)))
                         .collect();
                     let sum = server.aggregate("k-means sums and counts", contributions)?;
-                    let (next, shift) = Server::kmeans_update(&centres, &sum)?;
+                    let (next, shift) = super::kmeans_update(&centres, &sum)?;
                     centres = next;
                     if shift < p.kmeans_tol {
                         break;

@@ -2,124 +2,53 @@
 //! keeps the round numbering and the traffic accounting, and turns summed
 //! k-means statistics into public centres.
 
-use super::model::{join_after_sum, split_for_precision};
+pub use crate::channel::Aggregator;
 use crate::AlgorithmError;
-use fedhe_crypto::{MemberId, RoundId, SecureSum};
 use nalgebra::DMatrix;
-use std::collections::BTreeMap;
 
-/// The coordinator of one federation, over a channel.
-pub struct Server<'c> {
-    channel: &'c mut dyn SecureSum,
-    bound: f64,
-    next_round: u64,
-    aggregations: usize,
-    bytes: BTreeMap<MemberId, u64>,
-}
+/// The server role of FBO-FedGP: the generic [`Aggregator`] plus the
+/// k-means update of the support-set selection.
+pub type Server<'c> = Aggregator<'c>;
 
-impl<'c> Server<'c> {
-    /// A server on `channel`, whose codec accepts values with `|v| ≤ bound`.
-    pub fn new(channel: &'c mut dyn SecureSum, bound: f64) -> Self {
-        Self {
-            channel,
-            bound,
-            next_round: 1,
-            aggregations: 0,
-            bytes: BTreeMap::new(),
+/// One Lloyd step of secure federated k-means from the summed per-cluster
+/// coordinate sums (`k·d`, row by row) and counts (`k`), as produced by
+/// [`super::Client::kmeans_contribution`]: the new centres (an empty cluster
+/// keeps its centre) and the largest centre move.
+pub fn kmeans_update(
+    centres: &DMatrix<f64>,
+    summed: &[f64],
+) -> Result<(DMatrix<f64>, f64), AlgorithmError> {
+    let (k, d) = (centres.nrows(), centres.ncols());
+    if summed.len() != k * (d + 1) {
+        return Err(crate::error::config(
+            "k-means sums",
+            format!("expected {} values, got {}", k * (d + 1), summed.len()),
+        ));
+    }
+    let mut next = centres.clone();
+    let mut shift: f64 = 0.0;
+    for r in 0..k {
+        let count = summed[k * d + r];
+        // Counts arrive as fixed-point sums of 1/n_max; far below one point is rounding.
+        if count <= 1e-6 {
+            continue;
         }
-    }
-
-    /// One secure sum of the contributions (every contributor's vector has the
-    /// same length). Refuses, before anything is sent, a contribution beyond the
-    /// channel's bound, naming `what` it was. Each vector travels split by
-    /// [`split_for_precision`] (twice as long, still one ciphertext for up to
-    /// `N/2` values), so the sum keeps close to `f64` precision.
-    pub fn aggregate(
-        &mut self,
-        what: &'static str,
-        contributions: Vec<(MemberId, Vec<f64>)>,
-    ) -> Result<Vec<f64>, AlgorithmError> {
-        let largest = contributions
-            .iter()
-            .flat_map(|(_, v)| v.iter())
-            .fold(
-                0.0f64,
-                |m, v| if v.is_nan() { f64::NAN } else { m.max(v.abs()) },
-            );
-        if largest.is_nan() || largest > self.bound {
-            return Err(AlgorithmError::OutOfBound {
-                what,
-                value: largest,
-                bound: self.bound,
-            });
+        let mut moved = 0.0;
+        for j in 0..d {
+            let c = summed[r * d + j] / count;
+            moved += (c - centres[(r, j)]).powi(2);
+            next[(r, j)] = c;
         }
-        let split: Vec<(MemberId, Vec<f64>)> = contributions
-            .into_iter()
-            .map(|(m, v)| (m, split_for_precision(&v)))
-            .collect();
-        for (m, v) in &split {
-            *self.bytes.entry(m.clone()).or_default() += self.channel.bytes_per_round(m, v.len());
-        }
-        let round = RoundId(self.next_round);
-        self.next_round += 1;
-        self.aggregations += 1;
-        Ok(join_after_sum(&self.channel.sum(round, split)?))
+        shift = shift.max(f64::sqrt(moved));
     }
-
-    /// Records `bytes` sent in plaintext by `member` (the paper's local centres).
-    pub fn record_plaintext(&mut self, member: &MemberId, bytes: u64) {
-        *self.bytes.entry(member.clone()).or_default() += bytes;
-    }
-
-    /// Secure sums run so far.
-    pub fn aggregations(&self) -> usize {
-        self.aggregations
-    }
-
-    /// Bytes `member` has sent.
-    pub fn bytes_sent(&self, member: &MemberId) -> u64 {
-        self.bytes.get(member).copied().unwrap_or(0)
-    }
-
-    /// One Lloyd step of secure federated k-means from the summed per-cluster
-    /// coordinate sums (`k·d`, row by row) and counts (`k`), as produced by
-    /// [`super::Client::kmeans_contribution`]: the new centres (an empty cluster
-    /// keeps its centre) and the largest centre move.
-    pub fn kmeans_update(
-        centres: &DMatrix<f64>,
-        summed: &[f64],
-    ) -> Result<(DMatrix<f64>, f64), AlgorithmError> {
-        let (k, d) = (centres.nrows(), centres.ncols());
-        if summed.len() != k * (d + 1) {
-            return Err(crate::error::config(
-                "k-means sums",
-                format!("expected {} values, got {}", k * (d + 1), summed.len()),
-            ));
-        }
-        let mut next = centres.clone();
-        let mut shift: f64 = 0.0;
-        for r in 0..k {
-            let count = summed[k * d + r];
-            // Counts arrive as fixed-point sums of 1/n_max; far below one point is rounding.
-            if count <= 1e-6 {
-                continue;
-            }
-            let mut moved = 0.0;
-            for j in 0..d {
-                let c = summed[r * d + j] / count;
-                moved += (c - centres[(r, j)]).powi(2);
-                next[(r, j)] = c;
-            }
-            shift = shift.max(f64::sqrt(moved));
-        }
-        Ok((next, shift))
-    }
+    Ok((next, shift))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::fbo_fedgp::Client;
+    use fedhe_crypto::MemberId;
 
     #[test]
     fn secure_kmeans_step_equals_a_pooled_lloyd_step() {
@@ -139,7 +68,7 @@ mod tests {
         for (s, v) in sum.iter_mut().zip(b.kmeans_contribution(&centres, 10.0)) {
             *s += v;
         }
-        let (next, shift) = Server::kmeans_update(&centres, &sum).unwrap();
+        let (next, shift) = kmeans_update(&centres, &sum).unwrap();
         // Cluster 0 holds the three points near the origin; cluster 1 the far one;
         // cluster 2 is empty and keeps its centre.
         assert!((next[(0, 0)] - 0.15).abs() < 1e-12 && (next[(0, 1)] - 0.4 / 3.0).abs() < 1e-12);
@@ -147,7 +76,7 @@ mod tests {
         assert_eq!((next[(2, 0)], next[(2, 1)]), (0.5, 0.9));
         let expected_shift = f64::hypot(0.15, 0.4 / 3.0).max(f64::hypot(0.1, 0.2));
         assert!((shift - expected_shift).abs() < 1e-12);
-        assert!(Server::kmeans_update(&centres, &sum[1..]).is_err());
+        assert!(kmeans_update(&centres, &sum[1..]).is_err());
     }
 
     #[test]

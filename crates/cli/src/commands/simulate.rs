@@ -4,7 +4,8 @@
 use super::member_names;
 use crate::error::CliError;
 use clap::Args;
-use fedhe_algorithms::fbo_fedgp::{run, FboFedGpParams, Method, RunResult, ValidParams};
+use fedhe_algorithms::fbo_fedgp::{run, FboFedGpParams, Method, ValidParams};
+use fedhe_algorithms::RunResult;
 use fedhe_algorithms::Task;
 use fedhe_crypto::{CeremonyId, HeSum, PlainSum, SecureSum};
 use fedhe_ring::Csprng;
@@ -87,8 +88,8 @@ pub struct ExperimentConfig {
 /// One configured run.
 #[derive(Debug, Clone, Deserialize)]
 pub struct RunSpec {
-    /// The method.
-    pub method: Method,
+    /// The method (see [`Algorithm::from_config`]).
+    pub method: String,
     /// Its name in the results (default: the method's).
     #[serde(default)]
     pub label: Option<String>,
@@ -97,12 +98,73 @@ pub struct RunSpec {
     pub overrides: toml::Table,
 }
 
-/// One job: a task, a run spec with validated settings, a seed.
+/// A configured algorithm, ready to run on any task and seed. Each algorithm
+/// family parses its own settings from the merged `[algorithm]` table.
+#[derive(Debug, Clone)]
+pub enum Algorithm {
+    /// FBO-FedGP, its ablations and the plaintext baselines.
+    FboFedGp {
+        /// Which variant.
+        method: Method,
+        /// Its settings.
+        params: ValidParams,
+    },
+}
+
+impl Algorithm {
+    /// The algorithm called `method`, with settings from `table`; the error names
+    /// the method or the setting.
+    pub fn from_config(method: &str, table: toml::Table) -> Result<Self, String> {
+        let fbo = Method::all().into_iter().find(|m| m.name() == method);
+        if let Some(method) = fbo {
+            let params: FboFedGpParams = toml::Value::Table(table)
+                .try_into()
+                .map_err(|e: toml::de::Error| e.message().to_string())?;
+            let params = params.validate().map_err(|e| e.to_string())?;
+            return Ok(Algorithm::FboFedGp { method, params });
+        }
+        let known: Vec<&str> = Method::all().iter().map(|m| m.name()).collect();
+        Err(format!(
+            "unknown method {method:?} (known: {})",
+            known.join(", ")
+        ))
+    }
+
+    /// The number of members of a federation.
+    pub fn members(&self) -> usize {
+        match self {
+            Algorithm::FboFedGp { params, .. } => params.members,
+        }
+    }
+
+    /// The bound every contribution respects (the HE codec's bound).
+    pub fn channel_bound(&self) -> f64 {
+        match self {
+            Algorithm::FboFedGp { params, .. } => params.channel_bound,
+        }
+    }
+
+    /// One run on `channel`.
+    pub fn run(
+        &self,
+        task: &Task,
+        channel: &mut dyn SecureSum,
+        members: &[fedhe_crypto::MemberId],
+        seed: u64,
+    ) -> Result<RunResult, CliError> {
+        match self {
+            Algorithm::FboFedGp { method, params } => {
+                Ok(run(task, *method, params, channel, members, seed)?)
+            }
+        }
+    }
+}
+
+/// One job: a task, a configured algorithm, a seed.
 struct Job {
     task: Task,
-    method: Method,
     label: String,
-    params: ValidParams,
+    algorithm: Algorithm,
     seed: u64,
 }
 
@@ -160,26 +222,15 @@ fn jobs(config: &ExperimentConfig, args: &SimulateArgs) -> Result<Vec<Job>, CliE
         for (k, v) in &spec.overrides {
             table.insert(k.clone(), v.clone());
         }
-        let label = spec
-            .label
-            .clone()
-            .unwrap_or_else(|| spec.method.name().to_string());
-        let params: FboFedGpParams =
-            toml::Value::Table(table)
-                .try_into()
-                .map_err(|e: toml::de::Error| {
-                    invalid(path, format!("run {label:?}: {}", e.message()))
-                })?;
-        let params = params
-            .validate()
+        let label = spec.label.clone().unwrap_or_else(|| spec.method.clone());
+        let algorithm = Algorithm::from_config(&spec.method, table)
             .map_err(|e| invalid(path, format!("run {label:?}: {e}")))?;
         for task in &tasks {
             for seed in 0..seeds {
                 out.push(Job {
                     task: task.clone(),
-                    method: spec.method,
                     label: label.clone(),
-                    params: params.clone(),
+                    algorithm: algorithm.clone(),
                     seed,
                 });
             }
@@ -191,13 +242,12 @@ fn jobs(config: &ExperimentConfig, args: &SimulateArgs) -> Result<Vec<Job>, CliE
 /// Runs one job on a fresh channel (a new key ceremony for HE).
 pub fn run_job(
     task: &Task,
-    method: Method,
-    params: &ValidParams,
+    algorithm: &Algorithm,
     seed: u64,
     channel: ChannelKind,
     he_params: &str,
 ) -> Result<RunResult, CliError> {
-    let members = member_names(params.members)?;
+    let members = member_names(algorithm.members())?;
     let mut sum: Box<dyn SecureSum> = match channel {
         ChannelKind::Plain => Box::new(PlainSum),
         ChannelKind::He => {
@@ -207,12 +257,12 @@ pub fn run_job(
                 set,
                 &ceremony,
                 members.clone(),
-                params.channel_bound,
+                algorithm.channel_bound(),
                 Csprng::from_entropy(),
             )?)
         }
     };
-    Ok(run(task, method, params, sum.as_mut(), &members, seed)?)
+    algorithm.run(task, sum.as_mut(), &members, seed)
 }
 
 fn write_results(dir: &Path, results: &Results) -> Result<(), CliError> {
@@ -287,15 +337,8 @@ pub fn run_command(args: SimulateArgs) -> Result<(), CliError> {
     let outcomes: Vec<Result<RunResult, CliError>> = pool.install(|| {
         jobs.par_iter()
             .map(|job| {
-                let mut r = run_job(
-                    &job.task,
-                    job.method,
-                    &job.params,
-                    job.seed,
-                    channel,
-                    &config.params,
-                )
-                .map_err(|e| {
+                let mut r = run_job(&job.task, &job.algorithm, job.seed, channel, &config.params)
+                    .map_err(|e| {
                     CliError::Usage(format!(
                         "{} / {} / seed {}: {e}",
                         job.task.name(),

@@ -1,0 +1,40 @@
+//! What a run of any algorithm reports: one row of `results.json`.
+
+use serde::{Deserialize, Serialize};
+
+/// What one run reports (one row of `results.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    /// The task, as `fedhe objective list` names it.
+    pub task: String,
+    /// The method (or a configured label for it).
+    pub method: String,
+    /// The seed.
+    pub seed: u64,
+    /// Number of clients.
+    pub members: usize,
+    /// Rounds run.
+    pub rounds: usize,
+    /// The best noise-free value found by the federation (initial points included).
+    pub best: f64,
+    /// Each client's best.
+    pub best_per_member: Vec<f64>,
+    /// The federation's best-so-far after each round.
+    pub trace: Vec<f64>,
+    /// Wall-clock seconds of the run.
+    pub seconds: f64,
+    /// Mean bytes each client sent (wire objects: encrypted vectors and
+    /// decryption shares with the HE channel; 8 bytes a value otherwise).
+    pub bytes_sent_per_member: u64,
+    /// Secure sums run (statistics, hyper-parameters, k-means, summaries).
+    pub aggregations: usize,
+    /// Rounds with a global step (FBO-FedGP: a summary aggregation).
+    #[serde(default)]
+    pub global_steps: usize,
+    /// Cumulative regret after each round, when the algorithm tracks it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cumulative_regret: Option<Vec<f64>>,
+    /// The privacy loss ε after each round, for differentially private algorithms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub epsilon: Option<Vec<f64>>,
+}
