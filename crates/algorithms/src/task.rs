@@ -63,15 +63,17 @@ impl Task {
             .into_iter()
             .find(|i| i.name == name)
             .ok_or_else(|| crate::error::config("task", format!("unknown function {name:?}")))?;
+        // The box searched: for CEC-2005 its search range (F7's contains the optimum).
+        let bounds = match &objective {
+            Objective::Cec2005(f) => fedhe_bo::objectives::cec2005::search_bounds_of(f.number()),
+            _ => info.bounds,
+        };
         Ok(Self {
             name: name.to_string(),
             dim: objective.dim(),
             sense: info.sense,
             optimum: Some(info.optimum_value),
-            objectives: Objectives::Shared {
-                objective,
-                bounds: info.bounds,
-            },
+            objectives: Objectives::Shared { objective, bounds },
         })
     }
 
