@@ -5,6 +5,10 @@
 //!
 //! - [`fbo_fedgp`]: FBO-FedGP (paper 004, Algs. 1-2), its ablations and the
 //!   plaintext baselines run under the same protocol.
+//! - [`ldp_bo`]: local-DP GP-UCB (paper 001, Algs. 1-4) and its heavy-tailed
+//!   non-private versions, with institutions' private rewards summed by the channel.
+//! - [`fed_pne`]: the federated X-armed bandit (paper 003): Fed-PNE, DP-Fed-PNE
+//!   and Fed1-UCB, with clients' local means summed by the channel.
 //! - [`channel`]: the server side of `SecureSum` every algorithm shares
 //!   (round numbers, bound checks, precision, traffic).
 //! - [`task`]: the black-box problems the algorithms optimise.
@@ -14,6 +18,8 @@
 pub mod channel;
 pub mod error;
 pub mod fbo_fedgp;
+pub mod fed_pne;
+pub mod ldp_bo;
 pub mod result;
 pub mod surrogate;
 pub mod task;

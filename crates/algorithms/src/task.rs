@@ -77,6 +77,19 @@ impl Task {
         })
     }
 
+    /// [`Task::by_name`], or a task drawn afresh for each trial `seed`: the
+    /// kernel sums of paper 001 §5.1 (`kernel-sum-se`, `kernel-sum-matern`).
+    pub fn by_name_seeded(name: &str, dim: usize, seed: u64) -> Result<Self, AlgorithmError> {
+        match crate::ldp_bo::synthetic::kernel_sum_task(name, seed) {
+            Some(task) if dim == 1 => Ok(task),
+            Some(_) => Err(crate::error::config(
+                "dim",
+                format!("{name} is one-dimensional"),
+            )),
+            None => Self::by_name(name, dim),
+        }
+    }
+
     /// A task whose clients each evaluate their own objective.
     pub fn per_client(
         name: impl Into<String>,

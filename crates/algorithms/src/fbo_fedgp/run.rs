@@ -71,16 +71,7 @@ pub fn run_observed(
             ));
         }
     }
-    if members.len() != params.members {
-        return Err(crate::error::config(
-            "members",
-            format!(
-                "{} configured but {} channel members given",
-                params.members,
-                members.len()
-            ),
-        ));
-    }
+    crate::error::check_members(params.members, members.len())?;
     let dim = task.dim();
     match params.kernel {
         KernelKind::Se => {
@@ -94,13 +85,7 @@ pub fn run_observed(
     }
 }
 
-/// A seed for stream `i` of a run.
-fn mix(seed: u64, i: u64) -> u64 {
-    let mut z = seed ^ i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
+use crate::error::stream_seed as mix;
 
 /// The best value of one round's evaluations.
 struct RoundBest<'t> {
