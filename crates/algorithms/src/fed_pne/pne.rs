@@ -417,6 +417,7 @@ impl<'t> Ledger<'t> {
             aggregations,
             global_steps: aggregations,
             epsilon: epsilon.map(|e| vec![e; self.cumulative.len()]),
+            surrogate_rmse: None,
             cumulative_regret: Some(self.cumulative),
         }
     }

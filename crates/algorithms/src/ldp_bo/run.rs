@@ -214,5 +214,6 @@ fn run_with<K: Kernel + 'static>(
         global_steps: 0,
         cumulative_regret: Some(cumulative),
         epsilon: ctl.map(|c| vec![c.epsilon(); params.rounds]),
+        surrogate_rmse: None,
     })
 }
