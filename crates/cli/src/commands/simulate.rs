@@ -190,6 +190,21 @@ fn task_name(name: &str) -> String {
     }
 }
 
+/// The task `name`: a benchmark function (`fedhe objective list`) shared by
+/// every member, or else a real federated task of `fedhe_tasks` (e.g.
+/// `pima-svm`), whose members each tune a classifier on their own data.
+fn resolve_task(name: &str, dim: usize) -> Result<Task, String> {
+    if fedhe_tasks::spec(name).is_some() {
+        return fedhe_tasks::task(name, dim).map_err(|e| e.to_string());
+    }
+    Task::by_name(name, dim).map_err(|e| {
+        format!(
+            "{e} (nor a federated task: {})",
+            fedhe_tasks::names().join(", ")
+        )
+    })
+}
+
 /// Reads and checks a config; every error names the file and the field.
 pub fn load(path: &Path) -> Result<ExperimentConfig, CliError> {
     let text = std::fs::read_to_string(path).map_err(|source| CliError::Io {
@@ -213,7 +228,7 @@ fn jobs(config: &ExperimentConfig, args: &SimulateArgs) -> Result<Vec<Job>, CliE
     }
     let tasks = names
         .iter()
-        .map(|n| Task::by_name(n, config.dim).map_err(|e| invalid(path, format!("functions: {e}"))))
+        .map(|n| resolve_task(n, config.dim).map_err(|e| invalid(path, format!("functions: {e}"))))
         .collect::<Result<Vec<_>, _>>()?;
     let seeds = args.seeds.unwrap_or(config.seeds);
     let mut out = Vec::new();
