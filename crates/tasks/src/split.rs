@@ -49,7 +49,7 @@ pub fn dirichlet_quantity(
     min_rows: usize,
     seed: u64,
 ) -> Result<Partition, TaskError> {
-    if clients < 2 || !(alpha > 0.0) || clients * min_rows > rows {
+    if clients < 2 || alpha.is_nan() || alpha <= 0.0 || clients * min_rows > rows {
         return Err(TaskError::Config {
             field: "dirichlet",
             reason: format!(
