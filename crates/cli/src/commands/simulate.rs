@@ -230,6 +230,21 @@ fn task_name(name: &str) -> String {
     }
 }
 
+/// The task `name`: a benchmark function (`fedhe objective list`) shared by
+/// every member, or else a real federated task of `fedhe_tasks` (e.g.
+/// `pima-svm`), whose members each tune a classifier on their own data.
+fn resolve_task(name: &str, dim: usize, seed: u64) -> Result<Task, String> {
+    if fedhe_tasks::spec(name).is_some() {
+        return fedhe_tasks::task(name, dim).map_err(|e| e.to_string());
+    }
+    Task::by_name_seeded(name, dim, seed).map_err(|e| {
+        format!(
+            "{e} (nor a federated task: {})",
+            fedhe_tasks::names().join(", ")
+        )
+    })
+}
+
 /// Reads and checks a config; every error names the file and the field.
 pub fn load(path: &Path) -> Result<ExperimentConfig, CliError> {
     let text = std::fs::read_to_string(path).map_err(|source| CliError::Io {
@@ -252,8 +267,7 @@ fn jobs(config: &ExperimentConfig, args: &SimulateArgs) -> Result<Vec<Job>, CliE
         return Err(invalid(path, "runs: no run configured"));
     }
     let make_task = |name: &str, seed: u64| {
-        Task::by_name_seeded(name, config.dim, seed)
-            .map_err(|e| invalid(path, format!("functions: {e}")))
+        resolve_task(name, config.dim, seed).map_err(|e| invalid(path, format!("functions: {e}")))
     };
     let tasks = names
         .iter()
