@@ -7,18 +7,37 @@
 //!   plaintext baselines run under the same protocol.
 //! - [`channel`]: the server side of `SecureSum` every algorithm shares
 //!   (round numbers, bound checks, precision, traffic).
-//! - [`task`]: the black-box problems the algorithms optimise.
+//! - [`fts`]: federated Thompson sampling (paper 002, Alg. 1), the plaintext
+//!   baseline, and standard TS.
+//! - [`dp_fts_de`]: DP-FTS-DE (paper 000, Algs. 1-2) over the channel, with
+//!   FTS-DE and DP-FTS as configurations.
+//! - [`rff_agent`]: the agent the Thompson-sampling family shares.
+//! - [`task`]: the black-box problems the algorithms optimise;
+//!   [`synthetic`]: paper 000's perturbed GP-sample federation.
 //! - [`surrogate`]: the posterior an acquisition reads, local (exact GP) or global
 //!   (dPITC), and the acquisition step on it.
 
 pub mod channel;
+pub mod dp_fts_de;
 pub mod error;
 pub mod fbo_fedgp;
+pub mod fts;
 pub mod result;
+pub mod rff_agent;
 pub mod surrogate;
+pub mod synthetic;
 pub mod task;
 
 pub use error::AlgorithmError;
 pub use fbo_fedgp::{FboFedGpParams, Method};
 pub use result::RunResult;
 pub use task::Task;
+
+/// A seed for stream `i` of a run (SplitMix64 finaliser), so that every agent,
+/// the server and the shared features draw from independent streams.
+pub(crate) fn mix(seed: u64, i: u64) -> u64 {
+    let mut z = seed ^ i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}

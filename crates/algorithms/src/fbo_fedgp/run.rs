@@ -6,7 +6,7 @@ use super::params::{
 };
 use super::{Client, Hyperparameters, OutputScaling, Server, SummaryScaling};
 use crate::surrogate::{GlobalPosterior, Surrogate};
-use crate::{AlgorithmError, RunResult, Task};
+use crate::{mix, AlgorithmError, RunResult, Task};
 use fedhe_bo::clustering::{global_clustering, kmeans_plus_plus, uniform_random_support};
 use fedhe_bo::optim::Bounds;
 use fedhe_bo::schedule::MixingSchedule;
@@ -59,28 +59,7 @@ pub fn run_observed(
     seed: u64,
     observer: &mut dyn FnMut(&RoundEvent),
 ) -> Result<RunResult, AlgorithmError> {
-    if let Some(n) = task.clients() {
-        if n < members.len() {
-            return Err(crate::error::config(
-                "members",
-                format!(
-                    "task {} has objectives for {n} clients, {} configured",
-                    task.name(),
-                    members.len()
-                ),
-            ));
-        }
-    }
-    if members.len() != params.members {
-        return Err(crate::error::config(
-            "members",
-            format!(
-                "{} configured but {} channel members given",
-                params.members,
-                members.len()
-            ),
-        ));
-    }
+    task.check_members(members, params.members)?;
     let dim = task.dim();
     match params.kernel {
         KernelKind::Se => {
@@ -92,14 +71,6 @@ pub fn run_observed(
             Federation::new(task, method, params, members, seed, family, observer).run(channel)
         }
     }
-}
-
-/// A seed for stream `i` of a run.
-fn mix(seed: u64, i: u64) -> u64 {
-    let mut z = seed ^ i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 /// The best value of one round's evaluations.
