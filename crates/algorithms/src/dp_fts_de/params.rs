@@ -268,7 +268,8 @@ mod tests {
     fn invalid_privacy_parameters_are_refused_with_their_name() {
         let ok = DpFtsDeParams::new(10, 5);
         assert!(ok.clone().validate().is_ok());
-        let cases: Vec<(&str, Box<dyn Fn(&mut DpFtsDeParams)>)> = vec![
+        type Edit = Box<dyn Fn(&mut DpFtsDeParams)>;
+        let cases: Vec<(&str, Edit)> = vec![
             ("q (sampling rate)", Box::new(|p| p.sampling_rate = 0.0)),
             ("q (sampling rate)", Box::new(|p| p.sampling_rate = 1.5)),
             (
