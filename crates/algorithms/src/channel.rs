@@ -104,3 +104,33 @@ impl<'c> Aggregator<'c> {
         self.bytes.get(member).copied().unwrap_or(0)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_parts_are_a_grid_value_and_a_small_rest() {
+        let values = [1.0 / 3.0, -7.123456789012345e-3, 900.5, 0.0];
+        let split = split_for_precision(&values);
+        assert_eq!(split.len(), 8);
+        let scale = 2f64.powi(SPLIT_BITS);
+        for (i, v) in values.iter().enumerate() {
+            let (h, r) = (split[i], split[4 + i]);
+            assert_eq!((h * scale).fract(), 0.0);
+            assert!(r.abs() <= 0.5);
+            assert!((h + r / scale - v).abs() <= 1e-16 * v.abs().max(1.0));
+        }
+        // Summing split vectors and joining equals summing the values.
+        let other = [2.0 / 3.0, 1e-9, -0.5, 5.0];
+        let sum: Vec<f64> = split
+            .iter()
+            .zip(split_for_precision(&other))
+            .map(|(a, b)| a + b)
+            .collect();
+        let joined = join_after_sum(&sum);
+        for i in 0..4 {
+            assert!((joined[i] - (values[i] + other[i])).abs() < 1e-13);
+        }
+    }
+}

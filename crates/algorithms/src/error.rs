@@ -45,3 +45,36 @@ pub(crate) fn config(field: &'static str, reason: impl Into<String>) -> Algorith
         reason: reason.into(),
     }
 }
+
+/// Refuses `v` unless it is finite and positive, naming `field`.
+pub(crate) fn positive(field: &'static str, v: f64) -> Result<(), AlgorithmError> {
+    if v.is_finite() && v > 0.0 {
+        Ok(())
+    } else {
+        Err(config(
+            field,
+            format!("must be finite and positive, got {v}"),
+        ))
+    }
+}
+
+/// Refuses a run whose channel members are not the `configured` number.
+pub(crate) fn check_members(configured: usize, given: usize) -> Result<(), AlgorithmError> {
+    if configured == given {
+        Ok(())
+    } else {
+        Err(config(
+            "members",
+            format!("{configured} configured but {given} channel members given"),
+        ))
+    }
+}
+
+/// A seed for stream `i` of a run from its `seed` (SplitMix64 finaliser), so
+/// that clients, server and noise draw from independent streams.
+pub(crate) fn stream_seed(seed: u64, i: u64) -> u64 {
+    let mut z = seed ^ i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}

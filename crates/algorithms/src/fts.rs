@@ -15,8 +15,9 @@
 //! original FTS, kept as a baseline (DESIGN.md §4). No `SecureSum` is involved.
 
 use crate::error::config;
+use crate::error::stream_seed as mix;
 use crate::rff_agent::{agents, RegretTrace, RffAgent, RffModelParams, RunTotals, SharedSettings};
-use crate::{mix, AlgorithmError, RunResult, Task};
+use crate::{AlgorithmError, RunResult, Task};
 use fedhe_bo::optim::Bounds;
 use fedhe_crypto::MemberId;
 use nalgebra::DVector;

@@ -5,6 +5,10 @@
 //!
 //! - [`fbo_fedgp`]: FBO-FedGP (paper 004, Algs. 1-2), its ablations and the
 //!   plaintext baselines run under the same protocol.
+//! - [`ldp_bo`]: local-DP GP-UCB (paper 001, Algs. 1-4) and its heavy-tailed
+//!   non-private versions, with institutions' private rewards summed by the channel.
+//! - [`fed_pne`]: the federated X-armed bandit (paper 003): Fed-PNE, DP-Fed-PNE
+//!   and Fed1-UCB, with clients' local means summed by the channel.
 //! - [`channel`]: the server side of `SecureSum` every algorithm shares
 //!   (round numbers, bound checks, precision, traffic).
 //! - [`fts`]: federated Thompson sampling (paper 002, Alg. 1), the plaintext
@@ -21,7 +25,9 @@ pub mod channel;
 pub mod dp_fts_de;
 pub mod error;
 pub mod fbo_fedgp;
+pub mod fed_pne;
 pub mod fts;
+pub mod ldp_bo;
 pub mod result;
 pub mod rff_agent;
 pub mod surrogate;
@@ -32,12 +38,3 @@ pub use error::AlgorithmError;
 pub use fbo_fedgp::{FboFedGpParams, Method};
 pub use result::RunResult;
 pub use task::Task;
-
-/// A seed for stream `i` of a run (SplitMix64 finaliser), so that every agent,
-/// the server and the shared features draw from independent streams.
-pub(crate) fn mix(seed: u64, i: u64) -> u64 {
-    let mut z = seed ^ i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}

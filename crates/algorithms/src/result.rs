@@ -34,6 +34,10 @@ pub struct RunResult {
     /// Cumulative regret after each round, when the algorithm tracks it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cumulative_regret: Option<Vec<f64>>,
+    /// FBO-FedGP in simulation: RMSE of the last global posterior mean against
+    /// the true standardised utility at random points (surrogate accuracy).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub surrogate_rmse: Option<f64>,
     /// The privacy loss ε after each round, for differentially private algorithms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub epsilon: Option<Vec<f64>>,

@@ -8,9 +8,10 @@
 //! points included, `u` the task's utility), and a run reports its mean over
 //! the agents, as paper 000 §5 does.
 
-use crate::error::config;
+use crate::error::stream_seed as mix;
+use crate::error::{config, positive};
 use crate::task::{Evaluation, Task};
-use crate::{mix, AlgorithmError, RunResult};
+use crate::{AlgorithmError, RunResult};
 use fedhe_bo::acquisition::maximize_rff_sample;
 use fedhe_bo::optim::{Bounds, Maximum, OptimizerConfig};
 use fedhe_bo::schedule::MixingSchedule;
@@ -45,14 +46,8 @@ impl RffModelParams {
         if self.features == 0 {
             return Err(config("features", "at least one random feature"));
         }
-        for (field, v) in [
-            ("lengthscale", self.lengthscale),
-            ("noise_variance", self.noise_variance),
-        ] {
-            if !(v.is_finite() && v > 0.0) {
-                return Err(config(field, format!("{v} is not finite and positive")));
-            }
-        }
+        positive("lengthscale", self.lengthscale)?;
+        positive("noise_variance", self.noise_variance)?;
         if self.acq_candidates == 0 {
             return Err(config("acq_candidates", "at least one candidate"));
         }
@@ -362,6 +357,7 @@ impl RegretTrace {
             aggregations: totals.aggregations,
             global_steps: totals.global_steps,
             cumulative_regret: Some(self.cumulative),
+            surrogate_rmse: None,
             epsilon: (!self.epsilon.is_empty()).then_some(self.epsilon),
         }
     }

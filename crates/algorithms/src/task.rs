@@ -87,16 +87,31 @@ impl Task {
             .into_iter()
             .find(|i| i.name == name)
             .ok_or_else(|| crate::error::config("task", format!("unknown function {name:?}")))?;
+        // The box searched: for CEC-2005 its search range (F7's contains the optimum).
+        let bounds = match &objective {
+            Objective::Cec2005(f) => fedhe_bo::objectives::cec2005::search_bounds_of(f.number()),
+            _ => info.bounds,
+        };
         Ok(Self {
             name: name.to_string(),
             dim: objective.dim(),
             sense: info.sense,
             optimum: Some(info.optimum_value),
-            objectives: Objectives::Shared {
-                objective,
-                bounds: info.bounds,
-            },
+            objectives: Objectives::Shared { objective, bounds },
         })
+    }
+
+    /// [`Task::by_name`], or a task drawn afresh for each trial `seed`: the
+    /// kernel sums of paper 001 §5.1 (`kernel-sum-se`, `kernel-sum-matern`).
+    pub fn by_name_seeded(name: &str, dim: usize, seed: u64) -> Result<Self, AlgorithmError> {
+        match crate::ldp_bo::synthetic::kernel_sum_task(name, seed) {
+            Some(task) if dim == 1 => Ok(task),
+            Some(_) => Err(crate::error::config(
+                "dim",
+                format!("{name} is one-dimensional"),
+            )),
+            None => Self::by_name(name, dim),
+        }
     }
 
     /// A task whose clients each evaluate their own objective.
@@ -220,16 +235,7 @@ impl Task {
                 ));
             }
         }
-        if members.len() != configured {
-            return Err(crate::error::config(
-                "members",
-                format!(
-                    "{configured} configured but {} channel members given",
-                    members.len()
-                ),
-            ));
-        }
-        Ok(())
+        crate::error::check_members(configured, members.len())
     }
 
     /// Whether `a` is a better value than `b`.

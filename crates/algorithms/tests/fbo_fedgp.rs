@@ -157,6 +157,8 @@ fn a_run_repeats_for_a_seed_and_improves_on_its_initial_points() {
     );
     assert!(a.aggregations >= 2 && a.global_steps >= 1);
     assert!(a.bytes_sent_per_member > 0);
+    let rmse = a.surrogate_rmse.expect("a global posterior was built");
+    assert!(rmse.is_finite() && rmse > 0.0, "{rmse}");
 }
 
 #[test]

@@ -283,16 +283,7 @@ impl FboFedGpParams {
 
     /// Checks every setting; the error names the first bad one.
     pub fn validate(&self) -> Result<ValidParams, AlgorithmError> {
-        let positive = |field: &'static str, v: f64| {
-            if v.is_finite() && v > 0.0 {
-                Ok(())
-            } else {
-                Err(config(
-                    field,
-                    format!("must be finite and positive, got {v}"),
-                ))
-            }
-        };
+        use crate::error::positive;
         if self.members < 2 {
             return Err(config(
                 "members",

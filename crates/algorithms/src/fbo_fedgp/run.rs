@@ -6,7 +6,7 @@ use super::params::{
 };
 use super::{Client, Hyperparameters, OutputScaling, Server, SummaryScaling};
 use crate::surrogate::{GlobalPosterior, Surrogate};
-use crate::{mix, AlgorithmError, RunResult, Task};
+use crate::{AlgorithmError, RunResult, Task};
 use fedhe_bo::clustering::{global_clustering, kmeans_plus_plus, uniform_random_support};
 use fedhe_bo::optim::Bounds;
 use fedhe_bo::schedule::MixingSchedule;
@@ -72,6 +72,8 @@ pub fn run_observed(
         }
     }
 }
+
+use crate::error::stream_seed as mix;
 
 /// The best value of one round's evaluations.
 struct RoundBest<'t> {
@@ -215,6 +217,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
             global_steps,
             cumulative_regret: None,
             epsilon: None,
+            surrogate_rmse: None,
         }
     }
 
@@ -339,6 +342,30 @@ impl<'a, K: Kernel> Federation<'a, K> {
         Ok((new_scaling, hyper))
     }
 
+    /// Simulation-only diagnostic: the RMSE of the last global posterior mean
+    /// against the true standardised utility at 256 public uniform points (for
+    /// a shared objective; `None` for per-client ones). It evaluates the
+    /// objective outside the protocol, so the service never computes it.
+    fn surrogate_rmse(
+        &mut self,
+        global: &GlobalPosterior<K>,
+        scaling: &OutputScaling,
+    ) -> Result<Option<f64>, AlgorithmError> {
+        if self.task.clients().is_some() {
+            return Ok(None);
+        }
+        let dim = self.dim();
+        let mut sq = 0.0;
+        const POINTS: usize = 256;
+        for _ in 0..POINTS {
+            let x: Vec<f64> = (0..dim).map(|_| self.public.gen::<f64>()).collect();
+            let truth = self.task.evaluate(0, &x, &mut self.public)?.noise_free;
+            let target = scaling.standardise(self.params.warping.apply(self.task.utility(truth)));
+            sq += (global.predict_point(&x)?.mean - target).powi(2);
+        }
+        Ok(Some((sq / POINTS as f64).sqrt()))
+    }
+
     fn select_support(
         &mut self,
         server: &mut Server<'_>,
@@ -430,6 +457,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
         let schedule = MixingSchedule::power(p.schedule_exponent)?;
         let mut trace = Vec::with_capacity(p.rounds);
         let mut global_steps = 0;
+        let mut last_global: Option<(GlobalPosterior<K>, OutputScaling)> = None;
         for t in 1..=p.rounds {
             if t > 1 && p.refit_every > 0 && (t - 1) % p.refit_every == 0 {
                 (scaling, hyper) = self.refit(&mut server, &scaling, &hyper)?;
@@ -481,6 +509,9 @@ impl<'a, K: Kernel> Federation<'a, K> {
                 Some(GlobalPosterior { model, summary })
             };
             let mut round_best = RoundBest::new(task);
+            if let Some(g) = &global {
+                last_global = Some((g.clone(), scaling));
+            }
             for (c, is_local) in self.clients.iter_mut().zip(&local) {
                 let incumbent = c.incumbent(task, p.warping, &scaling);
                 let local_gp;
@@ -496,6 +527,11 @@ impl<'a, K: Kernel> Federation<'a, K> {
             }
             self.end_round(t, &local, global.is_some(), round_best.value, &mut trace);
         }
-        Ok(self.result(trace, start, Some(&server), global_steps))
+        let mut result = self.result(trace, start, Some(&server), global_steps);
+        result.surrogate_rmse = match &last_global {
+            Some((g, scaling)) => self.surrogate_rmse(g, scaling)?,
+            None => None,
+        };
+        Ok(result)
     }
 }

@@ -629,6 +629,17 @@ pub fn bounds_of(number: u8) -> (f64, f64) {
     }
 }
 
+/// The box an optimiser searches for F`number`: the official range, except F7,
+/// which has no bounds and whose optimum lies outside its initialisation range
+/// `[0, 600]`; it is searched in `[−600, 600]`, the classic Griewank range,
+/// which contains its optimum (test below).
+pub fn search_bounds_of(number: u8) -> (f64, f64) {
+    match number {
+        7 => (-600.0, 600.0),
+        n => bounds_of(n),
+    }
+}
+
 /// The bias (global minimum) of F`number`, 1..=20.
 pub fn bias_of(number: u8) -> Option<f64> {
     (1..=COUNT)
@@ -699,5 +710,20 @@ mod tests {
             f.evaluate(&[0.0, f64::NAN]),
             Err(BoError::NonFinite { .. })
         ));
+    }
+
+    #[test]
+    fn every_optimum_lies_in_its_search_box() {
+        for number in 1..=COUNT {
+            let f = Cec2005::new(number, 10).unwrap();
+            let (lo, hi) = search_bounds_of(number);
+            assert!(
+                f.optimum().iter().all(|v| (lo..=hi).contains(v)),
+                "F{number}"
+            );
+        }
+        let f7 = Cec2005::new(7, 10).unwrap();
+        let (lo, hi) = bounds_of(7);
+        assert!(!f7.optimum().iter().all(|v| (lo..=hi).contains(v)));
     }
 }

@@ -123,6 +123,10 @@ pub enum Algorithm {
         /// Its settings.
         params: dp_fts_de::ValidParams,
     },
+    /// LDP-BO (paper 001) and its heavy-tailed non-private versions.
+    LdpBo(fedhe_algorithms::ldp_bo::ValidLdpParams),
+    /// Fed-PNE, DP-Fed-PNE and Fed1-UCB (paper 003).
+    FedPne(fedhe_algorithms::fed_pne::ValidFedPneParams),
 }
 
 /// Deserialises a method's settings table; the error is serde's message.
@@ -160,11 +164,34 @@ impl Algorithm {
             let params = params.validate().map_err(|e| e.to_string())?;
             return Ok(Algorithm::DpFtsDe { params });
         }
-        let known: Vec<&str> = Method::all()
-            .iter()
-            .map(|m| m.name())
-            .chain(FTS_METHODS)
-            .collect();
+        use fedhe_algorithms::{fed_pne, ldp_bo};
+        let parse = |table: toml::Table| toml::Value::Table(table);
+        if let Some(m) = ldp_bo::LdpMethod::all()
+            .into_iter()
+            .find(|m| m.name() == method)
+        {
+            let params: ldp_bo::LdpBoParams = parse(table)
+                .try_into()
+                .map_err(|e: toml::de::Error| e.message().to_string())?;
+            return Ok(Algorithm::LdpBo(
+                params.validate(m).map_err(|e| e.to_string())?,
+            ));
+        }
+        if let Some(m) = fed_pne::BanditMethod::all()
+            .into_iter()
+            .find(|m| m.name() == method)
+        {
+            let params: fed_pne::FedPneParams = parse(table)
+                .try_into()
+                .map_err(|e: toml::de::Error| e.message().to_string())?;
+            return Ok(Algorithm::FedPne(
+                params.validate(m).map_err(|e| e.to_string())?,
+            ));
+        }
+        let mut known: Vec<&str> = Method::all().iter().map(|m| m.name()).collect();
+        known.extend(ldp_bo::LdpMethod::all().iter().map(|m| m.name()));
+        known.extend(fed_pne::BanditMethod::all().iter().map(|m| m.name()));
+        known.extend(FTS_METHODS);
         Err(format!(
             "unknown method {method:?} (known: {})",
             known.join(", ")
@@ -177,6 +204,8 @@ impl Algorithm {
             Algorithm::FboFedGp { params, .. } => params.members,
             Algorithm::Fts { params, .. } => params.shared.members,
             Algorithm::DpFtsDe { params } => params.shared.members,
+            Algorithm::LdpBo(params) => params.members,
+            Algorithm::FedPne(params) => params.members,
         }
     }
 
@@ -187,6 +216,8 @@ impl Algorithm {
             // FTS sends plaintext messages; any valid bound will do.
             Algorithm::Fts { .. } => 1.0,
             Algorithm::DpFtsDe { params } => params.channel_bound(),
+            Algorithm::LdpBo(params) => params.channel_bound,
+            Algorithm::FedPne(params) => params.channel_bound,
         }
     }
 
@@ -214,6 +245,12 @@ impl Algorithm {
             Algorithm::DpFtsDe { params } => {
                 Ok(dp_fts_de::run(task, params, channel, members, seed)?)
             }
+            Algorithm::LdpBo(params) => Ok(fedhe_algorithms::ldp_bo::run(
+                task, params, channel, members, seed,
+            )?),
+            Algorithm::FedPne(params) => Ok(fedhe_algorithms::fed_pne::run(
+                task, params, channel, members, seed,
+            )?),
         }
     }
 }
@@ -269,9 +306,13 @@ fn jobs(config: &ExperimentConfig, args: &SimulateArgs) -> Result<Vec<Job>, CliE
     if config.runs.is_empty() {
         return Err(invalid(path, "runs: no run configured"));
     }
+    let make_task = |name: &str, seed: u64| {
+        Task::by_name_seeded(name, config.dim, seed)
+            .map_err(|e| invalid(path, format!("functions: {e}")))
+    };
     let tasks = names
         .iter()
-        .map(|n| Task::by_name(n, config.dim).map_err(|e| invalid(path, format!("functions: {e}"))))
+        .map(|n| make_task(n, 0))
         .collect::<Result<Vec<_>, _>>()?;
     let seeds = args.seeds.unwrap_or(config.seeds);
     let mut out = Vec::new();
@@ -286,7 +327,7 @@ fn jobs(config: &ExperimentConfig, args: &SimulateArgs) -> Result<Vec<Job>, CliE
         for task in &tasks {
             for seed in 0..seeds {
                 out.push(Job {
-                    task: task.clone(),
+                    task: make_task(task.name(), seed)?,
                     label: label.clone(),
                     algorithm: algorithm.clone(),
                     seed,

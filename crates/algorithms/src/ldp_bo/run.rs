@@ -1,0 +1,219 @@
+//! One LDP-BO run in process over any `SecureSum`: the learner (server role)
+//! queries a point, every institution (client role) answers with its private
+//! reward, and only the sum of the answers is revealed.
+
+use super::learners::{AtaGpUcb, Constants, Learner, MomaGpUcb, TgpUcb};
+use super::mechanism::ConvertToLaplace;
+use super::params::{LdpKernel, LdpMethod, NoiseModel, ValidLdpParams};
+use crate::channel::Aggregator;
+use crate::{AlgorithmError, RunResult, Task};
+use fedhe_crypto::{MemberId, SecureSum};
+use fedhe_gp::{Kernel, KernelParams, Matern52, SquaredExponential};
+use fedhe_ring::Csprng;
+use nalgebra::DMatrix;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution, StudentT};
+use std::time::Instant;
+
+/// The largest domain a run accepts (`grid_points^D`).
+const MAX_DOMAIN: usize = 20_000;
+
+use crate::error::stream_seed as mix;
+
+/// One institution answering queries: it observes `y = f(x) + η` and, for the
+/// private methods, releases only `CTL(ε)(y)`.
+pub struct Institution {
+    id: MemberId,
+    noise_rng: ChaCha8Rng,
+    dp_rng: Csprng,
+    ctl: Option<ConvertToLaplace>,
+}
+
+impl Institution {
+    /// Institution `id` with its own noise streams from `seed`.
+    pub fn new(id: MemberId, seed: u64, ctl: Option<ConvertToLaplace>) -> Self {
+        Self {
+            id,
+            noise_rng: ChaCha8Rng::seed_from_u64(seed),
+            dp_rng: Csprng::from_u128_seed(u128::from(seed) << 1 | 1),
+            ctl,
+        }
+    }
+
+    /// The member.
+    pub fn id(&self) -> &MemberId {
+        &self.id
+    }
+
+    /// The reward released for a point whose value is `value`.
+    pub fn answer(&mut self, value: f64, params: &ValidLdpParams) -> Result<f64, AlgorithmError> {
+        let r = params.noise_bound;
+        let eta = match params.noise {
+            NoiseModel::Uniform => self.noise_rng.gen_range(-r..=r),
+            NoiseModel::StudentT => {
+                let t = StudentT::new(params.student_t_dof)
+                    .map_err(|e| crate::error::config("student_t_dof", e.to_string()))?;
+                r * t.sample(&mut self.noise_rng)
+            }
+        };
+        match &self.ctl {
+            Some(ctl) => ctl.privatize(value + eta, &mut self.dp_rng),
+            None => Ok(value + eta),
+        }
+    }
+}
+
+/// The uniform grid with `n` points per dimension of the unit cube, one point per row.
+pub fn grid(n: usize, dim: usize) -> Result<DMatrix<f64>, AlgorithmError> {
+    let total = (0..dim).try_fold(1usize, |acc, _| acc.checked_mul(n));
+    let total = match total {
+        Some(t) if t <= MAX_DOMAIN => t,
+        _ => {
+            return Err(crate::error::config(
+                "grid_points",
+                format!("grid_points^D exceeds {MAX_DOMAIN} points"),
+            ))
+        }
+    };
+    Ok(DMatrix::from_fn(total, dim, |i, d| {
+        let digit = (i / n.pow(d as u32)) % n;
+        digit as f64 / (n - 1) as f64
+    }))
+}
+
+/// Runs `params.method()` on `task` with `members` answering every query.
+pub fn run(
+    task: &Task,
+    params: &ValidLdpParams,
+    channel: &mut dyn SecureSum,
+    members: &[MemberId],
+    seed: u64,
+) -> Result<RunResult, AlgorithmError> {
+    crate::error::check_members(params.members, members.len())?;
+    let p = KernelParams::isotropic(task.dim(), params.lengthscale, 1.0)?;
+    match params.kernel {
+        LdpKernel::Se => run_with(
+            task,
+            params,
+            channel,
+            members,
+            seed,
+            SquaredExponential::new(p),
+        ),
+        LdpKernel::Matern => run_with(task, params, channel, members, seed, Matern52::new(p)),
+    }
+}
+
+fn run_with<K: Kernel + 'static>(
+    task: &Task,
+    params: &ValidLdpParams,
+    channel: &mut dyn SecureSum,
+    members: &[MemberId],
+    seed: u64,
+    kernel: K,
+) -> Result<RunResult, AlgorithmError> {
+    let start = Instant::now();
+    let domain = grid(params.grid_points, task.dim())?;
+    // Noise-free values on 𝒟 (the learner never sees them; they give regret).
+    let mut scratch = ChaCha8Rng::seed_from_u64(0);
+    let values: Vec<f64> = (0..domain.nrows())
+        .map(|i| {
+            let x: Vec<f64> = domain.row(i).iter().copied().collect();
+            task.evaluate(0, &x, &mut scratch).map(|e| e.noise_free)
+        })
+        .collect::<Result<_, _>>()?;
+    let utility: Vec<f64> = values.iter().map(|v| task.utility(*v)).collect();
+    let best_utility = utility.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let b = params
+        .rkhs_bound
+        .unwrap_or_else(|| utility.iter().fold(0.0f64, |m, u| m.max(u.abs())))
+        .max(f64::MIN_POSITIVE);
+    let method = params.method();
+    let ctl = match (method.is_private(), params.epsilon) {
+        (true, Some(e)) => Some(ConvertToLaplace::new(e, b, params.noise_bound)?),
+        (true, None) => return Err(crate::error::config("epsilon", "required")),
+        _ => None,
+    };
+    let consts = Constants {
+        b,
+        r: params.noise_bound,
+        laplace_scale: ctl.as_ref().map(ConvertToLaplace::scale),
+        epsilon: ctl.as_ref().map(ConvertToLaplace::epsilon),
+        noise_variance: params.noise_variance(),
+        lambda: params.lambda,
+        delta: params.delta,
+        horizon: params.rounds,
+        beta_scale: params.beta_scale,
+        accuracy: params.nystrom_accuracy,
+        q: params.nystrom_q(),
+    };
+    let mut learner: Box<dyn Learner> = match method {
+        LdpMethod::LdpTgpUcb | LdpMethod::TgpUcb => {
+            Box::new(TgpUcb::new(kernel.gram(&domain), consts))
+        }
+        LdpMethod::LdpAtaGpUcb | LdpMethod::AtaGpUcb => {
+            Box::new(AtaGpUcb::new(kernel, domain.clone(), consts))
+        }
+        LdpMethod::LdpMomaGpUcb | LdpMethod::MomaGpUcb => Box::new(MomaGpUcb::new(
+            kernel,
+            domain.clone(),
+            consts,
+            params.moma_plays(),
+        )),
+    };
+    let mut institutions: Vec<Institution> = members
+        .iter()
+        .enumerate()
+        .map(|(i, m)| Institution::new(m.clone(), mix(seed, i as u64 + 1), ctl.clone()))
+        .collect();
+    let mut learner_rng = ChaCha8Rng::seed_from_u64(mix(seed, 0));
+    let mut server = Aggregator::new(channel, params.channel_bound);
+    let m = members.len() as f64;
+    let (mut regret, mut cumulative, mut trace) = (0.0, Vec::new(), Vec::new());
+    let mut best: Option<f64> = None;
+    for t in 1..=params.rounds {
+        let x = learner.next(t, &mut learner_rng);
+        // Each institution contributes its released reward divided by the
+        // public M, so the sum is the mean. A contribution beyond the channel
+        // bound is clamped to it (post-processing of a private value; with the
+        // defaults it needs |ȳ| > 1024·M, probability below e^{−100} for CTL).
+        let contributions = institutions
+            .iter_mut()
+            .map(|inst| {
+                let y = inst.answer(values[x], params)? / m;
+                Ok((
+                    inst.id().clone(),
+                    vec![y.clamp(-params.channel_bound, params.channel_bound)],
+                ))
+            })
+            .collect::<Result<Vec<_>, AlgorithmError>>()?;
+        let reward = server.aggregate("rewards", contributions)?[0];
+        learner.observe(t, x, task.utility(reward), &mut learner_rng)?;
+        regret += best_utility - utility[x];
+        cumulative.push(regret);
+        best = Some(match best {
+            Some(b) if !task.better(values[x], b) => b,
+            _ => values[x],
+        });
+        trace.push(best.unwrap_or(f64::NAN));
+    }
+    let bytes = members.iter().map(|m| server.bytes_sent(m)).sum::<u64>() / members.len() as u64;
+    Ok(RunResult {
+        task: task.name().to_string(),
+        method: method.name().to_string(),
+        seed,
+        members: members.len(),
+        rounds: params.rounds,
+        best: best.unwrap_or(f64::NAN),
+        best_per_member: vec![best.unwrap_or(f64::NAN); members.len()],
+        trace,
+        seconds: start.elapsed().as_secs_f64(),
+        bytes_sent_per_member: bytes,
+        aggregations: server.aggregations(),
+        global_steps: 0,
+        cumulative_regret: Some(cumulative),
+        surrogate_rmse: None,
+        epsilon: ctl.map(|c| vec![c.epsilon(); params.rounds]),
+    })
+}
