@@ -30,6 +30,9 @@ pub enum AlgorithmError {
     /// A GP computation failed.
     #[error(transparent)]
     Gp(#[from] fedhe_gp::GpError),
+    /// A privacy parameter was refused (q, z, δ, S) or a mechanism failed.
+    #[error(transparent)]
+    Privacy(#[from] fedhe_dp::DpError),
     /// A BO computation failed.
     #[error(transparent)]
     Bo(#[from] fedhe_bo::BoError),

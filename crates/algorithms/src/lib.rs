@@ -11,17 +11,27 @@
 //!   and Fed1-UCB, with clients' local means summed by the channel.
 //! - [`channel`]: the server side of `SecureSum` every algorithm shares
 //!   (round numbers, bound checks, precision, traffic).
-//! - [`task`]: the black-box problems the algorithms optimise.
+//! - [`fts`]: federated Thompson sampling (paper 002, Alg. 1), the plaintext
+//!   baseline, and standard TS.
+//! - [`dp_fts_de`]: DP-FTS-DE (paper 000, Algs. 1-2) over the channel, with
+//!   FTS-DE and DP-FTS as configurations.
+//! - [`rff_agent`]: the agent the Thompson-sampling family shares.
+//! - [`task`]: the black-box problems the algorithms optimise;
+//!   [`synthetic`]: paper 000's perturbed GP-sample federation.
 //! - [`surrogate`]: the posterior an acquisition reads, local (exact GP) or global
 //!   (dPITC), and the acquisition step on it.
 
 pub mod channel;
+pub mod dp_fts_de;
 pub mod error;
 pub mod fbo_fedgp;
 pub mod fed_pne;
+pub mod fts;
 pub mod ldp_bo;
 pub mod result;
+pub mod rff_agent;
 pub mod surrogate;
+pub mod synthetic;
 pub mod task;
 
 pub use error::AlgorithmError;

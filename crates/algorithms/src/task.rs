@@ -1,6 +1,7 @@
 //! The black-box problems: a named objective on a box, evaluated in the unit
 //! cube the models work in.
 
+use crate::synthetic::PerturbedGpSample;
 use crate::AlgorithmError;
 use fedhe_bo::objectives::{self, Objective, Sense};
 use rand_chacha::ChaCha8Rng;
@@ -20,6 +21,12 @@ pub trait ClientObjectives: Send + Sync + std::fmt::Debug {
         unit: &[f64],
         rng: &mut ChaCha8Rng,
     ) -> Result<Evaluation, AlgorithmError>;
+
+    /// Client `client`'s optimum (noise-free) value, when known; simple regret
+    /// is measured against it.
+    fn optimum(&self, _client: usize) -> Option<f64> {
+        None
+    }
 }
 
 /// What a task evaluates.
@@ -56,8 +63,25 @@ pub struct Evaluation {
 
 impl Task {
     /// The objective `name` (as `fedhe objective list` prints it) at dimension
-    /// `dim`, shared by every client.
+    /// `dim`, shared by every client; or the per-client synthetic task
+    /// `gp-sample[-<seed>]` of paper 000 §5.1 ([`crate::synthetic`], `dim = 1`).
     pub fn by_name(name: &str, dim: usize) -> Result<Self, AlgorithmError> {
+        if let Some(seed) = PerturbedGpSample::seed_of(name) {
+            if dim != 1 {
+                return Err(crate::error::config(
+                    "dim",
+                    format!("{name} is one-dimensional, got dim = {dim}"),
+                ));
+            }
+            let objectives = Arc::new(PerturbedGpSample::new(seed)?);
+            return Ok(Self::per_client(
+                name,
+                1,
+                Sense::Maximise,
+                Some(1.0),
+                objectives,
+            ));
+        }
         let objective = Objective::by_name(name, dim)?;
         let info = objectives::list()
             .into_iter()
@@ -127,6 +151,15 @@ impl Task {
         self.optimum.unwrap_or(f64::NAN)
     }
 
+    /// Client `client`'s optimum value: its own when its objective knows it,
+    /// else the task's (NaN when unknown).
+    pub fn client_optimum(&self, client: usize) -> f64 {
+        match &self.objectives {
+            Objectives::PerClient(o) => o.optimum(client).unwrap_or_else(|| self.optimum()),
+            Objectives::Shared { .. } => self.optimum(),
+        }
+    }
+
     /// How many clients the task supports (`None`: any number).
     pub fn clients(&self) -> Option<usize> {
         match &self.objectives {
@@ -181,6 +214,28 @@ impl Task {
                 o.evaluate(client, unit, rng)
             }
         }
+    }
+
+    /// Checks that the task has objectives for every one of `members` and that
+    /// they are the `configured` number; the error names `members`.
+    pub fn check_members(
+        &self,
+        members: &[fedhe_crypto::MemberId],
+        configured: usize,
+    ) -> Result<(), AlgorithmError> {
+        if let Some(n) = self.clients() {
+            if n < members.len() {
+                return Err(crate::error::config(
+                    "members",
+                    format!(
+                        "task {} has objectives for {n} clients, {} configured",
+                        self.name,
+                        members.len()
+                    ),
+                ));
+            }
+        }
+        crate::error::check_members(configured, members.len())
     }
 
     /// Whether `a` is a better value than `b`.

@@ -35,14 +35,13 @@ method = "fbo-fedgp"
 method = "random-search"
 "#;
 
-#[test]
-fn a_small_experiment_writes_results_the_report_reads() {
-    let config = temp_file("small.toml", SMALL);
-    let out_dir = temp_dir("small");
+/// Runs `fedhe simulate --config config --out out_dir`, asserts success and
+/// returns `results.json`.
+fn simulate_ok(config: &str, out_dir: &std::path::Path) -> serde_json::Value {
     let out = fedhe(&[
         "simulate",
         "--config",
-        &config,
+        config,
         "--out",
         out_dir.to_str().unwrap(),
     ]);
@@ -52,9 +51,14 @@ fn a_small_experiment_writes_results_the_report_reads() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let results: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out_dir.join("results.json")).unwrap())
-            .unwrap();
+    serde_json::from_str(&std::fs::read_to_string(out_dir.join("results.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn a_small_experiment_writes_results_the_report_reads() {
+    let config = temp_file("small.toml", SMALL);
+    let out_dir = temp_dir("small");
+    let results = simulate_ok(&config, &out_dir);
     let runs = results["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 2 * 2 * 2, "functions × runs × seeds");
     for r in runs {
@@ -182,4 +186,100 @@ fn every_committed_experiment_config_is_valid() {
         checked += 1;
     }
     assert!(checked >= 6, "only {checked} configs found");
+}
+
+const PRIVATE: &str = r#"
+name = "private"
+functions = ["gp-sample"]
+dim = 1
+seeds = 1
+channel = "plain"
+
+[algorithm]
+members = 6
+rounds = 4
+initial_points = 2
+features = 10
+acq_candidates = 50
+subregions = 2
+sampling_rate = 0.5
+
+[[runs]]
+method = "ts"
+[[runs]]
+method = "fts"
+[[runs]]
+method = "dp-fts-de"
+label = "dp"
+"#;
+
+#[test]
+fn the_thompson_family_runs_reports_epsilon_and_refuses_bad_privacy_parameters() {
+    let config = temp_file("private.toml", PRIVATE);
+    let out_dir = temp_dir("private");
+    let out = fedhe(&[
+        "simulate",
+        "--config",
+        &config,
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    // TS and FTS do not know the DP settings: deny_unknown_fields names one.
+    assert_fails_with(&out, "unknown field `sampling_rate`");
+    let config = temp_file(
+        "private-ok.toml",
+        &PRIVATE
+            .replace("subregions = 2\nsampling_rate = 0.5\n", "")
+            .replace(
+                "label = \"dp\"",
+                "label = \"dp\"\nsubregions = 2\nsampling_rate = 0.5",
+            ),
+    );
+    let results = simulate_ok(&config, &out_dir);
+    for r in results["runs"].as_array().unwrap() {
+        assert_eq!(r["trace"].as_array().unwrap().len(), 4);
+        let private = r["method"] == "dp";
+        assert_eq!(r.get("epsilon").is_some(), private, "{r}");
+    }
+    let out = fedhe(&["report", out_dir.to_str().unwrap(), "--reference", "ts"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
+    assert!(report.contains("## Privacy loss"), "{report}");
+    for (from, to, name) in [
+        (
+            "sampling_rate = 0.5",
+            "sampling_rate = 0.0",
+            "q (sampling rate)",
+        ),
+        (
+            "sampling_rate = 0.5",
+            "sampling_rate = 1.5",
+            "q (sampling rate)",
+        ),
+        (
+            "sampling_rate = 0.5",
+            "sampling_rate = 0.5\nnoise_multiplier = 0.0",
+            "z (noise multiplier)",
+        ),
+        (
+            "sampling_rate = 0.5",
+            "sampling_rate = 0.5\ndelta = 1.0",
+            "delta",
+        ),
+        (
+            "sampling_rate = 0.5",
+            "sampling_rate = 0.5\nclip_norm = -1.0",
+            "S (clipping norm)",
+        ),
+    ] {
+        let text = std::fs::read_to_string(&config).unwrap().replace(from, to);
+        let bad = temp_file("private-bad.toml", &text);
+        let out = fedhe(&["simulate", "--config", &bad, "--check"]);
+        assert_fails_with(&out, name);
+    }
 }

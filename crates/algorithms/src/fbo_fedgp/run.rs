@@ -59,19 +59,7 @@ pub fn run_observed(
     seed: u64,
     observer: &mut dyn FnMut(&RoundEvent),
 ) -> Result<RunResult, AlgorithmError> {
-    if let Some(n) = task.clients() {
-        if n < members.len() {
-            return Err(crate::error::config(
-                "members",
-                format!(
-                    "task {} has objectives for {n} clients, {} configured",
-                    task.name(),
-                    members.len()
-                ),
-            ));
-        }
-    }
-    crate::error::check_members(params.members, members.len())?;
+    task.check_members(members, params.members)?;
     let dim = task.dim();
     match params.kernel {
         KernelKind::Se => {

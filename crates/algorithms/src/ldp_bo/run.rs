@@ -213,7 +213,7 @@ fn run_with<K: Kernel + 'static>(
         aggregations: server.aggregations(),
         global_steps: 0,
         cumulative_regret: Some(cumulative),
-        epsilon: ctl.map(|c| vec![c.epsilon(); params.rounds]),
         surrogate_rmse: None,
+        epsilon: ctl.map(|c| vec![c.epsilon(); params.rounds]),
     })
 }

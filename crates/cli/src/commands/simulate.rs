@@ -4,7 +4,9 @@
 use super::member_names;
 use crate::error::CliError;
 use clap::Args;
+use fedhe_algorithms::dp_fts_de::{self, DpFtsDeParams};
 use fedhe_algorithms::fbo_fedgp::{run, FboFedGpParams, Method, ValidParams};
+use fedhe_algorithms::fts::{self, FtsParams, FtsVariant};
 use fedhe_algorithms::RunResult;
 use fedhe_algorithms::Task;
 use fedhe_crypto::{CeremonyId, HeSum, PlainSum, SecureSum};
@@ -109,11 +111,33 @@ pub enum Algorithm {
         /// Its settings.
         params: ValidParams,
     },
+    /// TS or FTS (paper 002), plaintext baselines that never touch the channel.
+    Fts {
+        /// Which one.
+        variant: FtsVariant,
+        /// Its settings.
+        params: fts::ValidParams,
+    },
+    /// DP-FTS-DE (paper 000) and its configurations FTS-DE, DP-FTS.
+    DpFtsDe {
+        /// Its settings.
+        params: dp_fts_de::ValidParams,
+    },
     /// LDP-BO (paper 001) and its heavy-tailed non-private versions.
     LdpBo(fedhe_algorithms::ldp_bo::ValidLdpParams),
     /// Fed-PNE, DP-Fed-PNE and Fed1-UCB (paper 003).
     FedPne(fedhe_algorithms::fed_pne::ValidFedPneParams),
 }
+
+/// Deserialises a method's settings table; the error is serde's message.
+fn settings<T: serde::de::DeserializeOwned>(table: toml::Table) -> Result<T, String> {
+    toml::Value::Table(table)
+        .try_into()
+        .map_err(|e: toml::de::Error| e.message().to_string())
+}
+
+/// The methods of the Thompson-sampling family.
+const FTS_METHODS: [&str; 3] = ["ts", "fts", "dp-fts-de"];
 
 impl Algorithm {
     /// The algorithm called `method`, with settings from `table`; the error names
@@ -121,11 +145,24 @@ impl Algorithm {
     pub fn from_config(method: &str, table: toml::Table) -> Result<Self, String> {
         let fbo = Method::all().into_iter().find(|m| m.name() == method);
         if let Some(method) = fbo {
-            let params: FboFedGpParams = toml::Value::Table(table)
-                .try_into()
-                .map_err(|e: toml::de::Error| e.message().to_string())?;
+            let params: FboFedGpParams = settings(table)?;
             let params = params.validate().map_err(|e| e.to_string())?;
             return Ok(Algorithm::FboFedGp { method, params });
+        }
+        let variant = match method {
+            "ts" => Some(FtsVariant::Ts),
+            "fts" => Some(FtsVariant::Fts),
+            _ => None,
+        };
+        if let Some(variant) = variant {
+            let params: FtsParams = settings(table)?;
+            let params = params.validate().map_err(|e| e.to_string())?;
+            return Ok(Algorithm::Fts { variant, params });
+        }
+        if method == "dp-fts-de" {
+            let params: DpFtsDeParams = settings(table)?;
+            let params = params.validate().map_err(|e| e.to_string())?;
+            return Ok(Algorithm::DpFtsDe { params });
         }
         use fedhe_algorithms::{fed_pne, ldp_bo};
         let parse = |table: toml::Table| toml::Value::Table(table);
@@ -154,6 +191,7 @@ impl Algorithm {
         let mut known: Vec<&str> = Method::all().iter().map(|m| m.name()).collect();
         known.extend(ldp_bo::LdpMethod::all().iter().map(|m| m.name()));
         known.extend(fed_pne::BanditMethod::all().iter().map(|m| m.name()));
+        known.extend(FTS_METHODS);
         Err(format!(
             "unknown method {method:?} (known: {})",
             known.join(", ")
@@ -164,6 +202,8 @@ impl Algorithm {
     pub fn members(&self) -> usize {
         match self {
             Algorithm::FboFedGp { params, .. } => params.members,
+            Algorithm::Fts { params, .. } => params.shared.members,
+            Algorithm::DpFtsDe { params } => params.shared.members,
             Algorithm::LdpBo(params) => params.members,
             Algorithm::FedPne(params) => params.members,
         }
@@ -173,9 +213,18 @@ impl Algorithm {
     pub fn channel_bound(&self) -> f64 {
         match self {
             Algorithm::FboFedGp { params, .. } => params.channel_bound,
+            // FTS sends plaintext messages; any valid bound will do.
+            Algorithm::Fts { .. } => 1.0,
+            Algorithm::DpFtsDe { params } => params.channel_bound(),
             Algorithm::LdpBo(params) => params.channel_bound,
             Algorithm::FedPne(params) => params.channel_bound,
         }
+    }
+
+    /// Whether the algorithm aggregates through the channel (TS and FTS do not:
+    /// they need no key ceremony).
+    pub fn uses_channel(&self) -> bool {
+        !matches!(self, Algorithm::Fts { .. })
     }
 
     /// One run on `channel`.
@@ -189,6 +238,12 @@ impl Algorithm {
         match self {
             Algorithm::FboFedGp { method, params } => {
                 Ok(run(task, *method, params, channel, members, seed)?)
+            }
+            Algorithm::Fts { variant, params } => {
+                Ok(fts::run(task, *variant, params, members, seed)?)
+            }
+            Algorithm::DpFtsDe { params } => {
+                Ok(dp_fts_de::run(task, params, channel, members, seed)?)
             }
             Algorithm::LdpBo(params) => Ok(fedhe_algorithms::ldp_bo::run(
                 task, params, channel, members, seed,
@@ -306,6 +361,11 @@ pub fn run_job(
     he_params: &str,
 ) -> Result<RunResult, CliError> {
     let members = member_names(algorithm.members())?;
+    let channel = if algorithm.uses_channel() {
+        channel
+    } else {
+        ChannelKind::Plain
+    };
     let mut sum: Box<dyn SecureSum> = match channel {
         ChannelKind::Plain => Box::new(PlainSum),
         ChannelKind::He => {

@@ -235,6 +235,7 @@ mod tests {
                 seed: seed as u64,
                 best,
                 trace: vec![best],
+                epsilon: None,
             })
             .collect()
     }

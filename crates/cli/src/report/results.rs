@@ -24,6 +24,9 @@ pub struct Run {
     pub best: f64,
     /// Best-so-far after each round.
     pub trace: Vec<f64>,
+    /// The privacy loss ε after each round, for differentially private methods.
+    #[serde(default)]
+    pub epsilon: Option<Vec<f64>>,
 }
 
 /// The runs of one method on one task, ordered by seed.
@@ -33,6 +36,8 @@ pub struct MethodRuns {
     pub best_by_seed: BTreeMap<u64, f64>,
     /// Best-so-far traces, in seed order; all of one length per task.
     pub traces: Vec<Vec<f64>>,
+    /// The privacy loss ε after the last round, one per private run.
+    pub final_epsilon: Vec<f64>,
 }
 
 /// The runs grouped by task, then method, in report order.
@@ -115,6 +120,9 @@ pub fn group(runs: Vec<Run>, reference: &str) -> Result<Grouped, String> {
             return Err(format!("{at}: the same task, method and seed appear twice"));
         }
         entry.traces.push(run.trace);
+        if let Some(&e) = run.epsilon.as_ref().and_then(|e| e.last()) {
+            entry.final_epsilon.push(e);
+        }
     }
     let mut tasks: Vec<TaskRuns> = by_task.into_values().collect();
     tasks.sort_by(|a, b| natural_cmp(&a.task, &b.task));
@@ -185,6 +193,7 @@ mod tests {
             seed,
             best: *trace.last().unwrap(),
             trace: trace.to_vec(),
+            epsilon: None,
         }
     }
 

@@ -118,6 +118,9 @@ pub fn render(input: &ReportInput) -> String {
         }
     }
 
+    // 1b. Privacy losses of the differentially private methods.
+    render_privacy(w, g);
+
     // 2. Table 1 style.
     let _ = writeln!(w, "\n## Comparison with `{reference}` (Table 1 style)\n");
     let _ = writeln!(
@@ -305,6 +308,46 @@ pub fn render(input: &ReportInput) -> String {
         let _ = writeln!(w, "### {task}\n\n![{task}]({path})\n");
     }
     out
+}
+
+/// The privacy loss ε each private method reports after its last round (the
+/// accountant's ε is the same for every seed of a configuration; a range
+/// shows if not). Nothing when no run reports ε.
+fn render_privacy(w: &mut String, g: &Grouped) {
+    let rows: Vec<(&str, &str, &[f64])> = g
+        .tasks
+        .iter()
+        .flat_map(|t| {
+            g.methods.iter().filter_map(move |m| {
+                let runs = t.methods.get(m)?;
+                (!runs.final_epsilon.is_empty()).then_some((
+                    t.task.as_str(),
+                    m.as_str(),
+                    runs.final_epsilon.as_slice(),
+                ))
+            })
+        })
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(w, "\n## Privacy loss\n");
+    let _ = writeln!(
+        w,
+        "ε after the last round, as the run's accountant reports it (at the run's δ).\n"
+    );
+    let _ = writeln!(w, "| task | method | runs | ε |");
+    let _ = writeln!(w, "| --- | --- | ---: | ---: |");
+    for (task, method, eps) in rows {
+        let lo = eps.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = eps.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let shown = if hi - lo <= 1e-9 * hi.abs().max(1.0) {
+            format!("{lo:.2}")
+        } else {
+            format!("{lo:.2} – {hi:.2}")
+        };
+        let _ = writeln!(w, "| {task} | {method} | {} | {shown} |", eps.len());
+    }
 }
 
 /// The comparison with a published table: its columns beside fedhe's

@@ -1,0 +1,177 @@
+//! One DP-FTS-DE federation in process: Algs. 1-2 of paper 000 over any
+//! `SecureSum`.
+
+use super::client::contribution;
+use super::params::{NoiseMode, ValidParams};
+use super::server::DpFtsDeServer;
+use super::subregions::SubRegions;
+use crate::error::stream_seed as mix;
+use crate::rff_agent::{agents, RegretTrace, RffAgent, RffModel, RunTotals};
+use crate::{AlgorithmError, RunResult, Task};
+use fedhe_bo::optim::Bounds;
+use fedhe_crypto::{MemberId, SecureSum};
+use fedhe_dp::{GaussianMechanism, PoissonSampling};
+use fedhe_ring::Csprng;
+use nalgebra::DVector;
+
+/// What happened in one round, for progress reports and tests.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RoundEvent {
+    /// The round `t` (from 1).
+    pub round: usize,
+    /// The broadcast `ω_t^(i)`, one vector per sub-region.
+    pub broadcast: Vec<DVector<f64>>,
+    /// Agents in the batch `S_t` (known to the simulator; in distributed mode
+    /// no party of the protocol learns it).
+    pub batch: usize,
+    /// Batch members whose `ω_{n,t}` was clipped.
+    pub clipped: usize,
+    /// Agents that used the broadcast this round (probability `1 − p_t`).
+    pub global_steps: usize,
+    /// The privacy loss ε after this round (`None` without noise).
+    pub epsilon: Option<f64>,
+    /// The agents' mean simple regret after this round.
+    pub mean_simple_regret: f64,
+}
+
+/// Runs DP-FTS-DE on `task` with `members` (who must be the channel's members)
+/// from `seed`.
+pub fn run(
+    task: &Task,
+    params: &ValidParams,
+    channel: &mut dyn SecureSum,
+    members: &[MemberId],
+    seed: u64,
+) -> Result<RunResult, AlgorithmError> {
+    run_observed(task, params, channel, members, seed, &mut |_| {})
+}
+
+/// Stream indices of the run's randomness (see [`mix`]).
+const FEATURES_STREAM: u64 = 0;
+const SERVER_STREAM: u64 = u64::MAX;
+const MEMBER_NOISE_STREAMS: u64 = 1 << 32;
+
+/// [`run`], calling `observer` after every round.
+pub fn run_observed(
+    task: &Task,
+    params: &ValidParams,
+    channel: &mut dyn SecureSum,
+    members: &[MemberId],
+    seed: u64,
+    observer: &mut dyn FnMut(&RoundEvent),
+) -> Result<RunResult, AlgorithmError> {
+    let shared = &params.shared;
+    task.check_members(members, shared.members)?;
+    let dim = task.dim();
+    let model = shared.model.model(dim, mix(seed, FEATURES_STREAM))?;
+    let regions = SubRegions::new(dim, params.subregions)?;
+    let unit = Bounds::unit(dim)?;
+    let mut agents = agents(task, members, seed);
+    let n = agents.len();
+    // Alg. 2 line 2: N_init random points in the agent's own sub-region.
+    for a in agents.iter_mut() {
+        let own = regions.bounds(regions.assigned(a.index())).clone();
+        a.initial_design(task, shared.initial_points, &own)?;
+    }
+    // Simulation seeds; a deployment draws these from `Csprng::from_entropy`.
+    let server_rng = Csprng::from_u128_seed(u128::from(mix(seed, SERVER_STREAM)));
+    let mut member_rngs: Vec<Csprng> = (0..n as u64)
+        .map(|i| Csprng::from_u128_seed(u128::from(mix(seed, MEMBER_NOISE_STREAMS + i))))
+        .collect();
+    let mut server = DpFtsDeServer::new(channel, params, server_rng)?;
+    let own_coin = PoissonSampling::new(params.mechanism.sampling_rate())?;
+    let z = params.mechanism.noise_multiplier();
+    let s = params.clip.norm();
+    let mut trace = RegretTrace::new();
+    let mut global_rounds = 0;
+    for t in 1..=shared.rounds {
+        let weights = params.weights.weights(t, &regions, n);
+        let sum_std = server.sum_noise_std(z, weights.max());
+        // Alg. 1 line 6. Distributed: each member flips its own coin, unseen.
+        let selected: Vec<bool> = match params.noise {
+            NoiseMode::Distributed => member_rngs
+                .iter_mut()
+                .map(|r| own_coin.includes(r))
+                .collect(),
+            _ => server.select(n),
+        };
+        // Each of N shares has variance σ²/N, so the sum has σ² = (z·φ_max·S)².
+        let share = match params.noise {
+            NoiseMode::Distributed => Some(GaussianMechanism::with_std_dev(
+                sum_std / (n as f64).sqrt(),
+            )?),
+            _ => None,
+        };
+        let mut contributions = Vec::with_capacity(n);
+        let mut clipped = 0;
+        for ((i, a), rng) in agents.iter_mut().enumerate().zip(member_rngs.iter_mut()) {
+            // Alg. 2 line 10: ω_{n,t} from the agent's current posterior.
+            let omega = a.sample_weights(&model)?;
+            let c = contribution(
+                &omega,
+                s,
+                &weights.of_agent(i),
+                selected[i],
+                share.as_ref().map(|m| (m, rng)),
+            )?;
+            clipped += usize::from(c.clipped && selected[i]);
+            contributions.push((a.id().clone(), c.values));
+        }
+        let broadcast = server.broadcast(contributions, sum_std)?;
+        let epsilon = server.account()?;
+        let mut global_steps = 0;
+        for a in agents.iter_mut() {
+            // Alg. 2 lines 4-8.
+            let x = if shared.schedule.choose_local(t, a.rng())? {
+                a.thompson_step(&model, &unit)?
+            } else {
+                global_steps += 1;
+                maximize_broadcast(a, &model, &regions, &broadcast)?
+            };
+            a.query(task, x, true)?;
+        }
+        global_rounds += usize::from(global_steps > 0);
+        let mean_simple_regret = trace.end_round(&agents, epsilon);
+        observer(&RoundEvent {
+            round: t,
+            broadcast,
+            batch: selected.iter().filter(|s| **s).count(),
+            clipped,
+            global_steps,
+            epsilon,
+            mean_simple_regret,
+        });
+    }
+    let bytes = agents
+        .iter()
+        .map(|a| server.bytes_sent(a.id()))
+        .sum::<u64>()
+        / n as u64;
+    let totals = RunTotals {
+        method: "dp-fts-de".to_string(),
+        seed,
+        bytes_sent_per_member: bytes,
+        aggregations: server.aggregations(),
+        global_steps: global_rounds,
+    };
+    Ok(trace.finish(task, &agents, totals))
+}
+
+/// Alg. 2 line 8: `x = arg max_x φ(x)ᵀ ω_t^(i[x])`, the best of the maxima of
+/// each sub-region's reconstructed function on its own box (Fig. 1c).
+fn maximize_broadcast(
+    agent: &mut RffAgent,
+    model: &RffModel,
+    regions: &SubRegions,
+    broadcast: &[DVector<f64>],
+) -> Result<Vec<f64>, AlgorithmError> {
+    let candidates = model.candidates() / regions.len();
+    let mut best: Option<(f64, Vec<f64>)> = None;
+    for (i, omega) in broadcast.iter().enumerate() {
+        let m = agent.maximize(model, omega, regions.bounds(i), candidates)?;
+        if best.as_ref().is_none_or(|(v, _)| m.value > *v) {
+            best = Some((m.value, m.x));
+        }
+    }
+    Ok(best.expect("P ≥ 1").1)
+}

@@ -1,0 +1,135 @@
+//! DP-FTS-DE end to end over the channel: the broadcast vectors through the
+//! real multiparty encryption equal the `PlainSum` ones (central noise), the
+//! accountant reports the paper's ε each round, distributed noise carries the
+//! configured variance, and runs repeat for a seed.
+
+use fedhe_algorithms::dp_fts_de::{run, run_observed, DpFtsDeParams, NoiseMode, RoundEvent};
+use fedhe_algorithms::Task;
+use fedhe_crypto::{
+    CeremonyId, HeSum, InsecurePolicy, MemberId, ParameterSet, PlainSum, SecureSum,
+};
+use fedhe_ring::Csprng;
+
+fn members(n: usize) -> Vec<MemberId> {
+    (1..=n)
+        .map(|i| MemberId::new(format!("agent-{i}")).unwrap())
+        .collect()
+}
+
+fn small(members: usize, rounds: usize) -> DpFtsDeParams {
+    let mut p = DpFtsDeParams::new(members, rounds);
+    p.initial_points = 3;
+    p.features = 20;
+    p.subregions = 2;
+    p.sampling_rate = 0.5;
+    p.acq_candidates = 200;
+    p.acq_polish = 1;
+    p.acq_iters = 10;
+    p
+}
+
+fn broadcasts(channel: &mut dyn SecureSum, params: &DpFtsDeParams, seed: u64) -> Vec<RoundEvent> {
+    let task = Task::by_name("gp-sample-4", 1).unwrap();
+    let valid = params.clone().validate().unwrap();
+    let mut events = Vec::new();
+    run_observed(
+        &task,
+        &valid,
+        channel,
+        &members(params.members),
+        seed,
+        &mut |e| events.push(e.clone()),
+    )
+    .unwrap();
+    events
+}
+
+#[test]
+fn broadcast_through_he_equals_plain_sum_in_central_mode() {
+    let params = small(4, 4);
+    let m = members(4);
+    let valid = params.clone().validate().unwrap();
+    let mut he = HeSum::new(
+        ParameterSet::DEFAULT
+            .validate(InsecurePolicy::Refuse)
+            .unwrap(),
+        &CeremonyId::new("dp-fts-de-test").unwrap(),
+        m,
+        valid.channel_bound(),
+        Csprng::from_u128_seed(11),
+    )
+    .unwrap();
+    let he_events = broadcasts(&mut he, &params, 7);
+    let plain_events = broadcasts(&mut PlainSum, &params, 7);
+    assert_eq!(he_events.len(), 4);
+    let mut worst = 0.0f64;
+    for (h, p) in he_events.iter().zip(&plain_events) {
+        assert_eq!(h.batch, p.batch);
+        assert_eq!(h.broadcast.len(), 2);
+        for (a, b) in h.broadcast.iter().zip(&p.broadcast) {
+            worst = worst.max((a - b).amax());
+        }
+    }
+    eprintln!("max |broadcast(he) − broadcast(plain)| = {worst:e}");
+    assert!(worst <= 1e-9, "broadcasts differ by {worst:e}");
+    // The broadcasts are not trivial.
+    assert!(plain_events.iter().any(|e| e.broadcast[0].amax() > 1e-3));
+}
+
+#[test]
+fn epsilon_after_each_round_is_the_moments_accountants() {
+    // Paper 000 Fig. 2c: q = 0.25, z = 1, T = 40, δ = 1/N^1.1 with N = 200.
+    // Fewer agents here, so the same δ is configured explicitly.
+    let mut p = small(6, 40);
+    p.sampling_rate = 0.25;
+    p.delta = Some(200f64.powf(-1.1));
+    p.features = 10;
+    p.acq_candidates = 50;
+    let task = Task::by_name("gp-sample-4", 1).unwrap();
+    let r = run(&task, &p.validate().unwrap(), &mut PlainSum, &members(6), 1).unwrap();
+    let eps = r.epsilon.expect("a private run reports ε");
+    assert_eq!(eps.len(), 40);
+    assert!(eps.windows(2).all(|w| w[1] >= w[0]));
+    assert_eq!(format!("{:.2}", eps[39]), "9.91");
+}
+
+#[test]
+fn no_noise_reports_no_epsilon_and_runs_repeat() {
+    let mut p = small(5, 5);
+    p.noise = NoiseMode::None;
+    p.sampling_rate = 1.0;
+    let task = Task::by_name("gp-sample-4", 1).unwrap();
+    let v = p.validate().unwrap();
+    let a = run(&task, &v, &mut PlainSum, &members(5), 3).unwrap();
+    let b = run(&task, &v, &mut PlainSum, &members(5), 3).unwrap();
+    assert!(a.epsilon.is_none());
+    assert_eq!(a.trace, b.trace);
+    assert!(a.trace.windows(2).all(|w| w[1] <= w[0]));
+    assert_eq!(a.aggregations, 5);
+}
+
+/// Without noise and with `q = 1`, the broadcast is the φ-weighted average of
+/// the clipped draws; with distributed noise, its deviation from that average
+/// has the configured standard deviation `z·φ_max·S/q`.
+#[test]
+fn distributed_noise_has_the_central_variance() {
+    let mut p = small(40, 1);
+    p.subregions = 1;
+    p.sampling_rate = 1.0;
+    p.features = 50;
+    p.noise_multiplier = 2.0;
+    let quiet = {
+        let mut q = p.clone();
+        q.noise = NoiseMode::None;
+        broadcasts(&mut PlainSum, &q, 5)
+    };
+    p.noise = NoiseMode::Distributed;
+    let noisy = broadcasts(&mut PlainSum, &p, 5);
+    let diff = &noisy[0].broadcast[0] - &quiet[0].broadcast[0];
+    let var = diff.iter().map(|d| d * d).sum::<f64>() / diff.len() as f64;
+    // σ = z·φ_max·S/q = 2 · (1/40) · 11 = 0.55; the sample variance of 50
+    // values lies within ±45% of σ² with overwhelming probability.
+    let want = 0.55f64.powi(2);
+    assert!((var / want - 1.0).abs() < 0.45, "variance {var} vs {want}");
+    assert_eq!(noisy[0].batch, 40);
+}
