@@ -168,3 +168,195 @@ pub fn verify_before_decrypt(
     }
     Ok(sum)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fedhe_api::signing::upload_statement;
+    use fedhe_api::{Identity, RoundState, SignedUpload};
+    use fedhe_crypto::{
+        CeremonyId, CollectivePublicKey, CommonRandomPoly, FixedPointCodec, InsecurePolicy,
+        MemberId, ParameterSet, PublicKeyShare, SecretKeyShare,
+    };
+    use fedhe_ring::Csprng;
+
+    struct World {
+        params: Arc<Params>,
+        members: Vec<MemberSpec>,
+        identities: Vec<Identity>,
+        contributions: Vec<(String, Vec<u8>)>,
+    }
+
+    /// Three members, each with a signed contribution of one value.
+    fn world() -> World {
+        let params = ParameterSet::TOY_N1024
+            .validate(InsecurePolicy::Allow)
+            .unwrap();
+        let names = ["a", "b", "c"];
+        let ids: Vec<MemberId> = names.iter().map(|n| MemberId::new(*n).unwrap()).collect();
+        let crs =
+            CommonRandomPoly::for_ceremony(&params, &CeremonyId::new("c").unwrap(), &ids).unwrap();
+        let mut rng = Csprng::from_u128_seed(3);
+        let shares: Vec<PublicKeyShare> = ids
+            .iter()
+            .map(|m| {
+                let sk = SecretKeyShare::generate(&params, m.clone(), &mut rng);
+                PublicKeyShare::generate(&params, &sk, &crs, &mut rng).unwrap()
+            })
+            .collect();
+        let key = CollectivePublicKey::aggregate(&crs, &ids, &shares).unwrap();
+        let codec = FixedPointCodec::new(&params, 3, 10.0).unwrap();
+        let identities: Vec<Identity> = names.iter().map(|_| Identity::generate()).collect();
+        let contributions = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                let v =
+                    EncryptedVector::encrypt(&params, &key, &codec, &[i as f64], &mut rng).unwrap();
+                (n.to_string(), v.to_bytes(&params))
+            })
+            .collect();
+        World {
+            members: names
+                .iter()
+                .zip(&identities)
+                .map(|(n, id)| MemberSpec {
+                    id: n.to_string(),
+                    identity_key: id.public_key_hex(),
+                })
+                .collect(),
+            params,
+            identities,
+            contributions,
+        }
+    }
+
+    impl World {
+        fn signed(&self, i: usize, bytes: &[u8]) -> SignedUpload {
+            let hash = blake3::hash(bytes);
+            SignedUpload {
+                member: self.members[i].id.clone(),
+                hash: hash.to_hex().to_string(),
+                signature: self.identities[i].sign_hex(&upload_statement(
+                    UploadKind::Contribution,
+                    "s",
+                    &self.members[i].id,
+                    1,
+                    hash.as_bytes(),
+                )),
+            }
+        }
+
+        fn sum(&self, which: &[usize]) -> Vec<u8> {
+            let vs: Vec<EncryptedVector> = which
+                .iter()
+                .map(|i| {
+                    EncryptedVector::from_bytes(&self.params, &self.contributions[*i].1).unwrap()
+                })
+                .collect();
+            EncryptedVector::sum(vs.iter())
+                .unwrap()
+                .to_bytes(&self.params)
+        }
+
+        fn check(
+            &self,
+            list: Vec<SignedUpload>,
+            aggregate: &[u8],
+            min: usize,
+            own: Option<usize>,
+        ) -> Result<EncryptedVector, Refusal> {
+            let list = ContributionList {
+                state: RoundState::Decrypting,
+                contributions: list,
+                aggregate_hash: Some(blake3::hash(aggregate).to_hex().to_string()),
+            };
+            let own = own.map(|i| {
+                (
+                    self.members[i].id.as_str(),
+                    self.contributions[i].1.as_slice(),
+                )
+            });
+            verify_before_decrypt(
+                &self.params,
+                &Evidence {
+                    study: "s",
+                    round: 1,
+                    members: &self.members,
+                    min_contributors: min,
+                    list: &list,
+                    contributions: &self.contributions,
+                    aggregate,
+                    own,
+                },
+            )
+        }
+    }
+
+    fn reason(r: Result<EncryptedVector, Refusal>) -> String {
+        r.err()
+            .map(|e| e.to_string())
+            .unwrap_or_else(|| "accepted".into())
+    }
+
+    #[test]
+    fn an_honest_aggregate_is_accepted() {
+        let w = world();
+        let list = (0..3).map(|i| w.signed(i, &w.contributions[i].1)).collect();
+        assert!(w.check(list, &w.sum(&[0, 1, 2]), 3, Some(0)).is_ok());
+    }
+
+    #[test]
+    fn a_deviating_server_is_refused() {
+        let w = world();
+        let all: Vec<SignedUpload> = (0..3).map(|i| w.signed(i, &w.contributions[i].1)).collect();
+        // A share of one member's contribution alone.
+        let r = w.check(vec![all[1].clone()], &w.sum(&[1]), 2, None);
+        assert!(reason(r).contains("1 distinct members contributed; at least 2"));
+        // My own contribution dropped.
+        let r = w.check(all[1..].to_vec(), &w.sum(&[1, 2]), 2, Some(0));
+        assert!(reason(r).contains("my own contribution (a) is not included"));
+        // An aggregate over other contributions than the listed ones.
+        let r = w.check(all[..2].to_vec(), &w.sum(&[0, 1, 2]), 2, None);
+        assert!(reason(r).contains("not the sum of the listed"));
+        // Impersonation: b's contribution signed by c's key.
+        let mut forged = all.clone();
+        forged[1].signature = w.identities[2].sign_hex(b"anything");
+        let r = w.check(forged, &w.sum(&[0, 1, 2]), 2, None);
+        assert!(
+            reason(r).contains("does not verify"),
+            "{}",
+            reason(w.check(vec![], &[], 1, None))
+        );
+        // The same member listed twice.
+        let twice = vec![all[0].clone(), all[0].clone()];
+        let r = w.check(twice, &w.sum(&[0, 0]), 1, None);
+        assert!(reason(r).contains("listed twice"));
+        // A member outside the ceremony.
+        let mut stranger = all.clone();
+        stranger[2].member = "mallory".into();
+        assert!(reason(w.check(stranger, &w.sum(&[0, 1, 2]), 2, None))
+            .contains("not a ceremony member"));
+        // An aggregate other than the listed hash.
+        let list = ContributionList {
+            state: RoundState::Decrypting,
+            contributions: all,
+            aggregate_hash: Some("00".repeat(32)),
+        };
+        let aggregate = w.sum(&[0, 1, 2]);
+        let r = verify_before_decrypt(
+            &w.params,
+            &Evidence {
+                study: "s",
+                round: 1,
+                members: &w.members,
+                min_contributors: 2,
+                list: &list,
+                contributions: &w.contributions,
+                aggregate: &aggregate,
+                own: None,
+            },
+        );
+        assert!(reason(r).contains("is not the listed"));
+    }
+}
