@@ -203,7 +203,7 @@ impl Client {
             last = ClientError::Problem {
                 method: method.to_string(),
                 path: path.to_string(),
-                problem,
+                problem: Box::new(problem),
             };
             if !transient(status) {
                 break;

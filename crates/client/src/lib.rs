@@ -28,7 +28,7 @@ pub enum ClientError {
         /// Path.
         path: String,
         /// The RFC 9457 report.
-        problem: fedhe_api::Problem,
+        problem: Box<fedhe_api::Problem>,
     },
     /// The server could not be reached (after retries).
     #[error("transport: {0}")]
