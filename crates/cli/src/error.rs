@@ -39,4 +39,7 @@ pub enum CliError {
     /// A BO computation (objectives, acquisitions) rejected its input.
     #[error(transparent)]
     Bo(#[from] fedhe_bo::BoError),
+    /// The server or the member's side of the protocol failed.
+    #[error(transparent)]
+    Client(#[from] fedhe_client::ClientError),
 }

@@ -43,6 +43,14 @@ enum Command {
     Privacy(commands::privacy::PrivacyArgs),
     /// Tables, significance tests and convergence plots from a `fedhe simulate` output.
     Report(commands::report::ReportArgs),
+    /// Run the coordinating server (REST API, SQLite store).
+    Serve(commands::serve::ServeArgs),
+    /// Key ceremony: identity, create, join, status, verify.
+    #[command(subcommand)]
+    Ceremony(commands::ceremony::CeremonyCommand),
+    /// Studies: create.
+    #[command(subcommand)]
+    Study(commands::ceremony::StudyCommand),
 }
 
 fn main() -> ExitCode {
@@ -57,6 +65,9 @@ fn main() -> ExitCode {
         Command::Simulate(args) => commands::simulate::run_command(args),
         Command::Privacy(args) => commands::privacy::run(args),
         Command::Report(args) => commands::report::run(args),
+        Command::Serve(args) => commands::serve::run(args),
+        Command::Ceremony(cmd) => commands::ceremony::run(cmd),
+        Command::Study(cmd) => commands::ceremony::run_study(cmd),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -70,6 +70,10 @@ pub enum ChannelError {
     /// A wire object could not be decoded.
     #[error("wire format: {0}")]
     Wire(#[from] WireError),
+    /// A networked channel failed (server unreachable, round failed, a member
+    /// refused to decrypt); the message says which and why.
+    #[error("network channel: {0}")]
+    Transport(String),
 }
 
 /// Errors of the fixed-point codec (DESIGN.md §3). It never wraps silently.

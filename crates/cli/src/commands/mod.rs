@@ -1,6 +1,7 @@
 //! One module per `fedhe` subcommand.
 
 pub mod bench;
+pub mod ceremony;
 pub mod channel;
 pub mod demo;
 pub mod gp;
@@ -9,6 +10,7 @@ pub mod json_input;
 pub mod objective;
 pub mod privacy;
 pub mod report;
+pub mod serve;
 pub mod simulate;
 
 use crate::error::CliError;

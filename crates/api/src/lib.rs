@@ -1,0 +1,9 @@
+//! `fedhe-api`: what the server and the client of the REST API agree on
+//! (DESIGN.md §5): the JSON bodies, the request signatures and the signed
+//! upload statements. Neither side imports the other; both import this.
+
+pub mod signing;
+pub mod types;
+
+pub use signing::{Identity, SignatureError, UploadKind};
+pub use types::*;

@@ -1,0 +1,296 @@
+//! The JSON bodies of the REST API. Binary objects (public-key shares,
+//! contributions, aggregates, decryption shares) travel as
+//! `application/octet-stream` in the wire envelope of `fedhe_crypto::wire`.
+//! Times are unix milliseconds; hashes are BLAKE3, hex.
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+/// A member of a ceremony and its ed25519 identity key.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct MemberSpec {
+    /// The member id (1-64 characters from `[A-Za-z0-9._-]`).
+    pub id: String,
+    /// Its ed25519 public key, 64 hex digits.
+    pub identity_key: String,
+}
+
+/// What an administrator gives to create a ceremony (DESIGN.md §2 step 1).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct CeremonySpec {
+    /// The ceremony id.
+    pub id: String,
+    /// The parameter set, by name (e.g. `n8192-q124`).
+    pub parameter_set: String,
+    /// The members, each with its identity key.
+    pub members: Vec<MemberSpec>,
+    /// Seconds from creation until the ceremony must be complete.
+    pub deadline_secs: u64,
+    /// Accept an insecure (test-only) parameter set.
+    #[serde(default)]
+    pub allow_insecure: bool,
+}
+
+/// Phases of a ceremony.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CeremonyPhase {
+    /// Members commit to the hashes of their public-key shares.
+    Committing,
+    /// Every member has committed; members reveal their shares.
+    Revealing,
+    /// Every share is revealed; the collective key exists.
+    Complete,
+    /// The deadline passed first.
+    Failed,
+}
+
+/// `GET /v1/ceremonies/{ceremony}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct CeremonyStatus {
+    /// The ceremony id.
+    pub id: String,
+    /// The parameter set, by name.
+    pub parameter_set: String,
+    /// The phase.
+    pub phase: CeremonyPhase,
+    /// The members, sorted, with their identity keys.
+    pub members: Vec<MemberSpec>,
+    /// Members that have committed.
+    pub committed: Vec<String>,
+    /// Members whose share is revealed.
+    pub revealed: Vec<String>,
+    /// When the ceremony fails if not complete (unix ms).
+    pub deadline_at: i64,
+    /// The seed of the common reference polynomial, hex.
+    pub crs_seed: String,
+    /// BLAKE3 of the canonical transcript, once complete.
+    pub transcript_hash: Option<String>,
+    /// Why it failed.
+    pub reason: Option<String>,
+}
+
+/// A member's commitment: BLAKE3 of its public-key share, signed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct Commitment {
+    /// BLAKE3 of the share's wire bytes, hex.
+    pub share_hash: String,
+    /// The member's signature of the commitment statement, hex.
+    pub signature: String,
+}
+
+/// One member's entry in a ceremony transcript.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct TranscriptEntry {
+    /// The member.
+    pub member: String,
+    /// Its identity key, hex.
+    pub identity_key: String,
+    /// The committed hash of its public-key share, hex.
+    pub share_hash: String,
+    /// Its signature of the commitment, hex.
+    pub signature: String,
+}
+
+/// `GET /v1/ceremonies/{ceremony}/transcript`: everything needed to recompute
+/// the CRS and the collective key (the shares themselves are fetched by hash).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Transcript {
+    /// The ceremony id.
+    pub ceremony: String,
+    /// The parameter set.
+    pub parameter_set: String,
+    /// The CRS seed, hex.
+    pub crs_seed: String,
+    /// One entry per member, sorted by member.
+    pub entries: Vec<TranscriptEntry>,
+    /// BLAKE3 of the collective public key's wire bytes, hex.
+    pub collective_key_hash: String,
+}
+
+impl Transcript {
+    /// BLAKE3 over a canonical text rendering of the transcript (what members
+    /// compare out of band).
+    pub fn hash_hex(&self) -> String {
+        let mut h = blake3::Hasher::new();
+        h.update(b"fedhe-transcript-v1\n");
+        for field in [
+            &self.ceremony,
+            &self.parameter_set,
+            &self.crs_seed,
+            &self.collective_key_hash,
+        ] {
+            h.update(field.as_bytes());
+            h.update(b"\n");
+        }
+        for e in &self.entries {
+            for field in [&e.member, &e.identity_key, &e.share_hash, &e.signature] {
+                h.update(field.as_bytes());
+                h.update(b"\n");
+            }
+        }
+        h.finalize().to_hex().to_string()
+    }
+}
+
+/// What an administrator gives to create a study.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct StudySpec {
+    /// The study id.
+    pub id: String,
+    /// The ceremony whose collective key the study uses.
+    pub ceremony: String,
+    /// The algorithm the members run (e.g. `fbo-fedgp`).
+    pub algorithm: String,
+    /// Algorithm configuration, opaque to the server.
+    #[serde(default)]
+    #[schema(value_type = Object)]
+    pub config: serde_json::Value,
+    /// A round closes at its deadline only with at least this many contributors.
+    pub min_contributors: u32,
+    /// Seconds a round collects contributions.
+    pub round_timeout_secs: u64,
+    /// Seconds a round waits for decryption shares once its aggregate exists.
+    pub decrypt_timeout_secs: u64,
+}
+
+/// `GET /v1/studies/{study}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct StudyStatus {
+    /// The specification.
+    pub spec: StudySpec,
+    /// The ceremony's members.
+    pub members: Vec<String>,
+    /// The highest round number opened so far (0 if none).
+    pub latest_round: u64,
+}
+
+/// States of a round.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RoundState {
+    /// Members upload contributions.
+    Collecting,
+    /// The aggregate exists; members upload decryption shares.
+    Decrypting,
+    /// The result is available.
+    Done,
+    /// Deadline passed or too few contributors; see `reason`.
+    Failed,
+}
+
+impl RoundState {
+    /// The state as stored and served.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Collecting => "collecting",
+            Self::Decrypting => "decrypting",
+            Self::Done => "done",
+            Self::Failed => "failed",
+        }
+    }
+
+    /// Parses [`Self::as_str`].
+    pub fn parse(s: &str) -> Option<Self> {
+        [Self::Collecting, Self::Decrypting, Self::Done, Self::Failed]
+            .into_iter()
+            .find(|x| x.as_str() == s)
+    }
+
+    /// Whether no further transition happens.
+    pub fn is_terminal(self) -> bool {
+        matches!(self, Self::Done | Self::Failed)
+    }
+}
+
+/// `GET /v1/studies/{study}/rounds/{round}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct RoundStatus {
+    /// The study.
+    pub study: String,
+    /// The round number (from 1).
+    pub round: u64,
+    /// The state.
+    pub state: RoundState,
+    /// Contributions received.
+    pub received: u32,
+    /// Contributions required for the round to close at its deadline.
+    pub required: u32,
+    /// Members of the ceremony (a round closes early once all contributed;
+    /// every member's decryption share is needed).
+    pub members: u32,
+    /// Members that contributed.
+    pub contributors: Vec<String>,
+    /// Members whose decryption share is in.
+    pub shares: Vec<String>,
+    /// When the current state times out (unix ms).
+    pub deadline_at: i64,
+    /// Bumped by every change (compare-and-swap column).
+    pub version: i64,
+    /// Why the round failed.
+    pub reason: Option<String>,
+}
+
+/// One signed upload as listed with an aggregate or a result.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct SignedUpload {
+    /// The member.
+    pub member: String,
+    /// BLAKE3 of the uploaded bytes, hex.
+    pub hash: String,
+    /// The member's signature of the upload statement, hex.
+    pub signature: String,
+}
+
+/// `GET /v1/studies/{study}/rounds/{round}/contributions`: the contributions
+/// an aggregate sums, each with its member's signature.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct ContributionList {
+    /// The round's state.
+    pub state: RoundState,
+    /// The contributions, sorted by member.
+    pub contributions: Vec<SignedUpload>,
+    /// BLAKE3 of the aggregate's wire bytes, once it exists.
+    pub aggregate_hash: Option<String>,
+}
+
+/// `GET /v1/studies/{study}/rounds/{round}/result`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct RoundResult {
+    /// The round.
+    pub round: u64,
+    /// The decoded element-wise sum.
+    pub values: Vec<f64>,
+    /// BLAKE3 of the aggregate, hex.
+    pub aggregate_hash: String,
+    /// The contributions it sums.
+    pub contributions: Vec<SignedUpload>,
+    /// The decryption shares combined.
+    pub shares: Vec<SignedUpload>,
+}
+
+/// An answer to a successful upload.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct UploadReceipt {
+    /// BLAKE3 of the stored bytes, hex.
+    pub hash: String,
+    /// `false` when the same bytes were already stored (an idempotent retry).
+    pub created: bool,
+}
+
+/// An RFC 9457 problem report (`application/problem+json`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct Problem {
+    /// A URI reference naming the problem type.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// A short summary of the problem type.
+    pub title: String,
+    /// The HTTP status.
+    pub status: u16,
+    /// What exactly went wrong, for this request.
+    pub detail: String,
+}
+
+/// The media type of [`Problem`].
+pub const PROBLEM_JSON: &str = "application/problem+json";

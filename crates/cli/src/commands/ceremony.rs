@@ -1,0 +1,295 @@
+//! `fedhe ceremony` and `fedhe study`: the key ceremony from a member's or the
+//! administrator's seat (DESIGN.md §2 step 1), and study creation.
+
+use super::serve::ADMIN_TOKEN_ENV;
+use crate::error::CliError;
+use clap::{Args, Subcommand};
+use fedhe_api::{CeremonySpec, Identity, MemberSpec, StudySpec};
+use fedhe_client::keys::{self, KeyDir};
+use fedhe_client::member::{join_ceremony, verify_ceremony};
+use fedhe_client::{Auth, Client};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// `fedhe ceremony ...`.
+#[derive(Subcommand, Debug)]
+pub enum CeremonyCommand {
+    /// Create a member identity (ed25519) in a key folder and print its public key.
+    Identity(IdentityArgs),
+    /// Create a ceremony (administrator; token from FEDHE_ADMIN_TOKEN).
+    Create(CreateArgs),
+    /// Join: make the secret key share, commit, then reveal the public-key share.
+    Join(JoinArgs),
+    /// Show a ceremony's phase and who has committed and revealed.
+    Status(MemberArgs),
+    /// Recompute the CRS and the collective key, check this member's share is
+    /// in, save the transcript and print its fingerprint.
+    Verify(MemberArgs),
+}
+
+/// Arguments of `fedhe ceremony identity`.
+#[derive(Args, Debug)]
+pub struct IdentityArgs {
+    /// The member's key folder (created 0700).
+    #[arg(long)]
+    keys: PathBuf,
+    /// Replace an existing identity.
+    #[arg(long)]
+    force: bool,
+}
+
+/// Arguments of `fedhe ceremony create`.
+#[derive(Args, Debug)]
+pub struct CreateArgs {
+    /// Server URL.
+    #[arg(long)]
+    server: String,
+    /// Ceremony id.
+    #[arg(long)]
+    id: String,
+    /// Parameter set.
+    #[arg(long, default_value = "n8192-q124")]
+    params: String,
+    /// A member as NAME=PUBLIC_KEY_HEX (repeat for each member).
+    #[arg(long = "member", required = true)]
+    members: Vec<String>,
+    /// Seconds until the ceremony must be complete.
+    #[arg(long, default_value_t = 3600)]
+    deadline_secs: u64,
+    /// Allow an insecure (test-only) parameter set.
+    #[arg(long)]
+    allow_insecure: bool,
+}
+
+/// Arguments of `fedhe ceremony join`.
+#[derive(Args, Debug)]
+pub struct JoinArgs {
+    #[command(flatten)]
+    member: MemberArgs,
+    /// Replace existing key material in the folder.
+    #[arg(long)]
+    force: bool,
+    /// Seconds to wait for every member to commit.
+    #[arg(long, default_value_t = 600)]
+    wait_secs: u64,
+}
+
+/// Who and where: the member's seat.
+#[derive(Args, Debug)]
+pub struct MemberArgs {
+    /// Server URL.
+    #[arg(long)]
+    server: String,
+    /// Ceremony id.
+    #[arg(long)]
+    ceremony: String,
+    /// The member's name.
+    #[arg(long)]
+    member: String,
+    /// The member's key folder.
+    #[arg(long)]
+    keys: PathBuf,
+    /// Allow an insecure (test-only) parameter set.
+    #[arg(long)]
+    allow_insecure: bool,
+}
+
+/// Prints a line; a closed stdout (`| head`) is not an error worth a panic.
+fn say(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stdout(), "{line}");
+}
+
+/// Loads a member's identity from its key folder.
+pub fn load_identity(keys: &KeyDir) -> Result<Identity, CliError> {
+    let seed = keys.read(keys::IDENTITY_FILE)?;
+    let seed: [u8; 32] = seed.as_slice().try_into().map_err(|_| CliError::Invalid {
+        path: keys.path().join(keys::IDENTITY_FILE).display().to_string(),
+        reason: "an identity file holds exactly 32 bytes".into(),
+    })?;
+    Ok(Identity::from_seed(&seed))
+}
+
+/// A client signing as the member whose keys are in `dir`.
+pub fn member_client(server: &str, member: &str, dir: &KeyDir) -> Result<Client, CliError> {
+    Ok(Client::new(
+        server,
+        Auth::Member {
+            id: member.to_string(),
+            identity: Arc::new(load_identity(dir)?),
+        },
+    )?)
+}
+
+/// A client with the administrator's token from the environment.
+pub fn admin_client(server: &str) -> Result<Client, CliError> {
+    let token = std::env::var(ADMIN_TOKEN_ENV).map_err(|_| {
+        CliError::Usage(format!(
+            "set {ADMIN_TOKEN_ENV} to the server's administrator token"
+        ))
+    })?;
+    Ok(Client::new(server, Auth::Admin(token.into()))?)
+}
+
+/// Runs `fedhe ceremony ...`.
+pub fn run(command: CeremonyCommand) -> Result<(), CliError> {
+    match command {
+        CeremonyCommand::Identity(a) => {
+            let dir = KeyDir::open_or_create(&a.keys)?;
+            let identity = if dir.exists(keys::IDENTITY_FILE) && !a.force {
+                load_identity(&dir)?
+            } else {
+                let identity = Identity::generate();
+                dir.write(keys::IDENTITY_FILE, &identity.seed()[..], a.force)?;
+                identity
+            };
+            say(&identity.public_key_hex());
+            Ok(())
+        }
+        CeremonyCommand::Create(a) => {
+            let members = a
+                .members
+                .iter()
+                .map(|m| {
+                    let (id, key) = m.split_once('=').ok_or_else(|| {
+                        CliError::Usage(format!("--member {m:?}: expected NAME=PUBLIC_KEY_HEX"))
+                    })?;
+                    Ok(MemberSpec {
+                        id: id.to_string(),
+                        identity_key: key.to_string(),
+                    })
+                })
+                .collect::<Result<Vec<_>, CliError>>()?;
+            let status = admin_client(&a.server)?.create_ceremony(&CeremonySpec {
+                id: a.id,
+                parameter_set: a.params,
+                members,
+                deadline_secs: a.deadline_secs,
+                allow_insecure: a.allow_insecure,
+            })?;
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&status).unwrap_or_default()
+            );
+            Ok(())
+        }
+        CeremonyCommand::Join(a) => {
+            let m = &a.member;
+            let dir = KeyDir::open_or_create(&m.keys)?;
+            if !dir.exists(keys::IDENTITY_FILE) {
+                return Err(CliError::Usage(format!(
+                    "{} has no identity; run `fedhe ceremony identity --keys {}` and give the administrator its public key",
+                    m.keys.display(),
+                    m.keys.display()
+                )));
+            }
+            let client = member_client(&m.server, &m.member, &dir)?;
+            join_ceremony(
+                &client,
+                &dir,
+                &m.ceremony,
+                m.allow_insecure,
+                a.force,
+                Duration::from_secs(a.wait_secs),
+            )?;
+            println!(
+                "{} joined ceremony {}: secret key share in {}; run `fedhe ceremony verify` once every member revealed",
+                m.member,
+                m.ceremony,
+                m.keys.display()
+            );
+            Ok(())
+        }
+        CeremonyCommand::Status(m) => {
+            let dir = KeyDir::open(&m.keys)?;
+            let status = member_client(&m.server, &m.member, &dir)?.ceremony(&m.ceremony)?;
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&status).unwrap_or_default()
+            );
+            Ok(())
+        }
+        CeremonyCommand::Verify(m) => {
+            let dir = KeyDir::open(&m.keys)?;
+            let client = member_client(&m.server, &m.member, &dir)?;
+            let own = dir.read(keys::PUBLIC_SHARE_FILE)?;
+            let verified = verify_ceremony(
+                &client,
+                &m.ceremony,
+                Some((&m.member, &own)),
+                m.allow_insecure,
+            )?;
+            let text = serde_json::to_vec_pretty(&verified.transcript).unwrap_or_default();
+            dir.write(keys::TRANSCRIPT_FILE, &text, true)?;
+            println!(
+                "ceremony {} verified: {} members, my share is in, the collective key is the sum of the revealed shares.",
+                m.ceremony,
+                verified.transcript.entries.len()
+            );
+            println!("transcript fingerprint (compare out of band):");
+            println!("  {}", verified.fingerprint);
+            Ok(())
+        }
+    }
+}
+
+/// `fedhe study ...`.
+#[derive(Subcommand, Debug)]
+pub enum StudyCommand {
+    /// Create a study under a complete ceremony (administrator).
+    Create(StudyCreateArgs),
+}
+
+/// Arguments of `fedhe study create`.
+#[derive(Args, Debug)]
+pub struct StudyCreateArgs {
+    /// Server URL.
+    #[arg(long)]
+    server: String,
+    /// Study id.
+    #[arg(long)]
+    id: String,
+    /// The ceremony.
+    #[arg(long)]
+    ceremony: String,
+    /// The algorithm the agents run.
+    #[arg(long, default_value = "fbo-fedgp")]
+    algorithm: String,
+    /// A round closes at its deadline only with this many contributors.
+    #[arg(long)]
+    min_contributors: u32,
+    /// Seconds a round collects contributions.
+    #[arg(long, default_value_t = 600)]
+    round_timeout_secs: u64,
+    /// Seconds a round waits for decryption shares.
+    #[arg(long, default_value_t = 600)]
+    decrypt_timeout_secs: u64,
+    /// Algorithm configuration (JSON).
+    #[arg(long, default_value = "{}")]
+    config: String,
+}
+
+/// Runs `fedhe study ...`.
+pub fn run_study(command: StudyCommand) -> Result<(), CliError> {
+    match command {
+        StudyCommand::Create(a) => {
+            let config = serde_json::from_str(&a.config)
+                .map_err(|e| CliError::Usage(format!("--config: {e}")))?;
+            let status = admin_client(&a.server)?.create_study(&StudySpec {
+                id: a.id,
+                ceremony: a.ceremony,
+                algorithm: a.algorithm,
+                config,
+                min_contributors: a.min_contributors,
+                round_timeout_secs: a.round_timeout_secs,
+                decrypt_timeout_secs: a.decrypt_timeout_secs,
+            })?;
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&status).unwrap_or_default()
+            );
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,90 @@
+//! `fedhe serve`: the coordinating server (DESIGN.md §5).
+
+use crate::error::CliError;
+use clap::Args;
+use fedhe_server::Config;
+use std::path::PathBuf;
+
+/// Arguments of `fedhe serve`.
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// A TOML configuration (see `configs/server.toml`).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Database URL: `sqlite://PATH` (default `sqlite://data/fedhe.db`).
+    #[arg(long)]
+    database_url: Option<String>,
+    /// Address to listen on (loopback only: plain HTTP).
+    #[arg(long)]
+    listen: Option<std::net::SocketAddr>,
+    /// Allow ceremonies on insecure (test-only) parameter sets.
+    #[arg(long)]
+    allow_insecure: bool,
+}
+
+/// The environment variable holding the administrator's token (overrides the file).
+pub const ADMIN_TOKEN_ENV: &str = "FEDHE_ADMIN_TOKEN";
+
+/// Loads the configuration: file, then environment, then flags.
+pub fn load_config(args: &ServeArgs) -> Result<Config, CliError> {
+    let mut config = match &args.config {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|source| CliError::Io {
+                path: path.display().to_string(),
+                source,
+            })?;
+            toml::from_str(&text).map_err(|e| CliError::Invalid {
+                path: path.display().to_string(),
+                reason: e.to_string(),
+            })?
+        }
+        None => Config::default(),
+    };
+    if let Ok(token) = std::env::var(ADMIN_TOKEN_ENV) {
+        config.admin_token = token;
+    }
+    if let Some(url) = &args.database_url {
+        config.database_url = url.clone();
+    }
+    if let Some(listen) = args.listen {
+        config.listen = listen;
+    }
+    if args.allow_insecure {
+        config.allow_insecure_params = true;
+    }
+    Ok(config)
+}
+
+/// Runs the server until SIGINT or SIGTERM.
+pub fn run(args: ServeArgs) -> Result<(), CliError> {
+    let config = load_config(&args)?;
+    if config.admin_token.is_empty() {
+        eprintln!("fedhe serve: no administrator token (set {ADMIN_TOKEN_ENV} or admin_token); admin actions are disabled");
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::Usage(format!("cannot start the runtime: {e}")))?;
+    runtime.block_on(async move {
+        let database = config.database_url.clone();
+        let running = fedhe_server::start(config)
+            .await
+            .map_err(|e| CliError::Usage(e.to_string()))?;
+        // One line a supervisor (or a test) can parse.
+        println!(
+            "fedhe serve: listening on http://{} (store {database})",
+            running.addr
+        );
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .map_err(|e| CliError::Usage(format!("signal handler: {e}")))?;
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+        eprintln!("fedhe serve: shutting down");
+        running
+            .shutdown()
+            .await
+            .map_err(|e| CliError::Usage(format!("shutdown: {e}")))
+    })
+}

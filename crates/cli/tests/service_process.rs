@@ -1,0 +1,305 @@
+//! `fedhe serve` as a real process on loopback:
+//!
+//! - `kill -9` of the server in each round phase, then a restart on the same
+//!   SQLite file: every acknowledged upload is still there and the round
+//!   finishes with the same aggregate;
+//! - the 100-member round (issue 5, acceptance): 100 members at the default
+//!   parameter set upload one default-size ciphertext each, every member
+//!   verifies before it decrypts; prints the round's time and the server's
+//!   peak memory. Slow, so ignored by default:
+//!
+//! ```text
+//! cargo test -p fedhe-cli --test service_process -- --ignored --nocapture
+//! ```
+//! (`FEDHE_SCALE_MEMBERS` changes the member count.)
+
+use fedhe_api::{CeremonySpec, Identity, MemberSpec, StudySpec};
+use fedhe_client::keys::{self, KeyDir};
+use fedhe_client::member::{join_ceremony, verify_ceremony};
+use fedhe_client::{Auth, Client, MemberSession};
+use std::io::BufRead;
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+const ADMIN: &str = "scale-admin";
+
+struct ServerProcess {
+    child: std::process::Child,
+    url: String,
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(db: &std::path::Path) -> ServerProcess {
+    serve_on(db, "127.0.0.1:0")
+}
+
+/// Starts `fedhe serve` on `listen` with its store in `db`; returns once it listens.
+fn serve_on(db: &std::path::Path, listen: &str) -> ServerProcess {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_fedhe"))
+        .args([
+            "serve",
+            "--allow-insecure",
+            "--listen",
+            listen,
+            "--database-url",
+        ])
+        .arg(format!("sqlite://{}", db.join("fedhe.db").display()))
+        .env("FEDHE_ADMIN_TOKEN", ADMIN)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap()
+        .to_string();
+    ServerProcess { child, url }
+}
+
+fn peak_memory_mib(url: &str) -> f64 {
+    let text = reqwest::blocking::get(format!("{url}/metrics"))
+        .unwrap()
+        .text()
+        .unwrap();
+    text.lines()
+        .find(|l| l.starts_with("fedhe_process_peak_resident_bytes"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse::<f64>().ok())
+        .unwrap_or(f64::NAN)
+        / (1 << 20) as f64
+}
+
+#[test]
+#[ignore = "slow: run with --ignored to measure a 100-member round"]
+fn a_round_of_100_members_at_the_default_parameter_set() {
+    let n: usize = std::env::var("FEDHE_SCALE_MEMBERS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100);
+    let root = tempfile::tempdir().unwrap();
+    let server = serve(root.path());
+    let admin = Client::new(&server.url, Auth::Admin(ADMIN.to_string().into())).unwrap();
+    let members: Vec<(String, Arc<Identity>)> = (0..n)
+        .map(|i| (format!("m{i:03}"), Arc::new(Identity::generate())))
+        .collect();
+    admin
+        .create_ceremony(&CeremonySpec {
+            id: "scale".into(),
+            parameter_set: "n8192-q124".into(),
+            members: members
+                .iter()
+                .map(|(m, id)| MemberSpec {
+                    id: m.clone(),
+                    identity_key: id.public_key_hex(),
+                })
+                .collect(),
+            deadline_secs: 3600,
+            allow_insecure: false,
+        })
+        .unwrap();
+    let ceremony_start = Instant::now();
+    let clients: Vec<(Client, KeyDir)> = members
+        .iter()
+        .map(|(m, id)| {
+            let client = Client::new(
+                &server.url,
+                Auth::Member {
+                    id: m.clone(),
+                    identity: id.clone(),
+                },
+            )
+            .unwrap();
+            (client, KeyDir::open_or_create(root.path().join(m)).unwrap())
+        })
+        .collect();
+    std::thread::scope(|s| {
+        for (client, dir) in &clients {
+            s.spawn(move || {
+                join_ceremony(client, dir, "scale", false, false, Duration::from_secs(600)).unwrap()
+            });
+        }
+    });
+    let own = clients[0].1.read(keys::PUBLIC_SHARE_FILE).unwrap();
+    let verified = verify_ceremony(&clients[0].0, "scale", Some(("m000", &own)), false).unwrap();
+    let ceremony_secs = ceremony_start.elapsed().as_secs_f64();
+    admin
+        .create_study(&StudySpec {
+            id: "scale-study".into(),
+            ceremony: "scale".into(),
+            algorithm: "sum".into(),
+            config: serde_json::json!({}),
+            min_contributors: n as u32,
+            round_timeout_secs: 3600,
+            decrypt_timeout_secs: 3600,
+        })
+        .unwrap();
+    // One ciphertext's worth of values per member.
+    let values: Vec<f64> = (0..512).map(|i| (i as f64) / 512.0).collect();
+    let barrier = Barrier::new(n);
+    let start = Instant::now();
+    let timings: Vec<(f64, f64, usize)> = std::thread::scope(|s| {
+        let handles: Vec<_> = clients
+            .iter()
+            .map(|(client, dir)| {
+                let (verified, values, barrier) = (&verified, &values, &barrier);
+                s.spawn(move || {
+                    let secret = MemberSession::load_secret(dir, &verified.params).unwrap();
+                    let mut session = MemberSession::new(
+                        client.clone(),
+                        verified,
+                        secret,
+                        dir.path().join("state"),
+                        n,
+                    )
+                    .unwrap();
+                    session.round_timeout = Duration::from_secs(1800);
+                    barrier.wait();
+                    let bytes = session.contribute("scale-study", 1, values, 1.0).unwrap();
+                    let uploaded = start.elapsed().as_secs_f64();
+                    session.decrypt("scale-study", 1).unwrap();
+                    let sum = session.result("scale-study", 1).unwrap();
+                    assert!((sum[511] - n as f64 * 511.0 / 512.0).abs() < 1e-6);
+                    (uploaded, start.elapsed().as_secs_f64(), bytes.len())
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let round_secs = start.elapsed().as_secs_f64();
+    let uploads_done = timings.iter().map(|t| t.0).fold(0.0, f64::max);
+    println!(
+        "{{\"members\": {n}, \"params\": \"n8192-q124\", \"contribution_bytes\": {}, \"ceremony_seconds\": {ceremony_secs:.1}, \"uploads_acknowledged_seconds\": {uploads_done:.1}, \"round_seconds\": {round_secs:.1}, \"server_peak_rss_mib\": {:.0}}}",
+        timings[0].2,
+        peak_memory_mib(&server.url)
+    );
+}
+
+/// Three members with key folders, a complete toy ceremony, and a study.
+fn toy_federation(url: &str, root: &std::path::Path) -> Vec<MemberSession> {
+    let admin = Client::new(url, Auth::Admin(ADMIN.to_string().into())).unwrap();
+    let members: Vec<(String, Arc<Identity>)> = ["alpha", "beta", "gamma"]
+        .iter()
+        .map(|m| (m.to_string(), Arc::new(Identity::generate())))
+        .collect();
+    admin
+        .create_ceremony(&CeremonySpec {
+            id: "c1".into(),
+            parameter_set: "toy-n1024".into(),
+            members: members
+                .iter()
+                .map(|(m, id)| MemberSpec {
+                    id: m.clone(),
+                    identity_key: id.public_key_hex(),
+                })
+                .collect(),
+            deadline_secs: 600,
+            allow_insecure: true,
+        })
+        .unwrap();
+    let seats: Vec<(Client, KeyDir)> = members
+        .iter()
+        .map(|(m, id)| {
+            let auth = Auth::Member {
+                id: m.clone(),
+                identity: id.clone(),
+            };
+            (
+                Client::new(url, auth).unwrap(),
+                KeyDir::open_or_create(root.join(m)).unwrap(),
+            )
+        })
+        .collect();
+    std::thread::scope(|s| {
+        for (client, dir) in &seats {
+            s.spawn(move || {
+                join_ceremony(client, dir, "c1", true, false, Duration::from_secs(60)).unwrap()
+            });
+        }
+    });
+    admin
+        .create_study(&StudySpec {
+            id: "s1".into(),
+            ceremony: "c1".into(),
+            algorithm: "sum".into(),
+            config: serde_json::json!({}),
+            min_contributors: 3,
+            round_timeout_secs: 600,
+            decrypt_timeout_secs: 600,
+        })
+        .unwrap();
+    seats
+        .into_iter()
+        .map(|(client, dir)| {
+            let me = client.member().unwrap().to_string();
+            let own = dir.read(keys::PUBLIC_SHARE_FILE).unwrap();
+            let verified = verify_ceremony(&client, "c1", Some((&me, &own)), true).unwrap();
+            let secret = MemberSession::load_secret(&dir, &verified.params).unwrap();
+            MemberSession::new(client, &verified, secret, dir.path().join("state"), 3).unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn kill_9_in_every_round_phase_loses_no_acknowledged_upload() {
+    let root = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let listen = format!("127.0.0.1:{port}");
+    let mut server = serve_on(root.path(), &listen);
+    let mut sessions = toy_federation(&server.url, root.path());
+    let admin = Client::new(&server.url, Auth::Admin(ADMIN.to_string().into())).unwrap();
+    let crash = |server: &mut ServerProcess| {
+        // SIGKILL: no shutdown path runs.
+        server.child.kill().unwrap();
+        server.child.wait().unwrap();
+        *server = serve_on(root.path(), &listen);
+    };
+    // Collecting: one contribution acknowledged, then the server dies.
+    let first = sessions[0].contribute("s1", 1, &[1.0, 2.0], 10.0).unwrap();
+    crash(&mut server);
+    let listed = admin.contributions("s1", 1).unwrap();
+    assert_eq!(listed.contributions.len(), 1);
+    assert_eq!(
+        listed.contributions[0].hash,
+        blake3::hash(&first).to_hex().to_string()
+    );
+    sessions[1].contribute("s1", 1, &[3.0, 4.0], 10.0).unwrap();
+    sessions[2].contribute("s1", 1, &[5.0, 6.0], 10.0).unwrap();
+    // Decrypting: the aggregate and one share acknowledged, then the server dies.
+    let before = admin.contributions("s1", 1).unwrap();
+    assert!(before.aggregate_hash.is_some());
+    sessions[0].decrypt("s1", 1).unwrap();
+    crash(&mut server);
+    let after = admin.contributions("s1", 1).unwrap();
+    assert_eq!(
+        after.aggregate_hash, before.aggregate_hash,
+        "the same aggregate"
+    );
+    let round = admin.round("s1", 1, Duration::ZERO, None).unwrap();
+    assert_eq!(round.shares, vec!["alpha".to_string()]);
+    sessions[1].decrypt("s1", 1).unwrap();
+    sessions[2].decrypt("s1", 1).unwrap();
+    // Done: the result survives too.
+    let result = sessions[0].result("s1", 1).unwrap();
+    crash(&mut server);
+    let again = admin.result("s1", 1, Duration::ZERO).unwrap();
+    assert_eq!(again.values, result);
+    assert_eq!(Some(again.aggregate_hash), before.aggregate_hash);
+    assert!((result[0] - 9.0).abs() < 1e-6 && (result[1] - 12.0).abs() < 1e-6);
+    // A member restarted after its share was recorded resends the same share
+    // (idempotent), never a second one.
+    sessions[0].decrypt("s1", 1).unwrap();
+}

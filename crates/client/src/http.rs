@@ -1,0 +1,458 @@
+//! A typed, blocking client of the server's REST API: every member request
+//! signed (`fedhe_api::signing`), transient failures retried with exponential
+//! backoff (every write is an idempotent PUT or POST, so a retry is safe), and
+//! problem+json errors surfaced with their detail.
+
+use crate::ClientError;
+use fedhe_api::signing::{
+    fresh_nonce, now_ms, request_message, upload_statement, HEADER_MEMBER, HEADER_NONCE,
+    HEADER_SIGNATURE, HEADER_TIMESTAMP, HEADER_UPLOAD_SIGNATURE,
+};
+use fedhe_api::*;
+use reqwest::blocking::Client as Http;
+use reqwest::{Method, StatusCode};
+use std::sync::Arc;
+use std::time::Duration;
+
+const OCTET: &str = "application/octet-stream";
+const JSON: &str = "application/json";
+
+/// Who the client speaks as.
+#[derive(Clone)]
+pub enum Auth {
+    /// Nobody (operational routes only).
+    Anonymous,
+    /// The administrator, by bearer token.
+    Admin(zeroize::Zeroizing<String>),
+    /// A member, signing with its identity key.
+    Member {
+        /// Member id.
+        id: String,
+        /// Its identity.
+        identity: Arc<Identity>,
+    },
+}
+
+impl std::fmt::Debug for Auth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Anonymous => f.write_str("Anonymous"),
+            Self::Admin(_) => f.write_str("Admin(<redacted>)"),
+            Self::Member { id, .. } => write!(f, "Member({id})"),
+        }
+    }
+}
+
+/// How failed requests are retried.
+#[derive(Clone, Copy, Debug)]
+pub struct RetryPolicy {
+    /// Attempts in all (1 = no retry).
+    pub attempts: u32,
+    /// The first backoff; doubled after every failure.
+    pub initial_backoff: Duration,
+    /// The largest backoff.
+    pub max_backoff: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            attempts: 8,
+            initial_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_secs(5),
+        }
+    }
+}
+
+/// The client.
+#[derive(Clone, Debug)]
+pub struct Client {
+    base: String,
+    http: Http,
+    auth: Auth,
+    retry: RetryPolicy,
+    bytes_sent: Arc<std::sync::atomic::AtomicU64>,
+}
+
+/// A response that succeeded.
+struct Answer {
+    status: StatusCode,
+    body: Vec<u8>,
+}
+
+fn transient(status: StatusCode) -> bool {
+    matches!(
+        status,
+        StatusCode::REQUEST_TIMEOUT
+            | StatusCode::TOO_MANY_REQUESTS
+            | StatusCode::INTERNAL_SERVER_ERROR
+            | StatusCode::BAD_GATEWAY
+            | StatusCode::SERVICE_UNAVAILABLE
+            | StatusCode::GATEWAY_TIMEOUT
+    )
+}
+
+impl Client {
+    /// A client of the server at `base` (e.g. `http://127.0.0.1:8080`).
+    pub fn new(base: &str, auth: Auth) -> Result<Self, ClientError> {
+        let http = Http::builder()
+            .timeout(Duration::from_secs(180))
+            .connect_timeout(Duration::from_secs(10))
+            .build()
+            .map_err(|e| ClientError::Transport(e.to_string()))?;
+        Ok(Self {
+            base: base.trim_end_matches('/').to_string(),
+            http,
+            auth,
+            retry: RetryPolicy::default(),
+            bytes_sent: Arc::default(),
+        })
+    }
+
+    /// The same client with another retry policy.
+    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    /// The member this client signs as.
+    pub fn member(&self) -> Option<&str> {
+        match &self.auth {
+            Auth::Member { id, .. } => Some(id),
+            _ => None,
+        }
+    }
+
+    /// Request bodies sent so far (bytes, retries included).
+    pub fn bytes_sent(&self) -> u64 {
+        self.bytes_sent.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn send(
+        &self,
+        method: Method,
+        path: &str,
+        body: Vec<u8>,
+        content_type: &str,
+        extra: &[(&str, String)],
+    ) -> Result<Answer, ClientError> {
+        let mut backoff = self.retry.initial_backoff;
+        let mut last = ClientError::Transport("no attempt made".into());
+        for attempt in 0..self.retry.attempts.max(1) {
+            if attempt > 0 {
+                std::thread::sleep(backoff);
+                backoff = (backoff * 2).min(self.retry.max_backoff);
+            }
+            let mut rb = self
+                .http
+                .request(method.clone(), format!("{}{path}", self.base))
+                .header(reqwest::header::CONTENT_TYPE, content_type);
+            match &self.auth {
+                Auth::Anonymous => {}
+                Auth::Admin(token) => rb = rb.bearer_auth(token.as_str()),
+                Auth::Member { id, identity } => {
+                    // A fresh timestamp and nonce per attempt: a retry is a new request.
+                    let ts = now_ms();
+                    let nonce = fresh_nonce();
+                    let sig = identity.sign_hex(&request_message(
+                        method.as_str(),
+                        path,
+                        &body,
+                        ts,
+                        &nonce,
+                    ));
+                    rb = rb
+                        .header(HEADER_MEMBER, id)
+                        .header(HEADER_TIMESTAMP, ts.to_string())
+                        .header(HEADER_NONCE, nonce)
+                        .header(HEADER_SIGNATURE, sig);
+                }
+            }
+            for (k, v) in extra {
+                rb = rb.header(*k, v);
+            }
+            self.bytes_sent
+                .fetch_add(body.len() as u64, std::sync::atomic::Ordering::Relaxed);
+            let response = match rb.body(body.clone()).send() {
+                Ok(r) => r,
+                Err(e) => {
+                    last = ClientError::Transport(format!("{method} {path}: {e}"));
+                    continue;
+                }
+            };
+            let status = response.status();
+            let bytes = match response.bytes() {
+                Ok(b) => b.to_vec(),
+                Err(e) => {
+                    last = ClientError::Transport(format!("{method} {path}: {e}"));
+                    continue;
+                }
+            };
+            if status.is_success() {
+                return Ok(Answer {
+                    status,
+                    body: bytes,
+                });
+            }
+            let problem = serde_json::from_slice::<Problem>(&bytes).unwrap_or_else(|_| Problem {
+                kind: "about:blank".into(),
+                title: status.canonical_reason().unwrap_or("error").into(),
+                status: status.as_u16(),
+                detail: String::from_utf8_lossy(&bytes).chars().take(500).collect(),
+            });
+            last = ClientError::Problem {
+                method: method.to_string(),
+                path: path.to_string(),
+                problem: Box::new(problem),
+            };
+            if !transient(status) {
+                break;
+            }
+        }
+        Err(last)
+    }
+
+    fn json<T: serde::de::DeserializeOwned>(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&impl serde::Serialize>,
+    ) -> Result<T, ClientError> {
+        let bytes = match body {
+            Some(b) => serde_json::to_vec(b).map_err(|e| ClientError::Decode(e.to_string()))?,
+            None => Vec::new(),
+        };
+        let answer = self.send(method, path, bytes, JSON, &[])?;
+        serde_json::from_slice(&answer.body)
+            .map_err(|e| ClientError::Decode(format!("{path}: {e}")))
+    }
+
+    fn bytes(&self, path: &str) -> Result<Vec<u8>, ClientError> {
+        Ok(self.send(Method::GET, path, Vec::new(), JSON, &[])?.body)
+    }
+
+    fn identity(&self) -> Result<(&str, &Identity), ClientError> {
+        match &self.auth {
+            Auth::Member { id, identity } => Ok((id, identity)),
+            _ => Err(ClientError::Usage(
+                "this action needs a member identity".into(),
+            )),
+        }
+    }
+
+    // ---- ceremonies ------------------------------------------------------
+
+    /// Creates a ceremony (administrator).
+    pub fn create_ceremony(&self, spec: &CeremonySpec) -> Result<CeremonyStatus, ClientError> {
+        self.json(Method::POST, "/v1/ceremonies", Some(spec))
+    }
+
+    /// A ceremony's status.
+    pub fn ceremony(&self, id: &str) -> Result<CeremonyStatus, ClientError> {
+        self.json(Method::GET, &format!("/v1/ceremonies/{id}"), None::<&()>)
+    }
+
+    /// Commits to a public-key share (its wire bytes), signed.
+    pub fn commit(&self, ceremony: &str, share: &[u8]) -> Result<UploadReceipt, ClientError> {
+        let (member, identity) = self.identity()?;
+        let hash = blake3::hash(share);
+        let commitment = Commitment {
+            share_hash: hash.to_hex().to_string(),
+            signature: identity.sign_hex(&upload_statement(
+                UploadKind::Commitment,
+                ceremony,
+                member,
+                0,
+                hash.as_bytes(),
+            )),
+        };
+        self.json(
+            Method::PUT,
+            &format!("/v1/ceremonies/{ceremony}/commitments/{member}"),
+            Some(&commitment),
+        )
+    }
+
+    /// Reveals the committed public-key share.
+    pub fn reveal(&self, ceremony: &str, share: &[u8]) -> Result<UploadReceipt, ClientError> {
+        let (member, _) = self.identity()?;
+        let answer = self.send(
+            Method::PUT,
+            &format!("/v1/ceremonies/{ceremony}/public-key-shares/{member}"),
+            share.to_vec(),
+            OCTET,
+            &[],
+        )?;
+        serde_json::from_slice(&answer.body).map_err(|e| ClientError::Decode(e.to_string()))
+    }
+
+    /// One member's revealed public-key share.
+    pub fn public_key_share(&self, ceremony: &str, member: &str) -> Result<Vec<u8>, ClientError> {
+        self.bytes(&format!(
+            "/v1/ceremonies/{ceremony}/public-key-shares/{member}"
+        ))
+    }
+
+    /// The transcript of a complete ceremony.
+    pub fn transcript(&self, ceremony: &str) -> Result<Transcript, ClientError> {
+        self.json(
+            Method::GET,
+            &format!("/v1/ceremonies/{ceremony}/transcript"),
+            None::<&()>,
+        )
+    }
+
+    /// The collective public key's wire bytes.
+    pub fn collective_key(&self, ceremony: &str) -> Result<Vec<u8>, ClientError> {
+        self.bytes(&format!("/v1/ceremonies/{ceremony}/collective-key"))
+    }
+
+    // ---- studies and rounds ----------------------------------------------
+
+    /// Creates a study (administrator).
+    pub fn create_study(&self, spec: &StudySpec) -> Result<StudyStatus, ClientError> {
+        self.json(Method::POST, "/v1/studies", Some(spec))
+    }
+
+    /// A study.
+    pub fn study(&self, id: &str) -> Result<StudyStatus, ClientError> {
+        self.json(Method::GET, &format!("/v1/studies/{id}"), None::<&()>)
+    }
+
+    /// Opens a round (idempotent).
+    pub fn open_round(&self, study: &str, round: u64) -> Result<RoundStatus, ClientError> {
+        self.json(
+            Method::PUT,
+            &format!("/v1/studies/{study}/rounds/{round}"),
+            None::<&()>,
+        )
+    }
+
+    /// A round's status, waiting up to `wait` for its version to pass `since`.
+    pub fn round(
+        &self,
+        study: &str,
+        round: u64,
+        wait: Duration,
+        since: Option<i64>,
+    ) -> Result<RoundStatus, ClientError> {
+        let mut path = format!(
+            "/v1/studies/{study}/rounds/{round}?wait={}",
+            wait.as_secs_f64()
+        );
+        if let Some(v) = since {
+            path.push_str(&format!("&since={v}"));
+        }
+        self.json(Method::GET, &path, None::<&()>)
+    }
+
+    fn upload(
+        &self,
+        kind: UploadKind,
+        study: &str,
+        round: u64,
+        bytes: &[u8],
+    ) -> Result<UploadReceipt, ClientError> {
+        let (member, identity) = self.identity()?;
+        let hash = blake3::hash(bytes);
+        let signature = identity.sign_hex(&upload_statement(
+            kind,
+            study,
+            member,
+            round,
+            hash.as_bytes(),
+        ));
+        let slot = match kind {
+            UploadKind::DecryptionShare => "decryption-shares",
+            _ => "contributions",
+        };
+        let answer = self.send(
+            Method::PUT,
+            &format!("/v1/studies/{study}/rounds/{round}/{slot}/{member}"),
+            bytes.to_vec(),
+            OCTET,
+            &[(HEADER_UPLOAD_SIGNATURE, signature)],
+        )?;
+        let receipt: UploadReceipt =
+            serde_json::from_slice(&answer.body).map_err(|e| ClientError::Decode(e.to_string()))?;
+        debug_assert!(answer.status.is_success());
+        Ok(receipt)
+    }
+
+    /// Uploads this member's contribution (an encrypted vector's wire bytes).
+    pub fn put_contribution(
+        &self,
+        study: &str,
+        round: u64,
+        bytes: &[u8],
+    ) -> Result<UploadReceipt, ClientError> {
+        self.upload(UploadKind::Contribution, study, round, bytes)
+    }
+
+    /// Uploads this member's decryption share.
+    pub fn put_decryption_share(
+        &self,
+        study: &str,
+        round: u64,
+        bytes: &[u8],
+    ) -> Result<UploadReceipt, ClientError> {
+        self.upload(UploadKind::DecryptionShare, study, round, bytes)
+    }
+
+    /// The signed contributions of a round and the aggregate's hash.
+    pub fn contributions(&self, study: &str, round: u64) -> Result<ContributionList, ClientError> {
+        self.json(
+            Method::GET,
+            &format!("/v1/studies/{study}/rounds/{round}/contributions"),
+            None::<&()>,
+        )
+    }
+
+    /// One member's contribution.
+    pub fn contribution(
+        &self,
+        study: &str,
+        round: u64,
+        member: &str,
+    ) -> Result<Vec<u8>, ClientError> {
+        self.bytes(&format!(
+            "/v1/studies/{study}/rounds/{round}/contributions/{member}"
+        ))
+    }
+
+    /// The aggregate, waiting up to `wait` for it.
+    pub fn aggregate(
+        &self,
+        study: &str,
+        round: u64,
+        wait: Duration,
+    ) -> Result<Vec<u8>, ClientError> {
+        self.bytes(&format!(
+            "/v1/studies/{study}/rounds/{round}/aggregate?wait={}",
+            wait.as_secs_f64()
+        ))
+    }
+
+    /// The result, waiting up to `wait` for it.
+    pub fn result(
+        &self,
+        study: &str,
+        round: u64,
+        wait: Duration,
+    ) -> Result<RoundResult, ClientError> {
+        self.json(
+            Method::GET,
+            &format!(
+                "/v1/studies/{study}/rounds/{round}/result?wait={}",
+                wait.as_secs_f64()
+            ),
+            None::<&()>,
+        )
+    }
+
+    /// `GET /readyz` answers 200.
+    pub fn ready(&self) -> bool {
+        self.send(Method::GET, "/readyz", Vec::new(), JSON, &[])
+            .is_ok()
+    }
+}

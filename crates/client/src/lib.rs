@@ -1,0 +1,68 @@
+//! `fedhe-client`: one institution's side of a federation (DESIGN.md §5).
+//!
+//! | module | what |
+//! | --- | --- |
+//! | [`http`] | typed client of the REST API: signed requests, retries with backoff |
+//! | [`keys`] | the member's key folder: private, atomic, never silently overwritten |
+//! | [`member`] | ceremony join and verification, rounds, [`member::NetworkSum`] |
+//! | [`verify`] | verify before decrypt (DESIGN.md §6) |
+
+pub mod http;
+pub mod keys;
+pub mod member;
+pub mod verify;
+
+pub use http::{Auth, Client, RetryPolicy};
+pub use member::{MemberSession, NetworkSum};
+pub use verify::Refusal;
+
+/// Everything that can go wrong on the member's side. Messages never hold
+/// secret material.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// The server answered with a problem report.
+    #[error("{method} {path}: {} {}: {}", problem.status, problem.title, problem.detail)]
+    Problem {
+        /// Method.
+        method: String,
+        /// Path.
+        path: String,
+        /// The RFC 9457 report.
+        problem: Box<fedhe_api::Problem>,
+    },
+    /// The server could not be reached (after retries).
+    #[error("transport: {0}")]
+    Transport(String),
+    /// A response could not be decoded.
+    #[error("decode: {0}")]
+    Decode(String),
+    /// The key folder refused an operation.
+    #[error("keys: {0}")]
+    Keys(String),
+    /// Something the server served does not verify.
+    #[error("verification failed: {0}")]
+    Verification(String),
+    /// Verify before decrypt refused.
+    #[error(transparent)]
+    Refused(#[from] Refusal),
+    /// A round failed on the server.
+    #[error("round {round} failed: {reason}")]
+    RoundFailed {
+        /// The round.
+        round: u64,
+        /// The server's reason.
+        reason: String,
+    },
+    /// Waited too long.
+    #[error("timeout: {0}")]
+    Timeout(String),
+    /// The channel refused (parameters, codec, wire format).
+    #[error(transparent)]
+    Channel(#[from] fedhe_crypto::ChannelError),
+    /// A signature or key was malformed.
+    #[error(transparent)]
+    Signature(#[from] fedhe_api::SignatureError),
+    /// Wrong use of the API.
+    #[error("usage: {0}")]
+    Usage(String),
+}

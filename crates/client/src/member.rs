@@ -1,0 +1,543 @@
+//! One member's side of the protocol over the network (DESIGN.md §2): the
+//! ceremony (commit, reveal, verify the collective key), and rounds
+//! (encrypt and upload, verify before decrypt, upload the decryption share,
+//! fetch the result). [`NetworkSum`] puts a member behind the `SecureSum`
+//! trait, so algorithm code runs unchanged over the network.
+//!
+//! Everything a member must not do twice is recorded on its own disk before
+//! it is sent: the encrypted contribution of a round (a retry after a crash
+//! resends the same bytes, which the server accepts idempotently) and the
+//! decryption share (never a second, different share of a round).
+
+use crate::keys::{self, KeyDir};
+use crate::verify::{verify_before_decrypt, Evidence, Refusal};
+use crate::{Client, ClientError};
+use fedhe_api::{MemberSpec, RoundState, Transcript};
+use fedhe_crypto::{
+    CeremonyId, ChannelError, CollectivePublicKey, CommonRandomPoly, DecryptionShare,
+    EncryptedVector, FixedPointCodec, InsecurePolicy, MemberId, ParameterSet, Params,
+    PublicKeyShare, RoundId, SecretKeyShare, SecureSum, WireObject,
+};
+use fedhe_ring::Csprng;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The validated parameters of a set by name.
+pub fn params_by_name(name: &str, allow_insecure: bool) -> Result<Arc<Params>, ClientError> {
+    let policy = if allow_insecure {
+        InsecurePolicy::Allow
+    } else {
+        InsecurePolicy::Refuse
+    };
+    Ok(ParameterSet::by_name(name)?.validate(policy)?)
+}
+
+/// Joins a ceremony: samples s_i and b_i = −a·s_i + e_i, writes the secret
+/// share and identity to the key folder, commits to BLAKE3(b_i), waits until
+/// every member committed, then reveals b_i. `identity` must be the one the
+/// ceremony was created with.
+pub fn join_ceremony(
+    client: &Client,
+    keys: &KeyDir,
+    ceremony: &str,
+    allow_insecure: bool,
+    force: bool,
+    wait: Duration,
+) -> Result<(), ClientError> {
+    let member = client
+        .member()
+        .ok_or_else(|| ClientError::Usage("joining needs a member identity".into()))?
+        .to_string();
+    let status = client.ceremony(ceremony)?;
+    let params = params_by_name(&status.parameter_set, allow_insecure)?;
+    let ids = status
+        .members
+        .iter()
+        .map(|m| MemberId::new(m.id.clone()))
+        .collect::<Result<Vec<_>, _>>()?;
+    let crs = CommonRandomPoly::for_ceremony(&params, &CeremonyId::new(ceremony)?, &ids)?;
+    if hex::encode(crs.seed()) != status.crs_seed {
+        return Err(ClientError::Verification(format!(
+            "the server's CRS seed {} is not the one derived from the ceremony ({})",
+            status.crs_seed,
+            hex::encode(crs.seed())
+        )));
+    }
+    // Resume: reuse a share already made for this ceremony.
+    let share_bytes = if keys.exists(keys::SECRET_SHARE_FILE) && !force {
+        let described = read_member_file(keys)?;
+        if described.ceremony != ceremony {
+            return Err(ClientError::Keys(format!(
+                "{} holds keys of ceremony {}; use another folder or --force",
+                keys.path().display(),
+                described.ceremony
+            )));
+        }
+        keys.read(keys::PUBLIC_SHARE_FILE)?.to_vec()
+    } else {
+        let mut rng = Csprng::from_entropy();
+        let sk = SecretKeyShare::generate(&params, MemberId::new(member.clone())?, &mut rng);
+        let pk = PublicKeyShare::generate(&params, &sk, &crs, &mut rng)?;
+        let pk_bytes = pk.to_bytes(&params);
+        keys.write(keys::SECRET_SHARE_FILE, &sk.to_key_bytes(&params), force)?;
+        keys.write(keys::PUBLIC_SHARE_FILE, &pk_bytes, force)?;
+        let file = keys::MemberFile {
+            member: member.clone(),
+            ceremony: ceremony.to_string(),
+            server: String::new(),
+            parameter_set: status.parameter_set.clone(),
+        };
+        keys.write(
+            keys::MEMBER_FILE,
+            &serde_json::to_vec_pretty(&file).map_err(|e| ClientError::Decode(e.to_string()))?,
+            force,
+        )?;
+        pk_bytes
+    };
+    client.commit(ceremony, &share_bytes)?;
+    let start = Instant::now();
+    loop {
+        let s = client.ceremony(ceremony)?;
+        match s.phase {
+            fedhe_api::CeremonyPhase::Committing => {}
+            fedhe_api::CeremonyPhase::Failed => {
+                return Err(ClientError::Verification(format!(
+                    "ceremony {ceremony} failed: {}",
+                    s.reason.unwrap_or_default()
+                )))
+            }
+            _ => break,
+        }
+        if start.elapsed() > wait {
+            return Err(ClientError::Timeout(format!(
+                "not every member committed to ceremony {ceremony} within {wait:?}"
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    client.reveal(ceremony, &share_bytes)?;
+    Ok(())
+}
+
+fn read_member_file(keys: &KeyDir) -> Result<keys::MemberFile, ClientError> {
+    serde_json::from_slice(&keys.read(keys::MEMBER_FILE)?)
+        .map_err(|e| ClientError::Keys(format!("{}: {e}", keys::MEMBER_FILE)))
+}
+
+/// What `verify_ceremony` established.
+#[derive(Debug, Clone)]
+pub struct VerifiedCeremony {
+    /// The transcript.
+    pub transcript: Transcript,
+    /// Its fingerprint, to compare out of band.
+    pub fingerprint: String,
+    /// The collective key, recomputed from the shares.
+    pub key: CollectivePublicKey,
+    /// The parameters.
+    pub params: Arc<Params>,
+}
+
+/// Recomputes the CRS and the collective key from the transcript and the
+/// revealed shares, checks the member's own share is in it byte for byte and
+/// every commitment is signed by its member, and that the server's collective
+/// key is the recomputed one.
+pub fn verify_ceremony(
+    client: &Client,
+    ceremony: &str,
+    own_share: Option<(&str, &[u8])>,
+    allow_insecure: bool,
+) -> Result<VerifiedCeremony, ClientError> {
+    let transcript = client.transcript(ceremony)?;
+    let params = params_by_name(&transcript.parameter_set, allow_insecure)?;
+    let ids = transcript
+        .entries
+        .iter()
+        .map(|e| MemberId::new(e.member.clone()))
+        .collect::<Result<Vec<_>, _>>()?;
+    let crs = CommonRandomPoly::for_ceremony(&params, &CeremonyId::new(ceremony)?, &ids)?;
+    if hex::encode(crs.seed()) != transcript.crs_seed {
+        return Err(ClientError::Verification(
+            "the transcript's CRS seed is not derived from the ceremony's id, parameters and members".into(),
+        ));
+    }
+    let mut shares = Vec::with_capacity(ids.len());
+    for entry in &transcript.entries {
+        let bytes = client.public_key_share(ceremony, &entry.member)?;
+        let hash = blake3::hash(&bytes);
+        if hash.to_hex().as_str() != entry.share_hash {
+            return Err(ClientError::Verification(format!(
+                "the share served for {} is not the committed one",
+                entry.member
+            )));
+        }
+        let key = fedhe_api::signing::parse_public_key(&entry.identity_key)?;
+        fedhe_api::signing::verify_hex(
+            &key,
+            &fedhe_api::signing::upload_statement(
+                fedhe_api::UploadKind::Commitment,
+                ceremony,
+                &entry.member,
+                0,
+                hash.as_bytes(),
+            ),
+            &entry.signature,
+            "commitment",
+        )?;
+        shares.push(PublicKeyShare::from_bytes(&params, &bytes)?);
+    }
+    if let Some((me, own)) = own_share {
+        let entry = transcript
+            .entries
+            .iter()
+            .find(|e| e.member == me)
+            .ok_or_else(|| ClientError::Verification(format!("{me} is not in the transcript")))?;
+        if entry.share_hash != blake3::hash(own).to_hex().as_str() {
+            return Err(ClientError::Verification(format!(
+                "the transcript does not hold my ({me}) public-key share"
+            )));
+        }
+    }
+    let key = CollectivePublicKey::aggregate(&crs, &ids, &shares)?;
+    let served = client.collective_key(ceremony)?;
+    let bytes = key.to_bytes(&params);
+    if served != bytes || blake3::hash(&bytes).to_hex().as_str() != transcript.collective_key_hash {
+        return Err(ClientError::Verification(
+            "the server's collective key is not the sum of the revealed shares".into(),
+        ));
+    }
+    let fingerprint = grouped_hex(&transcript.hash_hex());
+    Ok(VerifiedCeremony {
+        transcript,
+        fingerprint,
+        key,
+        params,
+    })
+}
+
+/// Hex in groups of four, for reading aloud.
+pub fn grouped_hex(hex: &str) -> String {
+    hex.as_bytes()
+        .chunks(4)
+        .map(|c| String::from_utf8_lossy(c).into_owned())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A member ready to run rounds of a study.
+pub struct MemberSession {
+    client: Client,
+    params: Arc<Params>,
+    member: MemberId,
+    secret: SecretKeyShare,
+    key: CollectivePublicKey,
+    members: Vec<MemberSpec>,
+    state_dir: PathBuf,
+    min_contributors: usize,
+    rng: Csprng,
+    /// How long one round may take before the member gives up.
+    pub round_timeout: Duration,
+}
+
+impl std::fmt::Debug for MemberSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemberSession")
+            .field("member", &self.member)
+            .field("state_dir", &self.state_dir)
+            .finish_non_exhaustive()
+    }
+}
+
+impl MemberSession {
+    /// A session from a verified ceremony. `min_contributors` is this member's
+    /// own floor on distinct contributors before it decrypts.
+    pub fn new(
+        client: Client,
+        verified: &VerifiedCeremony,
+        secret: SecretKeyShare,
+        state_dir: impl Into<PathBuf>,
+        min_contributors: usize,
+    ) -> Result<Self, ClientError> {
+        let member = secret.member().clone();
+        let state_dir = state_dir.into();
+        std::fs::create_dir_all(&state_dir)
+            .map_err(|e| ClientError::Keys(format!("{}: {e}", state_dir.display())))?;
+        Ok(Self {
+            client,
+            params: verified.params.clone(),
+            member,
+            secret,
+            key: verified.key.clone(),
+            members: verified
+                .transcript
+                .entries
+                .iter()
+                .map(|e| MemberSpec {
+                    id: e.member.clone(),
+                    identity_key: e.identity_key.clone(),
+                })
+                .collect(),
+            state_dir,
+            min_contributors,
+            rng: Csprng::from_entropy(),
+            round_timeout: Duration::from_secs(600),
+        })
+    }
+
+    /// Loads the secret key share from a key folder.
+    pub fn load_secret(keys: &KeyDir, params: &Arc<Params>) -> Result<SecretKeyShare, ClientError> {
+        Ok(SecretKeyShare::from_key_bytes(
+            params,
+            &keys.read(keys::SECRET_SHARE_FILE)?,
+        )?)
+    }
+
+    /// The HTTP client.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// The members of the ceremony.
+    pub fn members(&self) -> &[MemberSpec] {
+        &self.members
+    }
+
+    fn record(&self, kind: &str, study: &str, round: u64) -> PathBuf {
+        self.state_dir.join(format!("{study}.{round}.{kind}"))
+    }
+
+    /// Encrypts and uploads this member's contribution to a round (opening the
+    /// round if needed). The ciphertext is recorded before it is sent, so a
+    /// restarted member resends the same bytes.
+    pub fn contribute(
+        &mut self,
+        study: &str,
+        round: u64,
+        values: &[f64],
+        bound: f64,
+    ) -> Result<Vec<u8>, ClientError> {
+        self.client.open_round(study, round)?;
+        let path = self.record("contribution", study, round);
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(_) => {
+                let codec = FixedPointCodec::new(&self.params, self.members.len(), bound)
+                    .map_err(fedhe_crypto::ChannelError::from)?;
+                let v = EncryptedVector::encrypt(
+                    &self.params,
+                    &self.key,
+                    &codec,
+                    values,
+                    &mut self.rng,
+                )?;
+                let bytes = v.to_bytes(&self.params);
+                keys::write_atomic(&self.state_dir, &file_name(&path), &bytes, false)?;
+                bytes
+            }
+        };
+        self.client.put_contribution(study, round, &bytes)?;
+        Ok(bytes)
+    }
+
+    /// Waits for the round's aggregate, verifies it (verify before decrypt)
+    /// and uploads this member's decryption share. A share is produced at
+    /// most once per round: it is recorded before it is sent, and a restarted
+    /// member resends the recorded share only for the same aggregate.
+    pub fn decrypt(&mut self, study: &str, round: u64) -> Result<(), ClientError> {
+        let start = Instant::now();
+        let aggregate = loop {
+            match self.client.aggregate(study, round, Duration::from_secs(20)) {
+                Ok(a) => break a,
+                Err(ClientError::Problem { problem, .. }) if problem.status == 409 => {
+                    let st = self.client.round(study, round, Duration::ZERO, None)?;
+                    if st.state == RoundState::Failed {
+                        return Err(ClientError::RoundFailed {
+                            round,
+                            reason: st.reason.unwrap_or_default(),
+                        });
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+            if start.elapsed() > self.round_timeout {
+                return Err(ClientError::Timeout(format!(
+                    "no aggregate for round {round} of study {study} within {:?}",
+                    self.round_timeout
+                )));
+            }
+        };
+        let list = self.client.contributions(study, round)?;
+        let mut fetched = Vec::with_capacity(list.contributions.len());
+        for u in &list.contributions {
+            fetched.push((
+                u.member.clone(),
+                self.client.contribution(study, round, &u.member)?,
+            ));
+        }
+        let own_path = self.record("contribution", study, round);
+        let own = std::fs::read(&own_path).ok();
+        let evidence = Evidence {
+            study,
+            round,
+            members: &self.members,
+            min_contributors: self.min_contributors,
+            list: &list,
+            contributions: &fetched,
+            aggregate: &aggregate,
+            own: own.as_deref().map(|b| (self.member.as_str(), b)),
+        };
+        let decoded = verify_before_decrypt(&self.params, &evidence)?;
+        let aggregate_hash = blake3::hash(&aggregate);
+        let share_path = self.record("share", study, round);
+        let share = match std::fs::read(&share_path) {
+            Ok(recorded) => {
+                // [32-byte aggregate hash][share bytes]
+                if recorded.len() < 32 || recorded[..32] != aggregate_hash.as_bytes()[..] {
+                    return Err(Refusal {
+                        study: study.into(),
+                        round,
+                        reason: "I already produced a decryption share for this round, of another aggregate".into(),
+                    }
+                    .into());
+                }
+                recorded[32..].to_vec()
+            }
+            Err(_) => {
+                let share =
+                    DecryptionShare::generate(&self.params, &self.secret, &decoded, &mut self.rng)?;
+                let bytes = share.to_bytes(&self.params);
+                let mut record = aggregate_hash.as_bytes().to_vec();
+                record.extend_from_slice(&bytes);
+                // Fails if a share of this round was recorded meanwhile.
+                keys::write_atomic(&self.state_dir, &file_name(&share_path), &record, false)?;
+                bytes
+            }
+        };
+        self.client.put_decryption_share(study, round, &share)?;
+        Ok(())
+    }
+
+    /// Waits for a round's result; checks it is the result of the aggregate
+    /// this member verified (when it decrypted).
+    pub fn result(&self, study: &str, round: u64) -> Result<Vec<f64>, ClientError> {
+        let start = Instant::now();
+        loop {
+            match self.client.result(study, round, Duration::from_secs(20)) {
+                Ok(r) => {
+                    if let Ok(recorded) = std::fs::read(self.record("share", study, round)) {
+                        if recorded.len() >= 32 && hex::encode(&recorded[..32]) != r.aggregate_hash
+                        {
+                            return Err(ClientError::Verification(format!(
+                                "the result of round {round} is not of the aggregate I decrypted"
+                            )));
+                        }
+                    }
+                    return Ok(r.values);
+                }
+                Err(ClientError::Problem { problem, .. }) if problem.status == 409 => {
+                    let st = self.client.round(study, round, Duration::ZERO, None)?;
+                    if st.state == RoundState::Failed {
+                        return Err(ClientError::RoundFailed {
+                            round,
+                            reason: st.reason.unwrap_or_default(),
+                        });
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+            if start.elapsed() > self.round_timeout {
+                return Err(ClientError::Timeout(format!(
+                    "no result for round {round} of study {study} within {:?}",
+                    self.round_timeout
+                )));
+            }
+        }
+    }
+
+    /// One whole round: contribute (if `values`), decrypt, and the result.
+    pub fn run_round(
+        &mut self,
+        study: &str,
+        round: u64,
+        values: Option<&[f64]>,
+        bound: f64,
+    ) -> Result<Vec<f64>, ClientError> {
+        match values {
+            Some(v) => {
+                self.contribute(study, round, v, bound)?;
+            }
+            None => {
+                self.client.open_round(study, round)?;
+            }
+        }
+        self.decrypt(study, round)?;
+        self.result(study, round)
+    }
+}
+
+fn file_name(path: &std::path::Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// One member's networked channel: `SecureSum::sum` contributes this member's
+/// vector (the entry with its id; others are not this process's to send),
+/// and returns the federation's sum. Channel round `r` is server round
+/// `r + offset` of the study.
+pub struct NetworkSum {
+    session: MemberSession,
+    study: String,
+    bound: f64,
+    offset: u64,
+}
+
+impl NetworkSum {
+    /// A channel for `study` whose values satisfy |x| ≤ `bound`.
+    pub fn new(session: MemberSession, study: impl Into<String>, bound: f64, offset: u64) -> Self {
+        Self {
+            session,
+            study: study.into(),
+            bound,
+            offset,
+        }
+    }
+
+    /// The session.
+    pub fn session(&self) -> &MemberSession {
+        &self.session
+    }
+}
+
+impl SecureSum for NetworkSum {
+    fn sum(
+        &mut self,
+        round: RoundId,
+        contributions: Vec<(MemberId, Vec<f64>)>,
+    ) -> Result<Vec<f64>, ChannelError> {
+        let me = self.session.member.clone();
+        let own = contributions
+            .into_iter()
+            .find(|(m, _)| *m == me)
+            .map(|(_, v)| v);
+        let study = self.study.clone();
+        self.session
+            .run_round(&study, round.0 + self.offset, own.as_deref(), self.bound)
+            .map_err(|e| ChannelError::Transport(e.to_string()))
+    }
+
+    fn bytes_per_round(&self, member: &MemberId, len: usize) -> u64 {
+        match FixedPointCodec::new(&self.session.params, self.session.members.len(), self.bound) {
+            Ok(codec) => {
+                (fedhe_crypto::wire::encrypted_vector_len(&self.session.params, &codec, len)
+                    + fedhe_crypto::wire::decryption_share_len(
+                        &self.session.params,
+                        &codec,
+                        member,
+                        len,
+                    )) as u64
+            }
+            Err(_) => 0,
+        }
+    }
+}

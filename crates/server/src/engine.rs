@@ -1,0 +1,347 @@
+//! The state machines (DESIGN.md §2, §5): ceremonies
+//! `committing → revealing → complete | failed` and rounds
+//! `collecting → decrypting → done | failed`. Each step reads the stored
+//! state, computes outside any transaction (aggregation, combining) and then
+//! commits with a compare-and-swap on the version it read; a step that lost
+//! the race simply reads again. Steps run after every upload and from a
+//! periodic sweep (deadlines are columns, so a restarted server picks up
+//! where the last one stopped).
+
+use crate::problem::{ApiError, ApiResult};
+use crate::store::{RoundRow, UploadTable};
+use crate::AppState;
+use fedhe_api::signing::now_ms;
+use fedhe_api::{CeremonyPhase, RoundState, Transcript, TranscriptEntry};
+use fedhe_crypto::{
+    decryption::combine, CollectivePublicKey, CommonRandomPoly, DecryptionShare, EncryptedVector,
+    FixedPointCodec, MemberId, PublicKeyShare, WireObject,
+};
+use std::sync::Arc;
+
+/// How often a step retries after losing a compare-and-swap.
+const CAS_RETRIES: usize = 8;
+
+/// Moves a round forward if it can: closes collection once every member
+/// contributed or, at the deadline, with at least `min_contributors`; fails it
+/// at the deadline otherwise; combines once every member's decryption share is
+/// in; fails it when the decryption deadline passes.
+pub async fn advance_round(state: &AppState, study: &str, round: u64) -> ApiResult<()> {
+    // One task advances a round at a time; a request arriving meanwhile marks
+    // it dirty, and the running task makes another pass.
+    let Some(guard) = state.busy.try_claim(format!("round/{study}/{round}")) else {
+        return Ok(());
+    };
+    loop {
+        advance_round_once(state, study, round).await?;
+        if !guard.take_dirty() {
+            return Ok(());
+        }
+    }
+}
+
+async fn advance_round_once(state: &AppState, study: &str, round: u64) -> ApiResult<()> {
+    let spec = state.store.study(study).await?.spec;
+    let ceremony = state.store.ceremony(&spec.ceremony).await?;
+    let params = state.params(&ceremony.parameter_set, ceremony.allow_insecure)?;
+    let members: Vec<String> = state
+        .store
+        .members(&spec.ceremony)
+        .await?
+        .into_iter()
+        .map(|m| m.member)
+        .collect();
+    for _ in 0..CAS_RETRIES {
+        let r = state.store.round(study, round).await?;
+        let now = now_ms();
+        let moved = match r.state {
+            RoundState::Collecting => {
+                let list = state
+                    .store
+                    .uploads(UploadTable::Contributions, study, round)
+                    .await?;
+                let required = spec.min_contributors.max(1) as usize;
+                if list.len() == members.len() || (now >= r.deadline_at && list.len() >= required) {
+                    let (aggregate, parts) = aggregate(state, &params, &r, &list).await?;
+                    let deadline = now.saturating_add(secs_ms(spec.decrypt_timeout_secs));
+                    state
+                        .store
+                        .begin_decrypting(&r, &aggregate, parts, deadline)
+                        .await?
+                } else if now >= r.deadline_at {
+                    let reason = format!(
+                        "the collection deadline passed with {} of {required} required contributions",
+                        list.len()
+                    );
+                    state.store.fail_round(&r, &reason).await?
+                } else {
+                    return Ok(());
+                }
+            }
+            RoundState::Decrypting => {
+                let list = state
+                    .store
+                    .uploads(UploadTable::DecryptionShares, study, round)
+                    .await?;
+                if list.len() == members.len() {
+                    match decrypt(state, &params, &r, &members).await {
+                        Ok(values) => {
+                            let text = serde_json::to_string(&values).map_err(|_| {
+                                ApiError::internal("the result is not representable as JSON")
+                            })?;
+                            state.store.finish(&r, &text).await?
+                        }
+                        Err(reason) => state.store.fail_round(&r, &reason).await?,
+                    }
+                } else if now >= r.deadline_at {
+                    let have: Vec<&str> = list.iter().map(|s| s.member.as_str()).collect();
+                    let missing: Vec<&str> = members
+                        .iter()
+                        .map(String::as_str)
+                        .filter(|m| !have.contains(m))
+                        .collect();
+                    let reason = format!(
+                        "the decryption deadline passed with {} of {} decryption shares (missing: {})",
+                        list.len(),
+                        members.len(),
+                        missing.join(", ")
+                    );
+                    state.store.fail_round(&r, &reason).await?
+                } else {
+                    return Ok(());
+                }
+            }
+            RoundState::Done | RoundState::Failed => return Ok(()),
+        };
+        if moved {
+            state.metrics.transition();
+            state.changed.notify_waiters();
+            if r.state == RoundState::Collecting {
+                continue; // the new state may be ready to move at once
+            }
+            return Ok(());
+        }
+    }
+    Ok(())
+}
+
+/// C = Σ c_i over the listed contributions (DESIGN.md §2 step 3), decoding
+/// one at a time so memory stays at one contribution plus the sum.
+async fn aggregate(
+    state: &AppState,
+    params: &Arc<fedhe_crypto::Params>,
+    r: &RoundRow,
+    list: &[fedhe_api::SignedUpload],
+) -> ApiResult<(Vec<u8>, usize)> {
+    let mut sum: Option<EncryptedVector> = None;
+    for upload in list {
+        let bytes = state
+            .store
+            .upload_bytes(
+                UploadTable::Contributions,
+                &r.study,
+                r.round,
+                &upload.member,
+            )
+            .await?;
+        let params = params.clone();
+        let previous = sum.take();
+        sum = Some(
+            tokio::task::spawn_blocking(move || -> Result<EncryptedVector, String> {
+                let v = EncryptedVector::from_bytes(&params, &bytes).map_err(|e| e.to_string())?;
+                match previous {
+                    None => Ok(v),
+                    Some(mut acc) => {
+                        acc.add_assign(&v).map_err(|e| e.to_string())?;
+                        Ok(acc)
+                    }
+                }
+            })
+            .await
+            .map_err(|_| ApiError::internal("aggregation task failed"))?
+            .map_err(|e| {
+                ApiError::internal(format!(
+                    "a stored contribution of {} cannot be added: {e}",
+                    upload.member
+                ))
+            })?,
+        );
+    }
+    let sum = sum.ok_or_else(|| ApiError::internal("no contribution to aggregate"))?;
+    let parts = sum.ciphertexts().len();
+    let params = params.clone();
+    let bytes = tokio::task::spawn_blocking(move || sum.to_bytes(&params))
+        .await
+        .map_err(|_| ApiError::internal("aggregation task failed"))?;
+    Ok((bytes, parts))
+}
+
+/// C0 + Σ d_j, decoded (steps 5): the reason on failure becomes the round's.
+async fn decrypt(
+    state: &AppState,
+    params: &Arc<fedhe_crypto::Params>,
+    r: &RoundRow,
+    members: &[String],
+) -> Result<Vec<f64>, String> {
+    let internal = |e: ApiError| e.detail;
+    let aggregate = state
+        .store
+        .aggregate(&r.study, r.round)
+        .await
+        .map_err(internal)?;
+    let mut shares = Vec::with_capacity(members.len());
+    for m in members {
+        shares.push(
+            state
+                .store
+                .upload_bytes(UploadTable::DecryptionShares, &r.study, r.round, m)
+                .await
+                .map_err(internal)?,
+        );
+    }
+    let params = params.clone();
+    let members = members.to_vec();
+    tokio::task::spawn_blocking(move || -> Result<Vec<f64>, String> {
+        let aggregate =
+            EncryptedVector::from_bytes(&params, &aggregate).map_err(|e| e.to_string())?;
+        let shares = shares
+            .iter()
+            .map(|b| DecryptionShare::from_bytes(&params, b))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| e.to_string())?;
+        let ids = members
+            .iter()
+            .map(|m| MemberId::new(m.clone()))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| e.to_string())?;
+        let plaintexts = combine(&ids, &aggregate, &shares).map_err(|e| e.to_string())?;
+        let codec =
+            FixedPointCodec::from_info(&params, aggregate.encoding()).map_err(|e| e.to_string())?;
+        codec
+            .decode(&plaintexts, aggregate.len())
+            .map_err(|e| format!("the combined shares do not decode: {e}"))
+    })
+    .await
+    .map_err(|_| "the decryption task failed".to_string())?
+}
+
+/// Moves a ceremony forward: completes it once every share is revealed
+/// (recomputing the collective key from the shares), fails it at its deadline.
+pub async fn advance_ceremony(state: &AppState, id: &str) -> ApiResult<()> {
+    let Some(guard) = state.busy.try_claim(format!("ceremony/{id}")) else {
+        return Ok(());
+    };
+    loop {
+        advance_ceremony_once(state, id).await?;
+        if !guard.take_dirty() {
+            return Ok(());
+        }
+    }
+}
+
+async fn advance_ceremony_once(state: &AppState, id: &str) -> ApiResult<()> {
+    for _ in 0..CAS_RETRIES {
+        let c = state.store.ceremony(id).await?;
+        if !matches!(
+            c.phase,
+            CeremonyPhase::Committing | CeremonyPhase::Revealing
+        ) {
+            return Ok(());
+        }
+        let members = state.store.members(id).await?;
+        let now = now_ms();
+        let moved = if c.phase == CeremonyPhase::Revealing && members.iter().all(|m| m.revealed) {
+            let params = state.params(&c.parameter_set, c.allow_insecure)?;
+            let shares = state.store.public_key_shares(id).await?;
+            let seed: [u8; 32] = c
+                .crs_seed
+                .clone()
+                .try_into()
+                .map_err(|_| ApiError::internal("a stored CRS seed is malformed"))?;
+            let ids: Vec<String> = members.iter().map(|m| m.member.clone()).collect();
+            let key = tokio::task::spawn_blocking(move || -> Result<Vec<u8>, String> {
+                let crs = CommonRandomPoly::from_seed(&params, seed);
+                let ids = ids
+                    .into_iter()
+                    .map(MemberId::new)
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|e| e.to_string())?;
+                let shares = shares
+                    .iter()
+                    .map(|(_, b)| PublicKeyShare::from_bytes(&params, b))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|e| e.to_string())?;
+                let key = CollectivePublicKey::aggregate(&crs, &ids, &shares)
+                    .map_err(|e| e.to_string())?;
+                Ok(key.to_bytes(&params))
+            })
+            .await
+            .map_err(|_| ApiError::internal("the key aggregation task failed"))?;
+            match key {
+                Ok(key) => {
+                    let transcript = Transcript {
+                        ceremony: c.id.clone(),
+                        parameter_set: c.parameter_set.clone(),
+                        crs_seed: hex::encode(&c.crs_seed),
+                        entries: members
+                            .iter()
+                            .map(|m| TranscriptEntry {
+                                member: m.member.clone(),
+                                identity_key: hex::encode(m.identity_key),
+                                share_hash: m.share_hash.map(hex::encode).unwrap_or_default(),
+                                signature: m.commitment_signature.clone().unwrap_or_default(),
+                            })
+                            .collect(),
+                        collective_key_hash: blake3::hash(&key).to_hex().to_string(),
+                    };
+                    let text = serde_json::to_string(&transcript)
+                        .map_err(|_| ApiError::internal("transcript encoding failed"))?;
+                    state
+                        .store
+                        .complete_ceremony(id, c.version, &key, &text)
+                        .await?
+                }
+                Err(reason) => {
+                    let reason = format!("the public-key shares do not aggregate: {reason}");
+                    state.store.fail_ceremony(id, c.version, &reason).await?
+                }
+            }
+        } else if now >= c.deadline_at {
+            let waiting: Vec<&str> = members
+                .iter()
+                .filter(|m| match c.phase {
+                    CeremonyPhase::Committing => m.share_hash.is_none(),
+                    _ => !m.revealed,
+                })
+                .map(|m| m.member.as_str())
+                .collect();
+            let reason = format!(
+                "the deadline passed while {} (waiting for: {})",
+                crate::store::phase_name(c.phase),
+                waiting.join(", ")
+            );
+            state.store.fail_ceremony(id, c.version, &reason).await?
+        } else {
+            return Ok(());
+        };
+        if moved {
+            state.changed.notify_waiters();
+            return Ok(());
+        }
+    }
+    Ok(())
+}
+
+/// One pass over every open ceremony and active round (the deadline sweep).
+pub async fn sweep(state: &AppState) -> ApiResult<()> {
+    for id in state.store.open_ceremonies().await? {
+        advance_ceremony(state, &id).await?;
+    }
+    for (study, round) in state.store.active_rounds().await? {
+        advance_round(state, &study, round).await?;
+    }
+    Ok(())
+}
+
+fn secs_ms(secs: u64) -> i64 {
+    secs.min(i64::MAX as u64 / 1000) as i64 * 1000
+}

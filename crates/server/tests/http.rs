@@ -1,0 +1,951 @@
+//! The server over real HTTP on loopback, with its SQLite store in a temporary
+//! file: a whole ceremony and round, idempotent uploads, deadlines, restarts,
+//! and the refusal of unsigned, replayed, stale, oversized and malformed
+//! requests (each a 4xx problem+json that changes nothing).
+
+use fedhe_api::signing::{
+    fresh_nonce, now_ms, request_message, upload_statement, HEADER_MEMBER, HEADER_NONCE,
+    HEADER_SIGNATURE, HEADER_TIMESTAMP, HEADER_UPLOAD_SIGNATURE,
+};
+use fedhe_api::*;
+use fedhe_crypto::{
+    CeremonyId, CollectivePublicKey, CommonRandomPoly, DecryptionShare, EncryptedVector,
+    FixedPointCodec, InsecurePolicy, MemberId, ParameterSet, Params, PublicKeyShare,
+    SecretKeyShare, WireObject,
+};
+use fedhe_ring::Csprng;
+use fedhe_server::{start, Config, Running};
+use reqwest::{Method, StatusCode};
+use std::sync::Arc;
+
+const ADMIN: &str = "test-admin-token";
+
+struct Member {
+    id: String,
+    identity: Identity,
+    secret: Option<SecretKeyShare>,
+}
+
+struct Harness {
+    server: Option<Running>,
+    base: String,
+    http: reqwest::Client,
+    db: tempfile::TempDir,
+    params: Arc<Params>,
+    members: Vec<Member>,
+}
+
+fn config(db: &tempfile::TempDir) -> Config {
+    Config {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        database_url: format!("sqlite://{}", db.path().join("fedhe.db").display()),
+        admin_token: ADMIN.into(),
+        allow_insecure_params: true,
+        sweep_interval_ms: 50,
+        max_upload_bytes: 4 << 20,
+        ..Config::default()
+    }
+}
+
+impl Harness {
+    async fn new(names: &[&str]) -> Self {
+        let db = tempfile::tempdir().unwrap();
+        let server = start(config(&db)).await.unwrap();
+        let base = format!("http://{}", server.addr);
+        let params = ParameterSet::TOY_N1024
+            .validate(InsecurePolicy::Allow)
+            .unwrap();
+        let members = names
+            .iter()
+            .map(|n| Member {
+                id: n.to_string(),
+                identity: Identity::generate(),
+                secret: None,
+            })
+            .collect();
+        Self {
+            server: Some(server),
+            base,
+            http: reqwest::Client::new(),
+            db,
+            params,
+            members,
+        }
+    }
+
+    async fn restart(&mut self) {
+        self.server.take().unwrap().shutdown().await.unwrap();
+        let mut cfg = config(&self.db);
+        cfg.listen = self.base.trim_start_matches("http://").parse().unwrap();
+        let server = start(cfg).await.unwrap();
+        self.server = Some(server);
+    }
+
+    fn member(&self, id: &str) -> &Member {
+        self.members.iter().find(|m| m.id == id).unwrap()
+    }
+
+    /// A request signed by `member` (or the admin if `None`).
+    async fn send(
+        &self,
+        who: Option<&str>,
+        method: Method,
+        path: &str,
+        body: Vec<u8>,
+        content_type: &str,
+        extra: &[(&str, String)],
+    ) -> reqwest::Response {
+        let mut rb = self
+            .http
+            .request(method.clone(), format!("{}{path}", self.base))
+            .header("content-type", content_type);
+        match who {
+            None => rb = rb.bearer_auth(ADMIN),
+            Some(m) => {
+                let ts = now_ms();
+                let nonce = fresh_nonce();
+                let sig = self.member(m).identity.sign_hex(&request_message(
+                    method.as_str(),
+                    path,
+                    &body,
+                    ts,
+                    &nonce,
+                ));
+                rb = rb
+                    .header(HEADER_MEMBER, m)
+                    .header(HEADER_TIMESTAMP, ts.to_string())
+                    .header(HEADER_NONCE, nonce)
+                    .header(HEADER_SIGNATURE, sig);
+            }
+        }
+        for (k, v) in extra {
+            rb = rb.header(*k, v);
+        }
+        rb.body(body).send().await.unwrap()
+    }
+
+    async fn json<T: serde::de::DeserializeOwned>(
+        &self,
+        who: Option<&str>,
+        method: Method,
+        path: &str,
+        body: Option<serde_json::Value>,
+        expect: StatusCode,
+    ) -> T {
+        let bytes = body
+            .map(|b| serde_json::to_vec(&b).unwrap())
+            .unwrap_or_default();
+        let r = self
+            .send(who, method.clone(), path, bytes, "application/json", &[])
+            .await;
+        let status = r.status();
+        let text = r.text().await.unwrap();
+        assert_eq!(status, expect, "{method} {path}: {text}");
+        serde_json::from_str(&text).unwrap()
+    }
+
+    /// Creates the ceremony and runs commit-then-reveal for every member.
+    async fn ceremony(&mut self, id: &str) -> CollectivePublicKey {
+        let spec = serde_json::json!({
+            "id": id,
+            "parameter_set": "toy-n1024",
+            "allow_insecure": true,
+            "deadline_secs": 600,
+            "members": self.members.iter().map(|m| serde_json::json!({
+                "id": m.id, "identity_key": m.identity.public_key_hex()
+            })).collect::<Vec<_>>(),
+        });
+        let status: CeremonyStatus = self
+            .json(
+                None,
+                Method::POST,
+                "/v1/ceremonies",
+                Some(spec.clone()),
+                StatusCode::CREATED,
+            )
+            .await;
+        assert_eq!(status.phase, CeremonyPhase::Committing);
+        // Retrying the creation is idempotent.
+        let _: CeremonyStatus = self
+            .json(
+                None,
+                Method::POST,
+                "/v1/ceremonies",
+                Some(spec),
+                StatusCode::OK,
+            )
+            .await;
+        let ids: Vec<MemberId> = self
+            .members
+            .iter()
+            .map(|m| MemberId::new(m.id.clone()).unwrap())
+            .collect();
+        let cid = CeremonyId::new(id).unwrap();
+        let crs = CommonRandomPoly::for_ceremony(&self.params, &cid, &ids).unwrap();
+        assert_eq!(hex::encode(crs.seed()), status.crs_seed);
+        let mut rng = Csprng::from_u128_seed(7);
+        let mut shares = Vec::new();
+        for m in &mut self.members {
+            let sk = SecretKeyShare::generate(
+                &self.params,
+                MemberId::new(m.id.clone()).unwrap(),
+                &mut rng,
+            );
+            let pk = PublicKeyShare::generate(&self.params, &sk, &crs, &mut rng).unwrap();
+            m.secret = Some(sk);
+            shares.push(pk);
+        }
+        for (m, pk) in self.members.iter().zip(&shares) {
+            let bytes = pk.to_bytes(&self.params);
+            let hash = *blake3::hash(&bytes).as_bytes();
+            let sig = m.identity.sign_hex(&upload_statement(
+                UploadKind::Commitment,
+                id,
+                &m.id,
+                0,
+                &hash,
+            ));
+            let _: UploadReceipt = self
+                .json(
+                    Some(&m.id),
+                    Method::PUT,
+                    &format!("/v1/ceremonies/{id}/commitments/{}", m.id),
+                    Some(serde_json::json!({"share_hash": hex::encode(hash), "signature": sig})),
+                    StatusCode::CREATED,
+                )
+                .await;
+        }
+        for (m, pk) in self.members.iter().zip(&shares) {
+            let r = self
+                .send(
+                    Some(&m.id),
+                    Method::PUT,
+                    &format!("/v1/ceremonies/{id}/public-key-shares/{}", m.id),
+                    pk.to_bytes(&self.params),
+                    "application/octet-stream",
+                    &[],
+                )
+                .await;
+            assert_eq!(
+                r.status(),
+                StatusCode::CREATED,
+                "{}",
+                r.text().await.unwrap()
+            );
+        }
+        let status: CeremonyStatus = self
+            .json(
+                Some(&self.members[0].id),
+                Method::GET,
+                &format!("/v1/ceremonies/{id}"),
+                None,
+                StatusCode::OK,
+            )
+            .await;
+        assert_eq!(status.phase, CeremonyPhase::Complete);
+        let key = CollectivePublicKey::aggregate(&crs, &ids, &shares).unwrap();
+        let served = self
+            .send(
+                Some(&self.members[1].id),
+                Method::GET,
+                &format!("/v1/ceremonies/{id}/collective-key"),
+                vec![],
+                "application/json",
+                &[],
+            )
+            .await
+            .bytes()
+            .await
+            .unwrap();
+        assert_eq!(
+            served.to_vec(),
+            key.to_bytes(&self.params),
+            "the server's key is the members' sum"
+        );
+        let transcript: Transcript = self
+            .json(
+                None,
+                Method::GET,
+                &format!("/v1/ceremonies/{id}/transcript"),
+                None,
+                StatusCode::OK,
+            )
+            .await;
+        assert_eq!(Some(transcript.hash_hex()), status.transcript_hash);
+        assert_eq!(
+            transcript.collective_key_hash,
+            blake3::hash(&served).to_hex().to_string()
+        );
+        key
+    }
+
+    async fn study(&self, id: &str, ceremony: &str, min: u32, round_secs: u64) {
+        let _: StudyStatus = self
+            .json(
+                None,
+                Method::POST,
+                "/v1/studies",
+                Some(serde_json::json!({
+                    "id": id, "ceremony": ceremony, "algorithm": "sum",
+                    "min_contributors": min, "round_timeout_secs": round_secs, "decrypt_timeout_secs": 600
+                })),
+                StatusCode::CREATED,
+            )
+            .await;
+    }
+
+    fn encrypt(&self, key: &CollectivePublicKey, values: &[f64], seed: u128) -> Vec<u8> {
+        let codec = FixedPointCodec::new(&self.params, self.members.len(), 100.0).unwrap();
+        let mut rng = Csprng::from_u128_seed(seed);
+        EncryptedVector::encrypt(&self.params, key, &codec, values, &mut rng)
+            .unwrap()
+            .to_bytes(&self.params)
+    }
+
+    async fn upload(
+        &self,
+        who: &str,
+        what: &str,
+        study: &str,
+        round: u64,
+        bytes: Vec<u8>,
+    ) -> reqwest::Response {
+        let kind = if what == "contributions" {
+            UploadKind::Contribution
+        } else {
+            UploadKind::DecryptionShare
+        };
+        let sig = self.member(who).identity.sign_hex(&upload_statement(
+            kind,
+            study,
+            who,
+            round,
+            blake3::hash(&bytes).as_bytes(),
+        ));
+        self.send(
+            Some(who),
+            Method::PUT,
+            &format!("/v1/studies/{study}/rounds/{round}/{what}/{who}"),
+            bytes,
+            "application/octet-stream",
+            &[(HEADER_UPLOAD_SIGNATURE, sig)],
+        )
+        .await
+    }
+
+    async fn round(&self, study: &str, round: u64) -> RoundStatus {
+        self.json(
+            None,
+            Method::GET,
+            &format!("/v1/studies/{study}/rounds/{round}"),
+            None,
+            StatusCode::OK,
+        )
+        .await
+    }
+
+    /// Every member fetches the aggregate and sends its decryption share.
+    async fn decrypt(&self, study: &str, round: u64, who: &[&str]) {
+        let agg = self
+            .send(
+                Some(who[0]),
+                Method::GET,
+                &format!("/v1/studies/{study}/rounds/{round}/aggregate?wait=10"),
+                vec![],
+                "application/json",
+                &[],
+            )
+            .await;
+        assert_eq!(agg.status(), StatusCode::OK);
+        let agg = EncryptedVector::from_bytes(&self.params, &agg.bytes().await.unwrap()).unwrap();
+        let mut rng = Csprng::from_u128_seed(99);
+        for m in who {
+            let share = DecryptionShare::generate(
+                &self.params,
+                self.member(m).secret.as_ref().unwrap(),
+                &agg,
+                &mut rng,
+            )
+            .unwrap();
+            let r = self
+                .upload(
+                    m,
+                    "decryption-shares",
+                    study,
+                    round,
+                    share.to_bytes(&self.params),
+                )
+                .await;
+            assert_eq!(
+                r.status(),
+                StatusCode::CREATED,
+                "{}",
+                r.text().await.unwrap()
+            );
+        }
+    }
+}
+
+async fn assert_problem(r: reqwest::Response, status: StatusCode, needle: &str) {
+    assert_eq!(r.status(), status);
+    assert_eq!(
+        r.headers().get("content-type").unwrap(),
+        "application/problem+json"
+    );
+    let p: Problem = r.json().await.unwrap();
+    assert_eq!(p.status, status.as_u16());
+    assert!(
+        p.detail.contains(needle),
+        "detail {:?} lacks {needle:?}",
+        p.detail
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_round_runs_end_to_end_over_http() {
+    let mut h = Harness::new(&["alpha", "beta", "gamma"]).await;
+    let key = h.ceremony("c1").await;
+    h.study("s1", "c1", 3, 600).await;
+    let r: RoundStatus = h
+        .json(
+            Some("alpha"),
+            Method::PUT,
+            "/v1/studies/s1/rounds/1",
+            None,
+            StatusCode::OK,
+        )
+        .await;
+    assert_eq!(
+        (r.state, r.received, r.members),
+        (RoundState::Collecting, 0, 3)
+    );
+    let inputs = [
+        vec![1.5, -2.0, 3.25],
+        vec![0.5, 4.0, -1.0],
+        vec![-3.0, 1.0, 0.125],
+    ];
+    let mut first = Vec::new();
+    for (i, (m, v)) in ["alpha", "beta", "gamma"].iter().zip(&inputs).enumerate() {
+        let bytes = h.encrypt(&key, v, i as u128 + 1);
+        let r = h.upload(m, "contributions", "s1", 1, bytes.clone()).await;
+        assert_eq!(
+            r.status(),
+            StatusCode::CREATED,
+            "{}",
+            r.text().await.unwrap()
+        );
+        if i == 0 {
+            first = bytes;
+        }
+    }
+    // Idempotent: the same bytes again are 200; different bytes 409.
+    let again = h
+        .upload("alpha", "contributions", "s1", 1, first.clone())
+        .await;
+    assert_eq!(again.status(), StatusCode::OK);
+    let other = h.encrypt(&key, &[0.0, 0.0, 0.0], 42);
+    assert_problem(
+        h.upload("alpha", "contributions", "s1", 1, other).await,
+        StatusCode::CONFLICT,
+        "different",
+    )
+    .await;
+    let list: ContributionList = h
+        .json(
+            Some("beta"),
+            Method::GET,
+            "/v1/studies/s1/rounds/1/contributions",
+            None,
+            StatusCode::OK,
+        )
+        .await;
+    assert_eq!(list.contributions.len(), 3);
+    assert_eq!(list.state, RoundState::Decrypting);
+    h.decrypt("s1", 1, &["alpha", "beta", "gamma"]).await;
+    let result: RoundResult = h
+        .json(
+            Some("gamma"),
+            Method::GET,
+            "/v1/studies/s1/rounds/1/result?wait=10",
+            None,
+            StatusCode::OK,
+        )
+        .await;
+    let expected = [-1.0, 3.0, 2.375];
+    for (got, want) in result.values.iter().zip(expected) {
+        assert!((got - want).abs() < 1e-6, "{:?}", result.values);
+    }
+    assert_eq!(result.shares.len(), 3);
+    assert_eq!(Some(result.aggregate_hash.clone()), list.aggregate_hash);
+    // The next round opens; a round beyond it does not.
+    let _: RoundStatus = h
+        .json(
+            None,
+            Method::PUT,
+            "/v1/studies/s1/rounds/2",
+            None,
+            StatusCode::OK,
+        )
+        .await;
+    let r = h
+        .send(
+            None,
+            Method::PUT,
+            "/v1/studies/s1/rounds/4",
+            vec![],
+            "application/json",
+            &[],
+        )
+        .await;
+    assert_problem(r, StatusCode::CONFLICT, "latest round is 2").await;
+    h.server.take().unwrap().shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_requests_get_problems_and_change_nothing() {
+    let mut h = Harness::new(&["alpha", "beta"]).await;
+    let key = h.ceremony("c1").await;
+    h.study("s1", "c1", 2, 600).await;
+    let _: RoundStatus = h
+        .json(
+            None,
+            Method::PUT,
+            "/v1/studies/s1/rounds/1",
+            None,
+            StatusCode::OK,
+        )
+        .await;
+    let bytes = h.encrypt(&key, &[1.0], 1);
+    let path = "/v1/studies/s1/rounds/1/contributions/alpha";
+    let sig = h.member("alpha").identity.sign_hex(&upload_statement(
+        UploadKind::Contribution,
+        "s1",
+        "alpha",
+        1,
+        blake3::hash(&bytes).as_bytes(),
+    ));
+    let url = format!("{}{path}", h.base);
+
+    // Unsigned.
+    let r = h
+        .http
+        .put(&url)
+        .header("content-type", "application/octet-stream")
+        .body(bytes.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_problem(r, StatusCode::UNAUTHORIZED, "unsigned").await;
+
+    // Stale: signed correctly, ten minutes ago.
+    let signed = |ts: i64, nonce: &str, who: &str, body: &[u8]| {
+        let s = h
+            .member(who)
+            .identity
+            .sign_hex(&request_message("PUT", path, body, ts, nonce));
+        h.http
+            .put(&url)
+            .header("content-type", "application/octet-stream")
+            .header(HEADER_MEMBER, who)
+            .header(HEADER_TIMESTAMP, ts.to_string())
+            .header(HEADER_NONCE, nonce.to_string())
+            .header(HEADER_SIGNATURE, s)
+            .header(HEADER_UPLOAD_SIGNATURE, sig.clone())
+    };
+    let r = signed(now_ms() - 600_000, &fresh_nonce(), "alpha", &bytes)
+        .body(bytes.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_problem(r, StatusCode::UNAUTHORIZED, "stale").await;
+
+    // Signed over another body.
+    let r = signed(now_ms(), &fresh_nonce(), "alpha", b"other")
+        .body(bytes.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_problem(r, StatusCode::UNAUTHORIZED, "does not verify").await;
+
+    // Unknown member.
+    let mallory = Identity::generate();
+    let ts = now_ms();
+    let nonce = fresh_nonce();
+    let r = h
+        .http
+        .put(&url)
+        .header("content-type", "application/octet-stream")
+        .header(HEADER_MEMBER, "mallory")
+        .header(HEADER_TIMESTAMP, ts.to_string())
+        .header(HEADER_NONCE, nonce.clone())
+        .header(
+            HEADER_SIGNATURE,
+            mallory.sign_hex(&request_message("PUT", path, &bytes, ts, &nonce)),
+        )
+        .body(bytes.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_problem(r, StatusCode::UNAUTHORIZED, "unknown member").await;
+
+    // Another member's slot.
+    let r = h
+        .send(
+            Some("beta"),
+            Method::PUT,
+            path,
+            bytes.clone(),
+            "application/octet-stream",
+            &[(HEADER_UPLOAD_SIGNATURE, sig.clone())],
+        )
+        .await;
+    assert_problem(r, StatusCode::FORBIDDEN, "cannot write the slot of alpha").await;
+
+    // Malformed wire object, correctly signed.
+    let mut corrupt = bytes.clone();
+    corrupt[100] ^= 1;
+    let csig = h.member("alpha").identity.sign_hex(&upload_statement(
+        UploadKind::Contribution,
+        "s1",
+        "alpha",
+        1,
+        blake3::hash(&corrupt).as_bytes(),
+    ));
+    let r = h
+        .send(
+            Some("alpha"),
+            Method::PUT,
+            path,
+            corrupt,
+            "application/octet-stream",
+            &[(HEADER_UPLOAD_SIGNATURE, csig)],
+        )
+        .await;
+    assert_problem(
+        r,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "not an encrypted vector",
+    )
+    .await;
+
+    // Bad upload signature.
+    let r = h
+        .send(
+            Some("alpha"),
+            Method::PUT,
+            path,
+            bytes.clone(),
+            "application/octet-stream",
+            &[(HEADER_UPLOAD_SIGNATURE, "00".repeat(64))],
+        )
+        .await;
+    assert_problem(r, StatusCode::UNPROCESSABLE_ENTITY, "does not verify").await;
+
+    // Oversized (the limit is 4 MiB in this configuration).
+    let big = vec![0u8; 5 << 20];
+    let r = h
+        .send(
+            Some("alpha"),
+            Method::PUT,
+            path,
+            big,
+            "application/octet-stream",
+            &[(HEADER_UPLOAD_SIGNATURE, sig.clone())],
+        )
+        .await;
+    assert_problem(r, StatusCode::PAYLOAD_TOO_LARGE, "at most").await;
+
+    // Malformed JSON and a wrong content type.
+    let r = h
+        .send(
+            None,
+            Method::POST,
+            "/v1/studies",
+            b"{\"id\":".to_vec(),
+            "application/json",
+            &[],
+        )
+        .await;
+    assert_problem(r, StatusCode::BAD_REQUEST, "invalid JSON").await;
+    let r = h
+        .send(
+            Some("alpha"),
+            Method::PUT,
+            path,
+            bytes.clone(),
+            "text/plain",
+            &[(HEADER_UPLOAD_SIGNATURE, sig.clone())],
+        )
+        .await;
+    assert_problem(
+        r,
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "application/octet-stream",
+    )
+    .await;
+
+    // Admin actions without the token, and bad paths.
+    let r = h
+        .http
+        .post(format!("{}/v1/studies", h.base))
+        .bearer_auth("wrong")
+        .header("content-type", "application/json")
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_problem(r, StatusCode::UNAUTHORIZED, "bearer token").await;
+    let r = h
+        .send(
+            None,
+            Method::GET,
+            "/v1/studies/s1/rounds/zero",
+            vec![],
+            "application/json",
+            &[],
+        )
+        .await;
+    assert_problem(r, StatusCode::BAD_REQUEST, "not a number").await;
+    let r = h
+        .send(
+            None,
+            Method::GET,
+            "/v1/nowhere",
+            vec![],
+            "application/json",
+            &[],
+        )
+        .await;
+    assert_problem(r, StatusCode::NOT_FOUND, "no route").await;
+    let r = h
+        .send(
+            None,
+            Method::DELETE,
+            "/v1/studies/s1",
+            vec![],
+            "application/json",
+            &[],
+        )
+        .await;
+    assert_problem(r, StatusCode::METHOD_NOT_ALLOWED, "DELETE").await;
+
+    // Nothing changed.
+    let st = h.round("s1", 1).await;
+    assert_eq!((st.received, st.version), (0, 1), "{st:?}");
+
+    // A valid request goes through once; its replay is refused.
+    let nonce = fresh_nonce();
+    let ts = now_ms();
+    let ok = signed(ts, &nonce, "alpha", &bytes)
+        .body(bytes.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ok.status(), StatusCode::CREATED);
+    let replay = signed(ts, &nonce, "alpha", &bytes)
+        .body(bytes.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_problem(replay, StatusCode::UNAUTHORIZED, "replayed").await;
+    let st = h.round("s1", 1).await;
+    assert_eq!((st.received, st.version), (1, 2), "{st:?}");
+    h.server.take().unwrap().shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_round_fails_at_its_deadline_and_the_next_one_opens() {
+    let mut h = Harness::new(&["alpha", "beta", "gamma"]).await;
+    let key = h.ceremony("c1").await;
+    h.study("s1", "c1", 2, 1).await;
+    let _: RoundStatus = h
+        .json(
+            None,
+            Method::PUT,
+            "/v1/studies/s1/rounds/1",
+            None,
+            StatusCode::OK,
+        )
+        .await;
+    let r = h
+        .upload(
+            "alpha",
+            "contributions",
+            "s1",
+            1,
+            h.encrypt(&key, &[1.0], 1),
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::CREATED);
+    let st: RoundStatus = h
+        .json(
+            None,
+            Method::GET,
+            "/v1/studies/s1/rounds/1?wait=5&since=2",
+            None,
+            StatusCode::OK,
+        )
+        .await;
+    assert_eq!(st.state, RoundState::Failed, "{st:?}");
+    assert!(
+        st.reason.as_deref().unwrap().contains("1 of 2 required"),
+        "{st:?}"
+    );
+    let r = h
+        .upload("beta", "contributions", "s1", 1, h.encrypt(&key, &[1.0], 2))
+        .await;
+    assert_problem(r, StatusCode::CONFLICT, "failed").await;
+    // Round 2: two of three contribute; it closes at the deadline with both and
+    // every member (including the one that did not contribute) decrypts.
+    let _: RoundStatus = h
+        .json(
+            Some("gamma"),
+            Method::PUT,
+            "/v1/studies/s1/rounds/2",
+            None,
+            StatusCode::OK,
+        )
+        .await;
+    for (i, m) in ["alpha", "beta"].iter().enumerate() {
+        let r = h
+            .upload(
+                m,
+                "contributions",
+                "s1",
+                2,
+                h.encrypt(&key, &[2.0, i as f64], 10 + i as u128),
+            )
+            .await;
+        assert_eq!(r.status(), StatusCode::CREATED);
+    }
+    h.decrypt("s1", 2, &["alpha", "beta", "gamma"]).await;
+    let result: RoundResult = h
+        .json(
+            None,
+            Method::GET,
+            "/v1/studies/s1/rounds/2/result?wait=10",
+            None,
+            StatusCode::OK,
+        )
+        .await;
+    assert!(
+        (result.values[0] - 4.0).abs() < 1e-6 && (result.values[1] - 1.0).abs() < 1e-6,
+        "{result:?}"
+    );
+    assert_eq!(result.contributions.len(), 2);
+    h.server.take().unwrap().shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acknowledged_uploads_survive_a_restart() {
+    let mut h = Harness::new(&["alpha", "beta"]).await;
+    let key = h.ceremony("c1").await;
+    h.study("s1", "c1", 2, 600).await;
+    let _: RoundStatus = h
+        .json(
+            None,
+            Method::PUT,
+            "/v1/studies/s1/rounds/1",
+            None,
+            StatusCode::OK,
+        )
+        .await;
+    let a = h.encrypt(&key, &[1.0, 2.0], 1);
+    assert_eq!(
+        h.upload("alpha", "contributions", "s1", 1, a.clone())
+            .await
+            .status(),
+        StatusCode::CREATED
+    );
+    h.restart().await;
+    assert_eq!(
+        h.upload("alpha", "contributions", "s1", 1, a)
+            .await
+            .status(),
+        StatusCode::OK,
+        "still stored"
+    );
+    let b = h.encrypt(&key, &[3.0, 4.0], 2);
+    assert_eq!(
+        h.upload("beta", "contributions", "s1", 1, b).await.status(),
+        StatusCode::CREATED
+    );
+    h.decrypt("s1", 1, &["alpha"]).await;
+    h.restart().await;
+    h.decrypt_rest("s1", 1, "beta").await;
+    let result: RoundResult = h
+        .json(
+            None,
+            Method::GET,
+            "/v1/studies/s1/rounds/1/result?wait=10",
+            None,
+            StatusCode::OK,
+        )
+        .await;
+    assert!((result.values[0] - 4.0).abs() < 1e-6 && (result.values[1] - 6.0).abs() < 1e-6);
+    h.server.take().unwrap().shutdown().await.unwrap();
+}
+
+impl Harness {
+    async fn decrypt_rest(&self, study: &str, round: u64, who: &str) {
+        self.decrypt(study, round, &[who]).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn operational_routes_and_the_openapi_document() {
+    let mut h = Harness::new(&["alpha"]).await;
+    let get = |p: &str| h.http.get(format!("{}{p}", h.base)).send();
+    assert_eq!(get("/healthz").await.unwrap().status(), StatusCode::OK);
+    assert_eq!(get("/readyz").await.unwrap().status(), StatusCode::OK);
+    let metrics = get("/metrics").await.unwrap().text().await.unwrap();
+    assert!(metrics.contains("fedhe_http_responses_total"), "{metrics}");
+    let doc: serde_json::Value = get("/openapi.json").await.unwrap().json().await.unwrap();
+    assert!(
+        doc["openapi"].as_str().unwrap().starts_with("3.1"),
+        "{}",
+        doc["openapi"]
+    );
+    let paths = doc["paths"].as_object().unwrap();
+    let expected: &[(&str, &[&str])] = &[
+        ("/v1/ceremonies", &["post"]),
+        ("/v1/ceremonies/{ceremony}", &["get"]),
+        ("/v1/ceremonies/{ceremony}/commitments/{member}", &["put"]),
+        (
+            "/v1/ceremonies/{ceremony}/public-key-shares/{member}",
+            &["put", "get"],
+        ),
+        ("/v1/ceremonies/{ceremony}/transcript", &["get"]),
+        ("/v1/ceremonies/{ceremony}/collective-key", &["get"]),
+        ("/v1/studies", &["post"]),
+        ("/v1/studies/{study}", &["get"]),
+        ("/v1/studies/{study}/rounds/{round}", &["put", "get"]),
+        ("/v1/studies/{study}/rounds/{round}/contributions", &["get"]),
+        (
+            "/v1/studies/{study}/rounds/{round}/contributions/{member}",
+            &["put", "get"],
+        ),
+        ("/v1/studies/{study}/rounds/{round}/aggregate", &["get"]),
+        (
+            "/v1/studies/{study}/rounds/{round}/decryption-shares/{member}",
+            &["put", "get"],
+        ),
+        ("/v1/studies/{study}/rounds/{round}/result", &["get"]),
+        ("/healthz", &["get"]),
+        ("/readyz", &["get"]),
+        ("/metrics", &["get"]),
+        ("/openapi.json", &["get"]),
+    ];
+    assert_eq!(
+        paths.len(),
+        expected.len(),
+        "{:?}",
+        paths.keys().collect::<Vec<_>>()
+    );
+    for (path, methods) in expected {
+        for m in *methods {
+            assert!(paths[*path][m].is_object(), "{m} {path} is missing");
+        }
+    }
+    h.server.take().unwrap().shutdown().await.unwrap();
+}
