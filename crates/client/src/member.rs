@@ -344,28 +344,9 @@ impl MemberSession {
     /// most once per round: it is recorded before it is sent, and a restarted
     /// member resends the recorded share only for the same aggregate.
     pub fn decrypt(&mut self, study: &str, round: u64) -> Result<(), ClientError> {
-        let start = Instant::now();
-        let aggregate = loop {
-            match self.client.aggregate(study, round, Duration::from_secs(20)) {
-                Ok(a) => break a,
-                Err(ClientError::Problem { problem, .. }) if problem.status == 409 => {
-                    let st = self.client.round(study, round, Duration::ZERO, None)?;
-                    if st.state == RoundState::Failed {
-                        return Err(ClientError::RoundFailed {
-                            round,
-                            reason: st.reason.unwrap_or_default(),
-                        });
-                    }
-                }
-                Err(e) => return Err(e),
-            }
-            if start.elapsed() > self.round_timeout {
-                return Err(ClientError::Timeout(format!(
-                    "no aggregate for round {round} of study {study} within {:?}",
-                    self.round_timeout
-                )));
-            }
-        };
+        let aggregate = self.wait_for(study, round, "aggregate", |c| {
+            c.aggregate(study, round, Duration::from_secs(20))
+        })?;
         let list = self.client.contributions(study, round)?;
         let mut fetched = Vec::with_capacity(list.contributions.len());
         for u in &list.contributions {
@@ -420,20 +401,32 @@ impl MemberSession {
     /// Waits for a round's result; checks it is the result of the aggregate
     /// this member verified (when it decrypted).
     pub fn result(&self, study: &str, round: u64) -> Result<Vec<f64>, ClientError> {
+        let r = self.wait_for(study, round, "result", |c| {
+            c.result(study, round, Duration::from_secs(20))
+        })?;
+        if let Ok(recorded) = std::fs::read(self.record("share", study, round)) {
+            if recorded.len() >= 32 && hex::encode(&recorded[..32]) != r.aggregate_hash {
+                return Err(ClientError::Verification(format!(
+                    "the result of round {round} is not of the aggregate I decrypted"
+                )));
+            }
+        }
+        Ok(r.values)
+    }
+
+    /// Long-polls `fetch` until it succeeds; a 409 (not ready) is retried
+    /// unless the round failed, until the round timeout.
+    fn wait_for<T>(
+        &self,
+        study: &str,
+        round: u64,
+        what: &str,
+        fetch: impl Fn(&Client) -> Result<T, ClientError>,
+    ) -> Result<T, ClientError> {
         let start = Instant::now();
         loop {
-            match self.client.result(study, round, Duration::from_secs(20)) {
-                Ok(r) => {
-                    if let Ok(recorded) = std::fs::read(self.record("share", study, round)) {
-                        if recorded.len() >= 32 && hex::encode(&recorded[..32]) != r.aggregate_hash
-                        {
-                            return Err(ClientError::Verification(format!(
-                                "the result of round {round} is not of the aggregate I decrypted"
-                            )));
-                        }
-                    }
-                    return Ok(r.values);
-                }
+            match fetch(&self.client) {
+                Ok(v) => return Ok(v),
                 Err(ClientError::Problem { problem, .. }) if problem.status == 409 => {
                     let st = self.client.round(study, round, Duration::ZERO, None)?;
                     if st.state == RoundState::Failed {
@@ -447,7 +440,7 @@ impl MemberSession {
             }
             if start.elapsed() > self.round_timeout {
                 return Err(ClientError::Timeout(format!(
-                    "no result for round {round} of study {study} within {:?}",
+                    "no {what} for round {round} of study {study} within {:?}",
                     self.round_timeout
                 )));
             }

@@ -53,6 +53,15 @@ pub struct Evidence<'a> {
     pub own: Option<(&'a str, &'a [u8])>,
 }
 
+/// The fetched bytes of `member`'s contribution.
+fn fetched<'e>(ev: &'e Evidence<'_>, member: &str) -> Result<&'e [u8], String> {
+    ev.contributions
+        .iter()
+        .find(|(m, _)| m == member)
+        .map(|(_, b)| b.as_slice())
+        .ok_or_else(|| format!("the contribution of {member} was not fetched"))
+}
+
 /// Runs checks 1-5 and returns the decoded aggregate.
 pub fn verify_before_decrypt(
     params: &Arc<Params>,
@@ -97,17 +106,7 @@ pub fn verify_before_decrypt(
             "contribution",
         )
         .map_err(|e| refuse(format!("the contribution listed for {}: {e}", member.id)))?;
-        let bytes = ev
-            .contributions
-            .iter()
-            .find(|(m, _)| *m == upload.member)
-            .map(|(_, b)| b)
-            .ok_or_else(|| {
-                refuse(format!(
-                    "the contribution of {} was not fetched",
-                    upload.member
-                ))
-            })?;
+        let bytes = fetched(ev, &upload.member).map_err(refuse)?;
         if blake3::hash(bytes).as_bytes() != &hash {
             return Err(refuse(format!(
                 "the bytes served for {} do not have the signed hash",
@@ -140,17 +139,7 @@ pub fn verify_before_decrypt(
     }
     let mut sum: Option<EncryptedVector> = None;
     for upload in &ev.list.contributions {
-        let bytes = ev
-            .contributions
-            .iter()
-            .find(|(m, _)| *m == upload.member)
-            .map(|(_, b)| b)
-            .ok_or_else(|| {
-                refuse(format!(
-                    "the contribution of {} was not fetched",
-                    upload.member
-                ))
-            })?;
+        let bytes = fetched(ev, &upload.member).map_err(refuse)?;
         let v = EncryptedVector::from_bytes(params, bytes)
             .map_err(|e| refuse(format!("the contribution of {}: {e}", upload.member)))?;
         match &mut sum {

@@ -73,7 +73,8 @@ impl utoipa::Modify for SecuritySchemes {
     }
 }
 
-/// The router with every route, the OpenAPI document at `/openapi.json`,
+/// The router with every route, the OpenAPI document at `/openapi.json`
+/// (browsable with Swagger UI at `/docs`),
 /// problem+json fallbacks, the request timeout and the response counter.
 pub fn router(state: Arc<AppState>) -> axum::Router {
     let (router, openapi) = OpenApiRouter::with_openapi(ApiDoc::openapi())
@@ -118,6 +119,13 @@ pub fn router(state: Arc<AppState>) -> axum::Router {
             count_responses,
         ))
         .with_state(state)
+        .merge(swagger_ui_dist::generate_routes(
+            swagger_ui_dist::ApiDefinition {
+                uri_prefix: "/docs",
+                api_definition: swagger_ui_dist::OpenApiSource::Uri("/openapi.json"),
+                title: Some("fedhe API"),
+            },
+        ))
 }
 
 async fn count_responses(

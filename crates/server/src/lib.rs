@@ -38,7 +38,8 @@ use tokio::sync::Notify;
 pub struct Config {
     /// Address to listen on.
     pub listen: SocketAddr,
-    /// `sqlite://PATH` (created if missing) or `sqlite::memory:`.
+    /// `sqlite://PATH` (created if missing). An in-memory database is not
+    /// supported: reads and writes use separate connections.
     pub database_url: String,
     /// The administrator's bearer token (empty: no admin actions possible).
     pub admin_token: String,
@@ -208,6 +209,12 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
         return Err(StartError::Config(format!(
             "refusing plain HTTP on the non-loopback address {}; TLS is not supported yet, put the server behind a TLS-terminating proxy on loopback",
             config.listen
+        )));
+    }
+    if !config.database_url.starts_with("sqlite://") || config.database_url.contains(":memory:") {
+        return Err(StartError::Config(format!(
+            "database_url {:?}: expected sqlite://PATH (a file; PostgreSQL is not supported yet)",
+            config.database_url
         )));
     }
     if let Some(path) = config.database_url.strip_prefix("sqlite://") {

@@ -203,7 +203,7 @@ const ROUND_COLUMNS: &str =
 
 impl Store {
     /// Opens (creating if needed) the SQLite database at `url`
-    /// (`sqlite://path` or `sqlite::memory:`) and runs the migrations.
+    /// (`sqlite://path`) and runs the migrations.
     pub async fn open(url: &str) -> Result<Self, sqlx::Error> {
         let options = SqliteConnectOptions::from_str(url)?
             .create_if_missing(true)

@@ -900,6 +900,12 @@ async fn operational_routes_and_the_openapi_document() {
     assert_eq!(get("/readyz").await.unwrap().status(), StatusCode::OK);
     let metrics = get("/metrics").await.unwrap().text().await.unwrap();
     assert!(metrics.contains("fedhe_http_responses_total"), "{metrics}");
+    let ui = get("/docs").await.unwrap();
+    assert_eq!(ui.status(), StatusCode::OK);
+    assert!(
+        ui.text().await.unwrap().contains("swagger"),
+        "Swagger UI at /docs"
+    );
     let doc: serde_json::Value = get("/openapi.json").await.unwrap().json().await.unwrap();
     assert!(
         doc["openapi"].as_str().unwrap().starts_with("3.1"),

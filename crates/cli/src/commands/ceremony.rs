@@ -168,10 +168,7 @@ pub fn run(command: CeremonyCommand) -> Result<(), CliError> {
                 deadline_secs: a.deadline_secs,
                 allow_insecure: a.allow_insecure,
             })?;
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&status).unwrap_or_default()
-            );
+            say(&serde_json::to_string_pretty(&status).unwrap_or_default());
             Ok(())
         }
         CeremonyCommand::Join(a) => {
@@ -193,21 +190,18 @@ pub fn run(command: CeremonyCommand) -> Result<(), CliError> {
                 a.force,
                 Duration::from_secs(a.wait_secs),
             )?;
-            println!(
+            say(&format!(
                 "{} joined ceremony {}: secret key share in {}; run `fedhe ceremony verify` once every member revealed",
                 m.member,
                 m.ceremony,
                 m.keys.display()
-            );
+            ));
             Ok(())
         }
         CeremonyCommand::Status(m) => {
             let dir = KeyDir::open(&m.keys)?;
             let status = member_client(&m.server, &m.member, &dir)?.ceremony(&m.ceremony)?;
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&status).unwrap_or_default()
-            );
+            say(&serde_json::to_string_pretty(&status).unwrap_or_default());
             Ok(())
         }
         CeremonyCommand::Verify(m) => {
@@ -222,13 +216,13 @@ pub fn run(command: CeremonyCommand) -> Result<(), CliError> {
             )?;
             let text = serde_json::to_vec_pretty(&verified.transcript).unwrap_or_default();
             dir.write(keys::TRANSCRIPT_FILE, &text, true)?;
-            println!(
+            say(&format!(
                 "ceremony {} verified: {} members, my share is in, the collective key is the sum of the revealed shares.",
                 m.ceremony,
                 verified.transcript.entries.len()
-            );
-            println!("transcript fingerprint (compare out of band):");
-            println!("  {}", verified.fingerprint);
+            ));
+            say("transcript fingerprint (compare out of band):");
+            say(&format!("  {}", verified.fingerprint));
             Ok(())
         }
     }
@@ -285,10 +279,7 @@ pub fn run_study(command: StudyCommand) -> Result<(), CliError> {
                 round_timeout_secs: a.round_timeout_secs,
                 decrypt_timeout_secs: a.decrypt_timeout_secs,
             })?;
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&status).unwrap_or_default()
-            );
+            say(&serde_json::to_string_pretty(&status).unwrap_or_default());
             Ok(())
         }
     }
