@@ -3,8 +3,8 @@
 //! the federation improves on its initial design.
 
 use fedhe_algorithms::fbo_fedgp::{
-    run, Client, FboFedGpParams, Hyperparameters, Method, OutputScaling, OutputWarping, Server,
-    SummaryScaling,
+    run, run_member, simulated_client_seed, Client, FboFedGpParams, Hyperparameters, Method,
+    OutputScaling, OutputWarping, Server, SummaryScaling,
 };
 use fedhe_algorithms::Task;
 use fedhe_crypto::{
@@ -190,4 +190,117 @@ fn variants_use_the_channel_as_specified() {
         1,
     );
     assert!(wrong.unwrap_err().to_string().contains("members"));
+}
+
+/// A channel shared by threads, one member each: a round's sum is returned to
+/// every member once all of them contributed (what the service does across
+/// processes).
+struct Rendezvous {
+    members: usize,
+    state: std::sync::Mutex<(u64, Vec<(MemberId, Vec<f64>)>, Vec<Vec<f64>>)>,
+    ready: std::sync::Condvar,
+}
+
+struct MemberEnd(std::sync::Arc<Rendezvous>);
+
+impl SecureSum for MemberEnd {
+    fn sum(
+        &mut self,
+        round: fedhe_crypto::RoundId,
+        contributions: Vec<(MemberId, Vec<f64>)>,
+    ) -> Result<Vec<f64>, fedhe_crypto::ChannelError> {
+        assert_eq!(
+            contributions.len(),
+            1,
+            "a member contributes only its own vector"
+        );
+        let r = &self.0;
+        let mut st = r.state.lock().unwrap();
+        assert_eq!(st.0 + 1, round.0, "members agree on the round numbering");
+        st.1.extend(contributions);
+        if st.1.len() == r.members {
+            let sum = PlainSum.sum(round, std::mem::take(&mut st.1))?;
+            st.2.push(sum);
+            st.0 = round.0;
+            r.ready.notify_all();
+        }
+        while st.2.len() < round.0 as usize {
+            st = r.ready.wait(st).unwrap();
+        }
+        Ok(st.2[round.0 as usize - 1].clone())
+    }
+}
+
+#[test]
+fn members_in_separate_threads_reproduce_the_in_process_federation() {
+    let task = Task::by_name("cec2005-f1", 2).unwrap();
+    let params = small_params().validate().unwrap();
+    let ids = members(3);
+    let seed = 11;
+    let whole = run(&task, Method::FboFedGp, &params, &mut PlainSum, &ids, seed).unwrap();
+    assert!(
+        whole.aggregations > 3,
+        "the run aggregates: {}",
+        whole.aggregations
+    );
+
+    let shared = std::sync::Arc::new(Rendezvous {
+        members: ids.len(),
+        state: std::sync::Mutex::new((0, Vec::new(), Vec::new())),
+        ready: std::sync::Condvar::new(),
+    });
+    let handles: Vec<_> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, me)| {
+            let (task, params, ids, me) = (task.clone(), params.clone(), ids.clone(), me.clone());
+            let mut end = MemberEnd(shared.clone());
+            std::thread::spawn(move || {
+                let mut events = Vec::new();
+                let r = run_member(
+                    &task,
+                    Method::FboFedGp,
+                    &params,
+                    &mut end,
+                    &ids,
+                    &me,
+                    seed,
+                    simulated_client_seed(seed, i),
+                    &mut |e| events.push(e.aggregated),
+                )
+                .unwrap();
+                (r, events)
+            })
+        })
+        .collect();
+    for (i, h) in handles.into_iter().enumerate() {
+        let (r, aggregated) = h.join().unwrap();
+        assert_eq!(
+            r.best_per_member,
+            vec![whole.best_per_member[i]],
+            "member {i}"
+        );
+        assert_eq!(r.best, whole.best_per_member[i]);
+        assert_eq!(r.aggregations, whole.aggregations);
+        assert_eq!(r.global_steps, whole.global_steps);
+        assert_eq!(r.members, 3);
+        assert_eq!(
+            aggregated.iter().filter(|a| **a).count(),
+            whole.global_steps
+        );
+    }
+    let me = MemberId::new("stranger").unwrap();
+    let err = run_member(
+        &task,
+        Method::FboFedGp,
+        &params,
+        &mut PlainSum,
+        &ids,
+        &me,
+        seed,
+        1,
+        &mut |_| {},
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("stranger"), "{err}");
 }

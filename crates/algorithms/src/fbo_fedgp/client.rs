@@ -51,6 +51,11 @@ impl Client {
         &self.id
     }
 
+    /// Which client of the federation this is (its position among the members).
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
     /// The number of points in `D_i`.
     pub fn len(&self) -> usize {
         self.x.len()

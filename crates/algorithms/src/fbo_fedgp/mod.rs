@@ -27,5 +27,5 @@ pub use params::{
     BetaSchedule, FboFedGpParams, HyperparameterMode, InitialDesign, KernelKind, Method,
     SupportGrowth, SupportSelection, ValidParams,
 };
-pub use run::{run, run_observed, RoundEvent};
+pub use run::{run, run_member, run_observed, simulated_client_seed, RoundEvent};
 pub use server::{kmeans_update, Server};

@@ -36,8 +36,8 @@ pub struct RoundEvent {
 }
 
 /// Runs `method` on `task` with `members` (who must be the channel's members)
-/// from `seed`. The baselines `independent-bo` and `random-search` never touch
-/// the channel.
+/// from `seed`, every client in this process. The baselines `independent-bo`
+/// and `random-search` never touch the channel.
 pub fn run(
     task: &Task,
     method: Method,
@@ -59,16 +59,89 @@ pub fn run_observed(
     seed: u64,
     observer: &mut dyn FnMut(&RoundEvent),
 ) -> Result<RunResult, AlgorithmError> {
-    task.check_members(members, params.members)?;
+    let local = members
+        .iter()
+        .enumerate()
+        .map(|(i, m)| Client::new(m.clone(), i, simulated_client_seed(seed, i)))
+        .collect();
+    let roster = Roster {
+        members,
+        local,
+        diagnostics: true,
+    };
+    dispatch(task, method, params, channel, roster, seed, observer)
+}
+
+/// The private seed [`run`] gives client `index` of a federation seeded with
+/// `seed` (so a run of [`run_member`] per member can reproduce it).
+pub fn simulated_client_seed(seed: u64, index: usize) -> u64 {
+    mix(seed, index as u64 + 1)
+}
+
+/// One institution's side of a federation whose members run in separate
+/// processes (the service's agent): the same protocol as [`run`], with only
+/// `me`'s client here. `seed` is the federation's public seed (support-set
+/// starts, hyper-parameter candidates, everyone's local/global draws) and must
+/// be the same for every member; `private_seed` drives this client's own
+/// randomness (initial points, acquisition search) and should be secret.
+/// `channel` sums this member's contribution with the others'. The result's
+/// `best` and `best_per_member` are this client's.
+#[allow(clippy::too_many_arguments)]
+pub fn run_member(
+    task: &Task,
+    method: Method,
+    params: &ValidParams,
+    channel: &mut dyn SecureSum,
+    members: &[MemberId],
+    me: &MemberId,
+    seed: u64,
+    private_seed: u64,
+    observer: &mut dyn FnMut(&RoundEvent),
+) -> Result<RunResult, AlgorithmError> {
+    let index = members.iter().position(|m| m == me).ok_or_else(|| {
+        crate::error::config(
+            "members",
+            format!("{me} is not one of the federation's members"),
+        )
+    })?;
+    let roster = Roster {
+        members,
+        local: vec![Client::new(me.clone(), index, private_seed)],
+        diagnostics: false,
+    };
+    dispatch(task, method, params, channel, roster, seed, observer)
+}
+
+/// Who takes part and which of them run here.
+struct Roster<'m> {
+    /// Every member, in the federation's order.
+    members: &'m [MemberId],
+    /// The clients this process runs.
+    local: Vec<Client>,
+    /// Whether to compute simulation-only diagnostics (they evaluate the
+    /// objective outside the protocol).
+    diagnostics: bool,
+}
+
+fn dispatch(
+    task: &Task,
+    method: Method,
+    params: &ValidParams,
+    channel: &mut dyn SecureSum,
+    roster: Roster<'_>,
+    seed: u64,
+    observer: &mut dyn FnMut(&RoundEvent),
+) -> Result<RunResult, AlgorithmError> {
+    task.check_members(roster.members, params.members)?;
     let dim = task.dim();
     match params.kernel {
         KernelKind::Se => {
             let family = SquaredExponential::new(KernelParams::isotropic(dim, 1.0, 1.0)?);
-            Federation::new(task, method, params, members, seed, family, observer).run(channel)
+            Federation::new(task, method, params, roster, seed, family, observer).run(channel)
         }
         KernelKind::Matern52 => {
             let family = Matern52::new(KernelParams::isotropic(dim, 1.0, 1.0)?);
-            Federation::new(task, method, params, members, seed, family, observer).run(channel)
+            Federation::new(task, method, params, roster, seed, family, observer).run(channel)
         }
     }
 }
@@ -102,7 +175,9 @@ struct Federation<'a, K: Kernel> {
     params: &'a ValidParams,
     seed: u64,
     family: K,
+    members: &'a [MemberId],
     clients: Vec<Client>,
+    diagnostics: bool,
     public: ChaCha8Rng,
     observer: &'a mut dyn FnMut(&RoundEvent),
 }
@@ -112,23 +187,20 @@ impl<'a, K: Kernel> Federation<'a, K> {
         task: &'a Task,
         method: Method,
         params: &'a ValidParams,
-        members: &[MemberId],
+        roster: Roster<'a>,
         seed: u64,
         family: K,
         observer: &'a mut dyn FnMut(&RoundEvent),
     ) -> Self {
-        let clients = members
-            .iter()
-            .enumerate()
-            .map(|(i, m)| Client::new(m.clone(), i, mix(seed, i as u64 + 1)))
-            .collect();
         Self {
             task,
             method,
             params,
             seed,
             family,
-            clients,
+            members: roster.members,
+            clients: roster.local,
+            diagnostics: roster.diagnostics,
             public: ChaCha8Rng::seed_from_u64(mix(seed, 0)),
             observer,
         }
@@ -139,8 +211,9 @@ impl<'a, K: Kernel> Federation<'a, K> {
     }
 
     fn initial_design(&mut self) -> Result<(), AlgorithmError> {
-        let (dim, m) = (self.dim(), self.clients.len());
-        for (i, c) in self.clients.iter_mut().enumerate() {
+        let (dim, m) = (self.dim(), self.members.len());
+        for c in self.clients.iter_mut() {
+            let i = c.index();
             let (mut lo, mut hi) = (vec![0.0; dim], vec![1.0; dim]);
             if self.params.initial_design == InitialDesign::SubBox {
                 lo[0] = i as f64 / m as f64;
@@ -149,6 +222,28 @@ impl<'a, K: Kernel> Federation<'a, K> {
             c.initial_design(self.task, self.params.initial_points, &lo, &hi)?;
         }
         Ok(())
+    }
+
+    /// Every member's draw of round `t` (Alg. 2, lines 14-15): `true` for a
+    /// local step. The draws come from public streams, one per member and
+    /// round, so every member computes everyone's and knows without a message
+    /// whether anyone steps globally (the aggregation runs then). They are
+    /// coin flips independent of any data, so making them public reveals
+    /// nothing about an institution.
+    fn steps(&self, t: usize, schedule: &MixingSchedule) -> Result<Vec<bool>, AlgorithmError> {
+        let round_seed = mix(mix(self.seed, u64::MAX), t as u64);
+        (0..self.members.len())
+            .map(|i| {
+                Ok(match self.method {
+                    Method::LocalOnly => true,
+                    Method::GlobalOnly => false,
+                    _ => {
+                        let mut coin = ChaCha8Rng::seed_from_u64(mix(round_seed, i as u64));
+                        schedule.choose_local(t, &mut coin)?
+                    }
+                })
+            })
+            .collect()
     }
 
     fn best(&self) -> f64 {
@@ -202,7 +297,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
             task: self.task.name().to_string(),
             method: self.method.name().to_string(),
             seed: self.seed,
-            members: self.clients.len(),
+            members: self.members.len(),
             rounds: trace.len(),
             best: self.best(),
             best_per_member: self
@@ -240,7 +335,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
                 let x: Vec<f64> = (0..dim).map(|_| c.rng().gen::<f64>()).collect();
                 round_best.add(c.evaluate(self.task, x)?.noise_free);
             }
-            let local = vec![true; self.clients.len()];
+            let local = vec![true; self.members.len()];
             self.end_round(t, &local, false, round_best.value, &mut trace);
         }
         Ok(self.result(trace, start, None, 0))
@@ -288,7 +383,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
                 let x = c.propose(task, &step, &gp, t, incumbent)?;
                 round_best.add(c.evaluate(task, x)?.noise_free);
             }
-            let local = vec![true; self.clients.len()];
+            let local = vec![true; self.members.len()];
             self.end_round(t, &local, false, round_best.value, &mut trace);
         }
         Ok(self.result(trace, start, None, 0))
@@ -467,15 +562,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
                 support = self.select_support(&mut server, k)?;
             }
             // Alg. 2, lines 14-15: each client draws its step.
-            let local: Vec<bool> = match self.method {
-                Method::LocalOnly => vec![true; self.clients.len()],
-                Method::GlobalOnly => vec![false; self.clients.len()],
-                _ => self
-                    .clients
-                    .iter_mut()
-                    .map(|c| schedule.choose_local(t, c.rng()))
-                    .collect::<Result<_, _>>()?,
-            };
+            let local = self.steps(t, &schedule)?;
             // Lines 19-22: every client's summary, only when someone steps globally.
             let global = if local.iter().all(|l| *l) {
                 None
@@ -512,7 +599,8 @@ impl<'a, K: Kernel> Federation<'a, K> {
             if let Some(g) = &global {
                 last_global = Some((g.clone(), scaling));
             }
-            for (c, is_local) in self.clients.iter_mut().zip(&local) {
+            for c in self.clients.iter_mut() {
+                let is_local = local[c.index()];
                 let incumbent = c.incumbent(task, p.warping, &scaling);
                 let local_gp;
                 let surrogate: &dyn Surrogate = match (&global, is_local) {
@@ -529,8 +617,8 @@ impl<'a, K: Kernel> Federation<'a, K> {
         }
         let mut result = self.result(trace, start, Some(&server), global_steps);
         result.surrogate_rmse = match &last_global {
-            Some((g, scaling)) => self.surrogate_rmse(g, scaling)?,
-            None => None,
+            Some((g, scaling)) if self.diagnostics => self.surrogate_rmse(g, scaling)?,
+            _ => None,
         };
         Ok(result)
     }
