@@ -195,9 +195,12 @@ fn variants_use_the_channel_as_specified() {
 /// A channel shared by threads, one member each: a round's sum is returned to
 /// every member once all of them contributed (what the service does across
 /// processes).
+/// The last round summed, the contributions waiting, the sums so far.
+type RendezvousState = (u64, Vec<(MemberId, Vec<f64>)>, Vec<Vec<f64>>);
+
 struct Rendezvous {
     members: usize,
-    state: std::sync::Mutex<(u64, Vec<(MemberId, Vec<f64>)>, Vec<Vec<f64>>)>,
+    state: std::sync::Mutex<RendezvousState>,
     ready: std::sync::Condvar,
 }
 
