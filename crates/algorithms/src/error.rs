@@ -36,6 +36,10 @@ pub enum AlgorithmError {
     /// A BO computation failed.
     #[error(transparent)]
     Bo(#[from] fedhe_bo::BoError),
+    /// An institution's objective could not be evaluated (its command failed,
+    /// printed something other than a number, or its journal disagrees).
+    #[error("evaluation: {0}")]
+    Evaluation(String),
 }
 
 /// A [`AlgorithmError::Config`] error.

@@ -51,6 +51,9 @@ enum Command {
     /// Studies: create.
     #[command(subcommand)]
     Study(commands::ceremony::StudyCommand),
+    /// An institution's agent: run its side of a study, or show its records.
+    #[command(subcommand)]
+    Agent(commands::agent::AgentCommand),
 }
 
 fn main() -> ExitCode {
@@ -68,6 +71,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => commands::serve::run(args),
         Command::Ceremony(cmd) => commands::ceremony::run(cmd),
         Command::Study(cmd) => commands::ceremony::run_study(cmd),
+        Command::Agent(cmd) => commands::agent::run(cmd),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -150,9 +150,10 @@ fn inspect_exits_2_on_malformed_input_never_101() {
 }
 
 #[test]
-fn demo_runs_a_federation_and_prints_every_round() {
+fn demo_in_process_runs_a_federation_and_prints_every_round() {
     let out = fedhe(&[
         "demo",
+        "--in-process",
         "--params",
         "toy-n1024",
         "--allow-insecure",

@@ -2,11 +2,13 @@
 //!
 //! | module | what |
 //! | --- | --- |
+//! | [`agent`] | an institution's agent: FBO-FedGP's client role over the network, resumable |
 //! | [`http`] | typed client of the REST API: signed requests, retries with backoff |
 //! | [`keys`] | the member's key folder: private, atomic, never silently overwritten |
 //! | [`member`] | ceremony join and verification, rounds, [`member::NetworkSum`] |
 //! | [`verify`] | verify before decrypt (DESIGN.md §6) |
 
+pub mod agent;
 pub mod http;
 pub mod keys;
 pub mod member;
@@ -65,4 +67,7 @@ pub enum ClientError {
     /// Wrong use of the API.
     #[error("usage: {0}")]
     Usage(String),
+    /// The algorithm failed (its settings, the objective, the channel).
+    #[error(transparent)]
+    Algorithm(#[from] fedhe_algorithms::AlgorithmError),
 }

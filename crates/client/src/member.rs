@@ -448,6 +448,8 @@ impl MemberSession {
     }
 
     /// One whole round: contribute (if `values`), decrypt, and the result.
+    /// A round whose result this member already holds returns it without a
+    /// request (a restarted agent replays its finished rounds this way).
     pub fn run_round(
         &mut self,
         study: &str,
@@ -455,6 +457,11 @@ impl MemberSession {
         values: Option<&[f64]>,
         bound: f64,
     ) -> Result<Vec<f64>, ClientError> {
+        let result_path = self.record("result", study, round);
+        if let Ok(bytes) = std::fs::read(&result_path) {
+            return serde_json::from_slice(&bytes)
+                .map_err(|e| ClientError::Decode(format!("{}: {e}", result_path.display())));
+        }
         match values {
             Some(v) => {
                 self.contribute(study, round, v, bound)?;
@@ -464,7 +471,10 @@ impl MemberSession {
             }
         }
         self.decrypt(study, round)?;
-        self.result(study, round)
+        let values = self.result(study, round)?;
+        let bytes = serde_json::to_vec(&values).map_err(|e| ClientError::Decode(e.to_string()))?;
+        keys::write_atomic(&self.state_dir, &file_name(&result_path), &bytes, true)?;
+        Ok(values)
     }
 }
 

@@ -1,7 +1,10 @@
-//! `fedhe demo`: the main job end to end in one process. A key ceremony among
-//! the institutions, then a short FBO-FedGP federation on a CEC-2005 function
-//! whose every aggregation runs through the real multiparty encryption; each
-//! round is printed, then the best value found against the optimum.
+//! `fedhe demo`: the main job end to end. By default on loopback with real
+//! processes: a coordinating server (`fedhe serve`, a temporary SQLite file),
+//! one `fedhe ceremony join` and one `fedhe agent run` process per institution,
+//! a key ceremony, then a short FBO-FedGP study on a CEC-2005 function whose
+//! every aggregation runs through the real multiparty encryption, each
+//! institution evaluating the function with `fedhe objective value` as its
+//! own command. `--in-process` runs the same federation in one process.
 
 use super::{member_names, resolve_params};
 use crate::error::CliError;
@@ -37,6 +40,14 @@ pub struct DemoArgs {
     /// Allow parameter sets below 128-bit security (tests only).
     #[arg(long)]
     allow_insecure: bool,
+    /// Run every institution in this process through the channel directly,
+    /// without a server.
+    #[arg(long)]
+    in_process: bool,
+    /// End the output with one JSON line: rounds, best, optimum, the value at
+    /// the domain centre, bytes sent and seconds.
+    #[arg(long)]
+    json: bool,
 }
 
 fn kib(bytes: u64) -> String {
@@ -45,12 +56,59 @@ fn kib(bytes: u64) -> String {
 
 /// Runs the demo.
 pub fn run(args: DemoArgs) -> Result<(), CliError> {
-    let params = resolve_params(&args.params, args.allow_insecure)?;
-    let task = Task::by_name(&args.function, args.dim)?;
+    if args.in_process {
+        run_in_process(args)
+    } else {
+        super::demo_network::run(args)
+    }
+}
+
+/// The federation's settings for the demo.
+pub(super) fn settings(args: &DemoArgs) -> Result<FboFedGpParams, CliError> {
     let mut settings = FboFedGpParams::paper_defaults();
     settings.members = args.members;
     settings.rounds = args.rounds;
-    let settings = settings.validate()?;
+    settings.clone().validate()?;
+    Ok(settings)
+}
+
+/// The arguments, for the networked demo.
+pub(super) struct DemoSettings<'a> {
+    pub members: usize,
+    pub rounds: usize,
+    pub function: &'a str,
+    pub dim: usize,
+    pub seed: u64,
+    pub params: &'a str,
+    pub allow_insecure: bool,
+    pub json: bool,
+}
+
+impl DemoArgs {
+    pub(super) fn view(&self) -> DemoSettings<'_> {
+        DemoSettings {
+            members: self.members,
+            rounds: self.rounds,
+            function: &self.function,
+            dim: self.dim,
+            seed: self.seed,
+            params: &self.params,
+            allow_insecure: self.allow_insecure,
+            json: self.json,
+        }
+    }
+}
+
+/// The value at the centre of the task's box.
+pub(super) fn centre_value(task: &Task) -> Result<f64, CliError> {
+    let objective = fedhe_bo::objectives::Objective::by_name(task.name(), task.dim())?;
+    Ok(objective.evaluate(&task.to_domain(&vec![0.5; task.dim()]))?)
+}
+
+fn run_in_process(args: DemoArgs) -> Result<(), CliError> {
+    let params = resolve_params(&args.params, args.allow_insecure)?;
+    let task = Task::by_name(&args.function, args.dim)?;
+    let settings = settings(&args)?.validate()?;
     let set = params.set();
     println!(
         "fedhe demo: {} institutions optimise {} (D = {}) together with FBO-FedGP.",
@@ -133,5 +191,18 @@ pub fn run(args: DemoArgs) -> Result<(), CliError> {
         kib(result.bytes_sent_per_member)
     );
     println!("and decryption shares; {:.1} s in all.", result.seconds);
+    if args.json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "rounds": result.rounds,
+                "best": result.best,
+                "optimum": task.optimum(),
+                "centre_value": centre_value(&task)?,
+                "bytes_sent": result.bytes_sent_per_member * args.members as u64,
+                "seconds": result.seconds,
+            })
+        );
+    }
     Ok(())
 }

@@ -1,9 +1,11 @@
 //! One module per `fedhe` subcommand.
 
+pub mod agent;
 pub mod bench;
 pub mod ceremony;
 pub mod channel;
 pub mod demo;
+mod demo_network;
 pub mod gp;
 pub mod inspect;
 pub mod json_input;

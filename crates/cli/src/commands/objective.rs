@@ -24,6 +24,17 @@ pub enum ObjectiveCommand {
         #[arg(long)]
         points: String,
     },
+    /// Evaluate a function (noise-free) at one point read from stdin as a JSON
+    /// array in the function's own box; prints one number. This is the form
+    /// `fedhe agent run --objective` expects of an institution's command.
+    Value {
+        /// Function name.
+        #[arg(long)]
+        function: String,
+        /// Dimension.
+        #[arg(long)]
+        dim: usize,
+    },
 }
 
 #[derive(Deserialize)]
@@ -67,6 +78,23 @@ pub fn run(command: ObjectiveCommand) -> Result<(), CliError> {
                 .map(|p| objective.evaluate(p))
                 .collect::<Result<Vec<f64>, _>>()?;
             println!("{}", serde_json::json!({ "values": values }));
+            Ok(())
+        }
+        ObjectiveCommand::Value { function, dim } => {
+            let objective = Objective::by_name(&function, dim)?;
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text).map_err(|source| {
+                CliError::Io {
+                    path: "stdin".into(),
+                    source,
+                }
+            })?;
+            let point: Vec<f64> = serde_json::from_str(&text).map_err(|e| CliError::Invalid {
+                path: "stdin".into(),
+                reason: format!("expected a JSON array of {dim} numbers: {e}"),
+            })?;
+            check_points("stdin", std::slice::from_ref(&point), dim)?;
+            println!("{}", objective.evaluate(&point)?);
             Ok(())
         }
     }

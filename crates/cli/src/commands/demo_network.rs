@@ -1,0 +1,342 @@
+//! The networked `fedhe demo`: a server and one process per institution on
+//! loopback, driven the way institutions would run them by hand (README,
+//! "Running a federation"). Every child is killed when the demo ends, however
+//! it ends.
+
+use super::demo::{centre_value, settings, DemoArgs, DemoSettings};
+use crate::error::CliError;
+use fedhe_algorithms::Task;
+use fedhe_api::{CeremonySpec, MemberSpec, StudySpec};
+use fedhe_client::agent::StudyConfig;
+use fedhe_client::{Auth, Client};
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Children killed on drop.
+struct Children(Vec<(String, Child)>);
+
+impl Drop for Children {
+    fn drop(&mut self) {
+        for (_, c) in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn exe() -> Result<PathBuf, CliError> {
+    std::env::current_exe()
+        .map_err(|e| CliError::Usage(format!("cannot find the fedhe binary: {e}")))
+}
+
+fn spawn(what: &str, args: &[&str], env: &[(&str, &str)], log: &Path) -> Result<Child, CliError> {
+    let stderr = std::fs::File::create(log).map_err(|source| CliError::Io {
+        path: log.display().to_string(),
+        source,
+    })?;
+    let mut cmd = Command::new(exe()?);
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(stderr);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.spawn()
+        .map_err(|e| CliError::Usage(format!("cannot start {what}: {e}")))
+}
+
+/// The last lines of a child's log, for an error message.
+fn tail(log: &Path) -> String {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(8)..].join("\n")
+}
+
+/// Waits for a child and returns its stdout; a failure carries its log's tail.
+fn finish(what: &str, mut child: Child, log: &Path) -> Result<String, CliError> {
+    let mut out = String::new();
+    if let Some(mut s) = child.stdout.take() {
+        let _ = s.read_to_string(&mut out);
+    }
+    let status = child
+        .wait()
+        .map_err(|e| CliError::Usage(format!("{what}: {e}")))?;
+    if !status.success() {
+        return Err(CliError::Usage(format!(
+            "{what} failed ({status}):\n{}",
+            tail(log)
+        )));
+    }
+    Ok(out)
+}
+
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// Runs the networked demo.
+pub fn run(args: DemoArgs) -> Result<(), CliError> {
+    let a: DemoSettings<'_> = args.view();
+    let start = Instant::now();
+    // Refuse bad arguments before anything starts.
+    super::resolve_params(a.params, a.allow_insecure)?;
+    let task = Task::by_name(a.function, a.dim)?;
+    let fbo = settings(&args)?;
+    let work = tempfile::Builder::new()
+        .prefix("fedhe-demo-")
+        .tempdir()
+        .map_err(|e| CliError::Usage(format!("cannot create a temporary folder: {e}")))?;
+    let root = work.path();
+    let token = hex::encode(fedhe_ring::Csprng::from_entropy().seed_bytes());
+    let insecure: &[&str] = if a.allow_insecure {
+        &["--allow-insecure"]
+    } else {
+        &[]
+    };
+    let say = |line: &str| println!("{line}");
+
+    // 1. The server.
+    let db = format!("sqlite://{}", root.join("fedhe.db").display());
+    let server_log = root.join("server.log");
+    let mut serve_args = vec!["serve", "--database-url", &db, "--listen", "127.0.0.1:0"];
+    serve_args.extend_from_slice(insecure);
+    let mut server = spawn(
+        "the server",
+        &serve_args,
+        &[("FEDHE_ADMIN_TOKEN", &token)],
+        &server_log,
+    )?;
+    let mut first = String::new();
+    if let Some(out) = server.stdout.as_mut() {
+        let _ = BufReader::new(out).read_line(&mut first);
+    }
+    let children = Children(vec![("server".into(), server)]);
+    let url = first
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .ok_or_else(|| {
+            CliError::Usage(format!("the server did not start:\n{}", tail(&server_log)))
+        })?
+        .to_string();
+    say(&format!(
+        "fedhe demo: {} institutions optimise {} (D = {}) with FBO-FedGP through a server on {url}.",
+        a.members,
+        task.name(),
+        task.dim()
+    ));
+    say("Each institution is its own process with its own key folder; every summary it");
+    say("shares is encrypted under a key no single institution holds, and only sums over");
+    say("all institutions are ever decrypted.\n");
+
+    // 2. Identities (each institution's own key folder) and the ceremony.
+    let names: Vec<String> = (1..=a.members).map(|i| format!("member-{i:02}")).collect();
+    let keys: Vec<PathBuf> = names.iter().map(|n| root.join("keys").join(n)).collect();
+    let mut members = Vec::with_capacity(names.len());
+    for (name, dir) in names.iter().zip(&keys) {
+        let dir = dir.display().to_string();
+        let log = root.join(format!("{name}.identity.log"));
+        let child = spawn(
+            "fedhe ceremony identity",
+            &["ceremony", "identity", "--keys", &dir],
+            &[],
+            &log,
+        )?;
+        let key = finish(&format!("{name}: ceremony identity"), child, &log)?;
+        members.push(MemberSpec {
+            id: name.clone(),
+            identity_key: key.trim().to_string(),
+        });
+    }
+    let admin = Client::new(&url, Auth::Admin(token.clone().into()))?;
+    admin.create_ceremony(&CeremonySpec {
+        id: "demo".into(),
+        parameter_set: a.params.to_string(),
+        members,
+        deadline_secs: 600,
+        allow_insecure: a.allow_insecure,
+    })?;
+    say(&format!(
+        "Key ceremony 'demo' on {} : each institution commits to its public-key share,",
+        a.params
+    ));
+    say("then reveals it; each checks the transcript and the collective key.");
+    let joins = names
+        .iter()
+        .zip(&keys)
+        .map(|(name, dir)| {
+            let log = root.join(format!("{name}.join.log"));
+            let dir = dir.display().to_string();
+            let mut args = vec![
+                "ceremony",
+                "join",
+                "--server",
+                &url,
+                "--ceremony",
+                "demo",
+                "--member",
+                name,
+                "--keys",
+                &dir,
+            ];
+            args.extend_from_slice(insecure);
+            Ok((
+                name.clone(),
+                spawn("fedhe ceremony join", &args, &[], &log)?,
+                log,
+            ))
+        })
+        .collect::<Result<Vec<_>, CliError>>()?;
+    for (name, child, log) in joins {
+        finish(&format!("{name}: ceremony join"), child, &log)?;
+    }
+    say(&format!("  all {} institutions joined.\n", a.members));
+
+    // 3. The study: the public problem description and the FBO-FedGP settings.
+    let lower = task.to_domain(&vec![0.0; task.dim()]);
+    let upper = task.to_domain(&vec![1.0; task.dim()]);
+    let config = StudyConfig {
+        objective: task.name().to_string(),
+        lower,
+        upper,
+        sense: task.sense().as_str().to_string(),
+        optimum: Some(task.optimum()),
+        seed: a.seed,
+        fbo_fedgp: fbo.clone(),
+    };
+    admin.create_study(&StudySpec {
+        id: "demo-study".into(),
+        ceremony: "demo".into(),
+        algorithm: fedhe_client::agent::ALGORITHM.into(),
+        config: serde_json::to_value(&config).map_err(|e| CliError::Usage(e.to_string()))?,
+        min_contributors: a.members as u32,
+        round_timeout_secs: 600,
+        decrypt_timeout_secs: 600,
+    })?;
+    say(&format!(
+        "Study 'demo-study': {} rounds; initialisation ({} random points each, secure sums of",
+        a.rounds, fbo.initial_points
+    ));
+    say(&format!(
+        "output statistics and hyper-parameter likelihoods, secure k-means for |S| = {}).",
+        fbo.support_size
+    ));
+    say("Each institution evaluates with its own command: `fedhe objective value`.\n");
+
+    // 4. The agents.
+    let objective = format!(
+        "{} objective value --function {} --dim {}",
+        shell_quote(&exe()?.display().to_string()),
+        task.name(),
+        task.dim()
+    );
+    let mut agents = Vec::with_capacity(names.len());
+    for (name, dir) in names.iter().zip(&keys) {
+        let log = root.join(format!("{name}.agent.log"));
+        let dir = dir.display().to_string();
+        let mut args = vec![
+            "agent",
+            "run",
+            "--server",
+            &url,
+            "--keys",
+            &dir,
+            "--study",
+            "demo-study",
+            "--objective",
+            &objective,
+            "--json",
+        ];
+        args.extend_from_slice(insecure);
+        agents.push((
+            name.clone(),
+            spawn("fedhe agent run", &args, &[], &log)?,
+            log,
+        ));
+    }
+    // Progress: the first institution's per-round lines, as they come.
+    let progress_log = agents[0].2.clone();
+    let mut shown = 0;
+    let mut results = Vec::with_capacity(agents.len());
+    let mut pending: Vec<_> = agents.into_iter().map(Some).collect();
+    while results.len() < pending.len() {
+        let text = std::fs::read_to_string(&progress_log).unwrap_or_default();
+        for line in text.lines().skip(shown) {
+            say(&format!("  {line}"));
+            shown += 1;
+        }
+        for slot in pending.iter_mut() {
+            let done = match slot {
+                Some((_, child, _)) => child
+                    .try_wait()
+                    .map_err(|e| CliError::Usage(e.to_string()))?
+                    .is_some(),
+                None => false,
+            };
+            if done {
+                if let Some((name, child, log)) = slot.take() {
+                    let out = finish(&format!("{name}: agent run"), child, &log)?;
+                    let line = out.lines().last().unwrap_or_default().to_string();
+                    let v: serde_json::Value = serde_json::from_str(&line).map_err(|e| {
+                        CliError::Usage(format!("{name}: agent printed {line:?}: {e}"))
+                    })?;
+                    results.push(v);
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let text = std::fs::read_to_string(&progress_log).unwrap_or_default();
+    for line in text.lines().skip(shown) {
+        say(&format!("  {line}"));
+    }
+    let field = |v: &serde_json::Value, k: &str| v[k].as_f64().unwrap_or(f64::NAN);
+    let best = results
+        .iter()
+        .map(|v| field(v, "best"))
+        .fold(None, |b: Option<f64>, v| match b {
+            Some(b) if !task.better(v, b) => Some(b),
+            _ => Some(v),
+        })
+        .unwrap_or(f64::NAN);
+    let bytes: u64 = results
+        .iter()
+        .map(|v| v["bytes_sent"].as_u64().unwrap_or(0))
+        .sum();
+    let rounds = results
+        .iter()
+        .map(|v| v["rounds"].as_u64().unwrap_or(0))
+        .min()
+        .unwrap_or(0);
+    let aggregations = results
+        .first()
+        .map_or(0, |v| v["aggregations"].as_u64().unwrap_or(0));
+    let seconds = start.elapsed().as_secs_f64();
+    let centre = centre_value(&task)?;
+    // Stops the server.
+    drop(children);
+    say(&format!(
+        "\nBest value found by the federation: {best:.4}; optimum {:.4}; value at the domain centre {centre:.4}.",
+        task.optimum()
+    ));
+    say(&format!(
+        "{aggregations} secure sums; the institutions sent {:.1} KiB in all; {seconds:.1} s.",
+        bytes as f64 / 1024.0
+    ));
+    if a.json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "rounds": rounds,
+                "best": best,
+                "optimum": task.optimum(),
+                "centre_value": centre,
+                "bytes_sent": bytes,
+                "seconds": seconds,
+            })
+        );
+    }
+    Ok(())
+}

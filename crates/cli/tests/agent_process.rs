@@ -1,0 +1,286 @@
+//! The institution's agent as real processes on loopback (issue 5,
+//! deliverables 5-7): the networked `fedhe demo`, and an agent killed with
+//! `kill -9` in the middle of a study that resumes from its own records
+//! without evaluating any point twice.
+
+#[allow(dead_code)] // each test binary uses its own part of the helpers
+mod common;
+
+use common::fedhe;
+use fedhe_api::{CeremonySpec, MemberSpec, StudySpec};
+use fedhe_client::{Auth, Client};
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const ADMIN: &str = "agent-test-admin";
+
+/// Children killed on drop.
+struct Killed(Vec<Child>);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn serve(root: &Path) -> (Child, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fedhe"))
+        .args([
+            "serve",
+            "--allow-insecure",
+            "--listen",
+            "127.0.0.1:0",
+            "--database-url",
+        ])
+        .arg(format!("sqlite://{}", root.join("fedhe.db").display()))
+        .env("FEDHE_ADMIN_TOKEN", ADMIN)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap()
+        .to_string();
+    (child, url)
+}
+
+fn last_json_line(stdout: &[u8]) -> serde_json::Value {
+    let text = String::from_utf8_lossy(stdout);
+    serde_json::from_str(text.lines().last().expect("some output")).expect("a JSON line")
+}
+
+#[test]
+fn the_demo_runs_a_server_and_five_agent_processes_and_improves_on_the_centre() {
+    // The default parameter set (n = 8192, 124-bit q), 15 rounds, as in the README.
+    let out = fedhe(&["demo", "--json"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "stdout: {stdout}\nstderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = last_json_line(&out.stdout);
+    assert_eq!(v["rounds"], 15, "{v}");
+    let (best, centre, optimum) = (
+        v["best"].as_f64().unwrap(),
+        v["centre_value"].as_f64().unwrap(),
+        v["optimum"].as_f64().unwrap(),
+    );
+    assert!(
+        best < centre,
+        "best {best} is not below the centre's {centre}"
+    );
+    assert!(best >= optimum, "best {best} below the optimum {optimum}");
+    assert!(v["bytes_sent"].as_u64().unwrap() > 5 * 100_000, "{v}");
+    // Five agents' progress and a ceremony on the real parameter set.
+    assert!(stdout.contains("n8192-q124") && stdout.contains("all 5 institutions joined"));
+    assert!(stdout.contains("member-01: round 15/15"), "{stdout}");
+}
+
+fn keys_of(root: &Path, name: &str) -> PathBuf {
+    root.join("keys").join(name)
+}
+
+/// A toy ceremony of `names`, joined by `fedhe ceremony join` processes.
+fn ceremony(url: &str, root: &Path, names: &[&str]) {
+    let admin = Client::new(url, Auth::Admin(ADMIN.to_string().into())).unwrap();
+    let members = names
+        .iter()
+        .map(|n| {
+            let dir = keys_of(root, n).display().to_string();
+            let out = fedhe(&["ceremony", "identity", "--keys", &dir]);
+            assert!(out.status.success());
+            MemberSpec {
+                id: n.to_string(),
+                identity_key: String::from_utf8_lossy(&out.stdout).trim().to_string(),
+            }
+        })
+        .collect();
+    admin
+        .create_ceremony(&CeremonySpec {
+            id: "c".into(),
+            parameter_set: "toy-n1024".into(),
+            members,
+            deadline_secs: 600,
+            allow_insecure: true,
+        })
+        .unwrap();
+    let joins: Vec<Child> = names
+        .iter()
+        .map(|n| {
+            Command::new(env!("CARGO_BIN_EXE_fedhe"))
+                .args(["ceremony", "join", "--server", url, "--ceremony", "c"])
+                .args(["--member", n, "--allow-insecure", "--keys"])
+                .arg(keys_of(root, n))
+                .stdout(Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut j in joins {
+        assert!(j.wait().unwrap().success());
+    }
+}
+
+fn study(url: &str, id: &str, members: usize, rounds: usize) {
+    let admin = Client::new(url, Auth::Admin(ADMIN.to_string().into())).unwrap();
+    let config = serde_json::json!({
+        "objective": "cec2005-f1",
+        "lower": [-100.0, -100.0],
+        "upper": [100.0, 100.0],
+        "sense": "minimise",
+        "optimum": -450.0,
+        "seed": 5,
+        "fbo_fedgp": {
+            "members": members,
+            "rounds": rounds,
+            "initial_points": 3,
+            "support_size": 6,
+            "acq_candidates": 200,
+        },
+    });
+    admin
+        .create_study(&StudySpec {
+            id: id.into(),
+            ceremony: "c".into(),
+            algorithm: "fbo-fedgp".into(),
+            config,
+            min_contributors: 3,
+            round_timeout_secs: 600,
+            decrypt_timeout_secs: 600,
+        })
+        .unwrap();
+}
+
+/// `fedhe agent run` for `name`, whose objective appends a line to `calls`
+/// at every evaluation and takes a little time.
+fn agent(url: &str, root: &Path, name: &str, study: &str) -> Child {
+    let calls = root.join(format!("{name}.calls"));
+    let objective = format!(
+        "echo x >> '{}'; sleep 0.1; exec '{}' objective value --function cec2005-f1 --dim 2",
+        calls.display(),
+        env!("CARGO_BIN_EXE_fedhe")
+    );
+    Command::new(env!("CARGO_BIN_EXE_fedhe"))
+        .args(["agent", "run", "--server", url, "--study", study, "--json"])
+        .args(["--allow-insecure", "--objective", &objective, "--keys"])
+        .arg(keys_of(root, name))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn progress_round(root: &Path, name: &str, study: &str) -> Option<u64> {
+    let path = keys_of(root, name)
+        .join("studies")
+        .join(study)
+        .join("progress.json");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(path).ok()?).ok()?;
+    v["round"].as_u64()
+}
+
+#[test]
+fn an_agent_killed_mid_study_resumes_and_evaluates_no_point_twice() {
+    let root = tempfile::tempdir().unwrap();
+    let (server, url) = serve(root.path());
+    let _server = Killed(vec![server]);
+    let names = ["north", "south", "west"];
+    ceremony(&url, root.path(), &names);
+    let rounds = 8;
+    study(&url, "s", 3, rounds);
+
+    // A study whose settings do not fit the ceremony is refused with a reason.
+    study(&url, "bad", 4, rounds);
+    let out = fedhe(&[
+        "agent",
+        "run",
+        "--server",
+        &url,
+        "--study",
+        "bad",
+        "--allow-insecure",
+        "--objective",
+        "echo 1",
+        "--keys",
+        &keys_of(root.path(), "north").display().to_string(),
+    ]);
+    common::assert_fails_with(&out, "fbo_fedgp.members");
+
+    let mut others = Killed(
+        names[1..]
+            .iter()
+            .map(|n| agent(&url, root.path(), n, "s"))
+            .collect(),
+    );
+    let mut victim = agent(&url, root.path(), "north", "s");
+    let start = Instant::now();
+    while progress_round(root.path(), "north", "s").unwrap_or(0) < 3 {
+        assert!(start.elapsed() < Duration::from_secs(300), "no progress");
+        assert!(
+            victim.try_wait().unwrap().is_none(),
+            "the agent ended early"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    victim.kill().unwrap(); // SIGKILL
+    victim.wait().unwrap();
+    let killed_at = progress_round(root.path(), "north", "s").unwrap();
+    assert!(killed_at < rounds as u64, "killed after the end");
+
+    let resumed = agent(&url, root.path(), "north", "s");
+    let outputs: Vec<_> = std::iter::once(resumed)
+        .chain(others.0.drain(..))
+        .map(|c| c.wait_with_output().unwrap())
+        .collect();
+    for out in &outputs {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v = last_json_line(&out.stdout);
+        assert_eq!(v["rounds"], rounds, "{v}");
+        // Every member saw the same secure sums.
+        assert_eq!(
+            v["aggregations"],
+            last_json_line(&outputs[0].stdout)["aggregations"]
+        );
+    }
+    // Three initial points and one per round: each evaluated exactly once,
+    // although the agent ran twice.
+    let calls = std::fs::read_to_string(root.path().join("north.calls")).unwrap();
+    assert_eq!(
+        calls.lines().count(),
+        3 + rounds,
+        "killed at round {killed_at}"
+    );
+    let status = fedhe(&[
+        "agent",
+        "status",
+        "--study",
+        "s",
+        "--server",
+        &url,
+        "--keys",
+        &keys_of(root.path(), "north").display().to_string(),
+    ]);
+    let v = common::json_stdout(&status);
+    assert_eq!(v["evaluations"], 3 + rounds, "{v}");
+    assert_eq!(v["progress"]["finished"], true, "{v}");
+    assert_eq!(v["progress"]["round"], rounds, "{v}");
+    assert!(
+        v["server_latest_round"].as_u64().unwrap() >= rounds as u64,
+        "{v}"
+    );
+}
