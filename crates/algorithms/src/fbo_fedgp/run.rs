@@ -29,9 +29,10 @@ pub struct RoundEvent {
     pub global_steps: usize,
     /// Whether the clients' summaries were aggregated this round.
     pub aggregated: bool,
-    /// The best noise-free value evaluated this round.
+    /// The best noise-free value evaluated this round (by the clients this
+    /// process runs: every client in [`run`], one in [`run_member`]).
     pub round_best: f64,
-    /// The federation's best so far.
+    /// The best so far, over the same clients.
     pub best_so_far: f64,
 }
 

@@ -119,10 +119,11 @@ fn run_command(a: AgentRunArgs) -> Result<(), CliError> {
         } else {
             // Logs and pipes get one line per round.
             eprintln!(
-                "{member}: round {}/{} {} best {:.6}",
+                "{member}: round {}/{}: {} of {} members stepped globally; my best {:.6}",
                 e.round,
                 study.params.rounds,
-                if e.aggregated { "global" } else { "local" },
+                e.global_steps,
+                e.global_steps + e.local_steps,
                 e.best_so_far
             );
         }
