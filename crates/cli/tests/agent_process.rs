@@ -225,14 +225,23 @@ fn an_agent_killed_mid_study_resumes_and_evaluates_no_point_twice() {
     );
     let mut victim = agent(&url, root.path(), "north", "s");
     let start = Instant::now();
-    while progress_round(root.path(), "north", "s").unwrap_or(0) < 3 {
-        assert!(start.elapsed() < Duration::from_secs(300), "no progress");
-        assert!(
-            victim.try_wait().unwrap().is_none(),
-            "the agent ended early"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let wait_for_round = |round: u64, victim: &mut Child| {
+        while progress_round(root.path(), "north", "s").unwrap_or(0) < round {
+            assert!(start.elapsed() < Duration::from_secs(300), "no progress");
+            assert!(
+                victim.try_wait().unwrap().is_none(),
+                "the agent ended early"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    wait_for_round(1, &mut victim);
+    // A second agent for the same member and study is refused while one runs.
+    let twin = agent(&url, root.path(), "north", "s")
+        .wait_with_output()
+        .unwrap();
+    common::assert_fails_with(&twin, "another agent is running study s");
+    wait_for_round(3, &mut victim);
     victim.kill().unwrap(); // SIGKILL
     victim.wait().unwrap();
     let killed_at = progress_round(root.path(), "north", "s").unwrap();

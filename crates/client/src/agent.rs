@@ -14,6 +14,7 @@
 //! | `evaluations.jsonl` | every point evaluated and its value, appended and synced before use |
 //! | `STUDY.R.contribution`, `STUDY.R.share`, `STUDY.R.result` | what [`MemberSession`] sent and received in round `R` |
 //! | `progress.json` | the last finished round, for `fedhe agent status` |
+//! | `agent.lock` | locked while an agent runs, so a second one is refused |
 //!
 //! A restarted agent replays the protocol from the start: the algorithm is
 //! deterministic given its seeds, the rounds already finished return their
@@ -47,6 +48,8 @@ pub const JOURNAL_FILE: &str = "evaluations.jsonl";
 pub const PROGRESS_FILE: &str = "progress.json";
 /// The final result.
 pub const RESULT_FILE: &str = "result.json";
+/// Held (`flock`) while an agent runs.
+pub const LOCK_FILE: &str = "agent.lock";
 
 /// A study's algorithm configuration (`StudySpec::config` of an `fbo-fedgp`
 /// study): the problem every institution evaluates on its own data, the
@@ -168,22 +171,15 @@ impl Journal {
         let mut entries = Vec::new();
         let mut valid_len = 0;
         for (i, line) in text.split_inclusive('\n').enumerate() {
-            match serde_json::from_str::<JournalEntry>(line.trim_end()) {
-                Ok(e) if line.ends_with('\n') => {
-                    entries.push(e);
-                    valid_len += line.len();
-                }
-                // An unterminated last line: the write was interrupted.
-                _ if !line.ends_with('\n') => break,
-                Err(e) => {
-                    return Err(ClientError::Decode(format!(
-                        "{} line {}: {e}",
-                        path.display(),
-                        i + 1
-                    )))
-                }
-                Ok(_) => unreachable!("guarded above"),
+            // An unterminated last line: the write was interrupted by a crash.
+            if !line.ends_with('\n') {
+                break;
             }
+            let entry = serde_json::from_str::<JournalEntry>(line.trim_end()).map_err(|e| {
+                ClientError::Decode(format!("{} line {}: {e}", path.display(), i + 1))
+            })?;
+            entries.push(entry);
+            valid_len += line.len();
         }
         if valid_len < text.len() {
             let f = std::fs::OpenOptions::new()
@@ -514,6 +510,22 @@ pub fn run_agent(
 
     let state = state_dir(keys, options.study);
     create_private_dir(&state)?;
+    // One agent per member and study: a second would interleave the journal.
+    // The operating system releases the lock when the process ends, however.
+    let lock_path = state.join(LOCK_FILE);
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|e| ClientError::Keys(format!("{}: {e}", lock_path.display())))?;
+    if lock.try_lock().is_err() {
+        return Err(ClientError::Usage(format!(
+            "another agent is running study {} with {}",
+            options.study,
+            keys.path().display()
+        )));
+    }
     let private_seed = private_seed(&state, options.study, &member_file.member)?;
     let objective = CommandObjective::new(
         options.objective,
