@@ -21,7 +21,9 @@ use reqwest::{Method, StatusCode};
 use std::sync::Arc;
 use support::databases::{Kind, TestDb};
 
+#[macro_use]
 mod support {
+    #[macro_use]
     pub mod databases;
 }
 
@@ -1027,29 +1029,8 @@ async fn operational_routes_and_the_openapi_document(kind: Kind) {
     h.server.take().unwrap().shutdown().await.unwrap();
 }
 
-/// Each scenario as one test per backend: `sqlite::NAME` and `postgres::NAME`.
-macro_rules! on_both_backends {
-    ($($name:ident),* $(,)?) => {
-        mod sqlite {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    super::$name(super::Kind::Sqlite).await
-                }
-            )*
-        }
-        mod postgres {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    super::$name(super::Kind::Postgres).await
-                }
-            )*
-        }
-    };
-}
-
 on_both_backends!(
+    async;
     a_round_runs_end_to_end_over_http,
     bad_requests_get_problems_and_change_nothing,
     a_round_fails_at_its_deadline_and_the_next_one_opens,

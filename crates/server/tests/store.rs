@@ -13,7 +13,9 @@ use fedhe_server::store::{Backend, Store, Upload, UploadTable};
 use reqwest::StatusCode;
 use support::databases::{Kind, TestDb};
 
+#[macro_use]
 mod support {
+    #[macro_use]
     pub mod databases;
 }
 
@@ -86,18 +88,9 @@ async fn replicas_stay_consistent(kind: Kind) {
         stores.iter().map(move |s| {
             let s = s.clone();
             async move {
-                let bytes = vec![i as u8; 1000];
-                let name = member(i);
-                let upload = Upload {
-                    study: "s1",
-                    round: 1,
-                    member: &name,
-                    bytes: &bytes,
-                    hash: *blake3::hash(&bytes).as_bytes(),
-                    signature: "sig",
-                    shape: Some("shape".into()),
-                };
-                s.put_upload(UploadTable::Contributions, &upload, 2).await
+                let (name, bytes) = (member(i), vec![i as u8; 1000]);
+                s.put_upload(UploadTable::Contributions, &upload(&name, &bytes), 2)
+                    .await
             }
         })
     }))
@@ -119,15 +112,7 @@ async fn replicas_stay_consistent(kind: Kind) {
     // A different upload for a filled slot is refused by either replica.
     let other = vec![99u8; 1000];
     let name = member(0);
-    let conflicting = Upload {
-        study: "s1",
-        round: 1,
-        member: &name,
-        bytes: &other,
-        hash: *blake3::hash(&other).as_bytes(),
-        signature: "sig",
-        shape: Some("shape".into()),
-    };
+    let conflicting = upload(&name, &other);
     for s in &stores {
         let e = s
             .put_upload(UploadTable::Contributions, &conflicting, 3)
@@ -169,6 +154,19 @@ async fn replicas_stay_consistent(kind: Kind) {
 
     a.close().await;
     b.close().await;
+}
+
+/// A contribution of `bytes` by `member` to round 1 of `s1`.
+fn upload<'a>(member: &'a str, bytes: &'a [u8]) -> Upload<'a> {
+    Upload {
+        study: "s1",
+        round: 1,
+        member,
+        bytes,
+        hash: *blake3::hash(bytes).as_bytes(),
+        signature: "sig",
+        shape: Some("shape".into()),
+    }
 }
 
 /// Runs the futures concurrently on the runtime's threads (so the two
@@ -279,29 +277,8 @@ async fn a_wrong_postgres_password_is_reported() {
     );
 }
 
-/// Each scenario as one test per backend: `sqlite::NAME` and `postgres::NAME`.
-macro_rules! on_both_backends {
-    ($($name:ident),* $(,)?) => {
-        mod sqlite {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-                async fn $name() {
-                    super::$name(super::Kind::Sqlite).await
-                }
-            )*
-        }
-        mod postgres {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-                async fn $name() {
-                    super::$name(super::Kind::Postgres).await
-                }
-            )*
-        }
-    };
-}
-
 on_both_backends!(
+    async;
     replicas_stay_consistent,
     a_failed_migration_names_the_database
 );

@@ -136,3 +136,38 @@ fn admin_sql(url: &str, sql: &str) {
     .join()
     .unwrap();
 }
+
+/// Each scenario (a function taking a [`Kind`]) as one test per backend,
+/// `sqlite::NAME` and `postgres::NAME`: `on_both_backends!(async; a, b)` for
+/// `async fn`s (run on a multi-threaded runtime, so that concurrent requests
+/// really overlap), `on_both_backends!(sync; a, b)` for plain ones.
+macro_rules! on_both_backends {
+    (async; $($name:ident),* $(,)?) => {
+        on_both_backends!(@each sqlite Sqlite async $($name)*);
+        on_both_backends!(@each postgres Postgres async $($name)*);
+    };
+    (sync; $($name:ident),* $(,)?) => {
+        on_both_backends!(@each sqlite Sqlite sync $($name)*);
+        on_both_backends!(@each postgres Postgres sync $($name)*);
+    };
+    (@each $module:ident $kind:ident async $($name:ident)*) => {
+        mod $module {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                async fn $name() {
+                    super::$name(super::Kind::$kind).await
+                }
+            )*
+        }
+    };
+    (@each $module:ident $kind:ident sync $($name:ident)*) => {
+        mod $module {
+            $(
+                #[test]
+                fn $name() {
+                    super::$name(super::Kind::$kind)
+                }
+            )*
+        }
+    };
+}
