@@ -43,7 +43,7 @@ enum Command {
     Privacy(commands::privacy::PrivacyArgs),
     /// Tables, significance tests and convergence plots from a `fedhe simulate` output.
     Report(commands::report::ReportArgs),
-    /// Run the coordinating server (REST API, SQLite store).
+    /// Run the coordinating server (REST API; SQLite or PostgreSQL store).
     Serve(commands::serve::ServeArgs),
     /// Key ceremony: identity, create, join, status, verify.
     #[command(subcommand)]

@@ -1,8 +1,10 @@
 //! `fedhe serve` as a real process on loopback:
 //!
 //! - `kill -9` of the server in each round phase, then a restart on the same
-//!   SQLite file: every acknowledged upload is still there and the round
-//!   finishes with the same aggregate;
+//!   store: every acknowledged upload is still there and the round finishes
+//!   with the same aggregate. Twice: on an SQLite file and on a PostgreSQL
+//!   database (`FEDHE_TEST_POSTGRES_URL`, see
+//!   `crates/server/tests/support/databases.rs`);
 //! - the 100-member round (issue 5, acceptance): 100 members at the default
 //!   parameter set upload one default-size ciphertext each, every member
 //!   verifies before it decrypts; prints the round's time and the server's
@@ -20,6 +22,15 @@ use fedhe_client::{Auth, Client, MemberSession};
 use std::io::BufRead;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
+use support::databases::{Kind, TestDb};
+
+// The server's test support, shared rather than copied.
+#[macro_use]
+#[path = "../../server/tests/support"]
+mod support {
+    #[macro_use]
+    pub mod databases;
+}
 
 const ADMIN: &str = "scale-admin";
 
@@ -35,12 +46,13 @@ impl Drop for ServerProcess {
     }
 }
 
-fn serve(db: &std::path::Path) -> ServerProcess {
-    serve_on(db, "127.0.0.1:0")
+fn serve(database_url: &str) -> ServerProcess {
+    serve_on(database_url, "127.0.0.1:0")
 }
 
-/// Starts `fedhe serve` on `listen` with its store in `db`; returns once it listens.
-fn serve_on(db: &std::path::Path, listen: &str) -> ServerProcess {
+/// Starts `fedhe serve` on `listen` with its store at `database_url`; returns
+/// once it listens.
+fn serve_on(database_url: &str, listen: &str) -> ServerProcess {
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_fedhe"))
         .args([
             "serve",
@@ -48,8 +60,8 @@ fn serve_on(db: &std::path::Path, listen: &str) -> ServerProcess {
             "--listen",
             listen,
             "--database-url",
+            database_url,
         ])
-        .arg(format!("sqlite://{}", db.join("fedhe.db").display()))
         .env("FEDHE_ADMIN_TOKEN", ADMIN)
         .stdout(std::process::Stdio::piped())
         .spawn()
@@ -87,7 +99,8 @@ fn a_round_of_100_members_at_the_default_parameter_set() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(100);
     let root = tempfile::tempdir().unwrap();
-    let server = serve(root.path());
+    let db = TestDb::new(Kind::Sqlite);
+    let server = serve(&db.url());
     let admin = Client::new(&server.url, Auth::Admin(ADMIN.to_string().into())).unwrap();
     let members: Vec<(String, Arc<Identity>)> = (0..n)
         .map(|i| (format!("m{i:03}"), Arc::new(Identity::generate())))
@@ -249,23 +262,23 @@ fn toy_federation(url: &str, root: &std::path::Path) -> Vec<MemberSession> {
         .collect()
 }
 
-#[test]
-fn kill_9_in_every_round_phase_loses_no_acknowledged_upload() {
+fn kill_9_in_every_round_phase_loses_no_acknowledged_upload(kind: Kind) {
     let root = tempfile::tempdir().unwrap();
+    let db = TestDb::new(kind);
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
         .port();
     let listen = format!("127.0.0.1:{port}");
-    let mut server = serve_on(root.path(), &listen);
+    let mut server = serve_on(&db.url(), &listen);
     let mut sessions = toy_federation(&server.url, root.path());
     let admin = Client::new(&server.url, Auth::Admin(ADMIN.to_string().into())).unwrap();
     let crash = |server: &mut ServerProcess| {
         // SIGKILL: no shutdown path runs.
         server.child.kill().unwrap();
         server.child.wait().unwrap();
-        *server = serve_on(root.path(), &listen);
+        *server = serve_on(&db.url(), &listen);
     };
     // Collecting: one contribution acknowledged, then the server dies.
     let first = sessions[0].contribute("s1", 1, &[1.0, 2.0], 10.0).unwrap();
@@ -303,3 +316,5 @@ fn kill_9_in_every_round_phase_loses_no_acknowledged_upload() {
     // (idempotent), never a second one.
     sessions[0].decrypt("s1", 1).unwrap();
 }
+
+on_both_backends!(sync; kill_9_in_every_round_phase_loses_no_acknowledged_upload);

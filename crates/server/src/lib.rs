@@ -4,7 +4,7 @@
 //! collective key), studies and their rounds (collect encrypted
 //! contributions, add them, collect decryption shares, combine), over a REST
 //! API under `/v1` with RFC 9457 errors, member-signed requests and a durable
-//! SQLite store. It never holds a secret key share: it only adds ciphertexts
+//! store (an SQLite file, or PostgreSQL shared by several replicas). It never holds a secret key share: it only adds ciphertexts
 //! and combines flooded decryption shares once every member sent one.
 //!
 //! | module | what |
@@ -12,7 +12,7 @@
 //! | [`api`] | the routes and their handlers, the OpenAPI document |
 //! | [`auth`] | member request signatures, the administrator's token |
 //! | [`engine`] | the ceremony and round state machines |
-//! | [`store`] | the SQLite store: migrations, transactions, compare-and-swap |
+//! | [`store`] | the SQLite or PostgreSQL store: migrations, transactions, compare-and-swap |
 //! | [`problem`] | `application/problem+json` errors |
 //! | [`metrics`] | Prometheus counters |
 
@@ -38,8 +38,10 @@ use tokio::sync::Notify;
 pub struct Config {
     /// Address to listen on.
     pub listen: SocketAddr,
-    /// `sqlite://PATH` (created if missing). An in-memory database is not
-    /// supported: reads and writes use separate connections.
+    /// `sqlite://PATH` (a file, created if missing) or
+    /// `postgres://USER:PASSWORD@HOST:PORT/DATABASE` (several replicas may
+    /// share one). An in-memory SQLite database is refused: reads and writes
+    /// use separate connections.
     pub database_url: String,
     /// The administrator's bearer token (empty: no admin actions possible).
     pub admin_token: String,
@@ -211,21 +213,6 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
             config.listen
         )));
     }
-    if !config.database_url.starts_with("sqlite://") || config.database_url.contains(":memory:") {
-        return Err(StartError::Config(format!(
-            "database_url {:?}: expected sqlite://PATH (a file; PostgreSQL is not supported yet)",
-            config.database_url
-        )));
-    }
-    if let Some(path) = config.database_url.strip_prefix("sqlite://") {
-        if let Some(dir) = std::path::Path::new(path).parent() {
-            if !dir.as_os_str().is_empty() {
-                std::fs::create_dir_all(dir).map_err(|e| {
-                    StartError::Config(format!("database folder {}: {e}", dir.display()))
-                })?;
-            }
-        }
-    }
     let store = Store::open(&config.database_url).await?;
     let listener = tokio::net::TcpListener::bind(config.listen).await?;
     let addr = listener.local_addr()?;
@@ -265,9 +252,10 @@ pub enum StartError {
     /// The configuration is refused.
     #[error("configuration: {0}")]
     Config(String),
-    /// The store did not open or migrate.
+    /// The store did not open or migrate (the message names the database and
+    /// what failed).
     #[error("store: {0}")]
-    Store(#[from] sqlx::Error),
+    Store(#[from] store::OpenError),
     /// The socket did not bind.
     #[error("listen: {0}")]
     Io(#[from] std::io::Error),

@@ -99,6 +99,16 @@ impl From<sqlx::Error> for ApiError {
             sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) => {
                 Self::unavailable("the store is unavailable; retry later")
             }
+            // Races between replicas on PostgreSQL that the store's row locks
+            // do not prevent (a key inserted concurrently, a serialization
+            // failure or deadlock victim): nothing was written, and the same
+            // request again will see the other side's commit.
+            sqlx::Error::Database(db)
+                if db.is_unique_violation()
+                    || matches!(db.code().as_deref(), Some("40001" | "40P01")) =>
+            {
+                Self::unavailable("the request raced a concurrent change; retry it")
+            }
             _ => Self::internal("the store failed to complete the request"),
         }
     }

@@ -1,30 +1,162 @@
-//! The durable store (DESIGN.md §5): an SQLite file in WAL mode with
-//! `synchronous=FULL`. Every write is one transaction, so a crash never leaves
-//! half an upload or half a state change behind, and a request is answered 2xx
-//! only after its transaction committed. State changes are compare-and-swap on
-//! a `version` column; deadlines are columns, not timers.
+//! The durable store (DESIGN.md §5), on sqlx's `Any` driver so one code path
+//! serves both backends:
 //!
-//! Writes go through a pool of one connection (SQLite has one writer at a
-//! time; queueing in the pool avoids `SQLITE_BUSY` on lock upgrades); reads
-//! use a separate pool and see the last committed state.
+//! - **SQLite** (`sqlite://PATH`, the default): a file in WAL mode with
+//!   `synchronous=FULL`, so `fedhe serve` needs nothing installed. Writes go
+//!   through a pool of one connection (SQLite has one writer at a time;
+//!   queueing in the pool avoids `SQLITE_BUSY` on lock upgrades); reads use a
+//!   separate read-only pool and see the last committed state.
+//! - **PostgreSQL** (`postgres://…`), for several stateless replicas behind a
+//!   load balancer: one pool for reads and writes. Everything replicas must
+//!   agree on is in the database: each transaction that reads a state before
+//!   changing it locks that row first (`SELECT … FOR UPDATE`), so two replicas
+//!   serialise on it instead of failing a compare-and-swap; idempotent uploads
+//!   rest on primary keys; nonces for replay protection are rows.
+//!
+//! Every write is one transaction, so a crash never leaves half an upload or
+//! half a state change behind, and a request is answered 2xx only after its
+//! transaction committed. State changes are compare-and-swap on a `version`
+//! column; deadlines are columns, not timers.
+//!
+//! Queries are written once for both: `$1`-style placeholders (PostgreSQL
+//! needs them and SQLite accepts them), integer columns as 64-bit integers
+//! (`BIGINT` / `INTEGER`), bytes as `BYTEA` / `BLOB`, and booleans stored and
+//! read as integers (the `Any` driver cannot decode an SQLite integer as a
+//! `bool`). Each backend has its own migrations (`migrations/sqlite`,
+//! `migrations/postgres`) with the same tables.
 
 use crate::problem::{ApiError, ApiResult};
 use fedhe_api::{CeremonyPhase, RoundState, SignedUpload};
-use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
-};
-use sqlx::Row;
-use std::str::FromStr;
+use sqlx::any::{AnyPoolOptions, AnyRow};
+use sqlx::{AnyPool, Connection, Executor, Row};
 use std::time::Duration;
 
-/// The migrations, embedded in the binary.
-static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
+/// The SQLite migrations, embedded in the binary.
+static SQLITE_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
+/// The PostgreSQL migrations, embedded in the binary.
+static POSTGRES_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
+
+/// How long a request waits for a connection before the store is reported
+/// unavailable.
+const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Connections of one PostgreSQL replica (reads and writes share them).
+const POSTGRES_CONNECTIONS: u32 = 8;
+
+/// The database behind a store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// An SQLite file.
+    Sqlite,
+    /// A PostgreSQL server.
+    Postgres,
+}
+
+impl Backend {
+    /// The backend a database URL names: `sqlite://PATH` (a file, without
+    /// query options: the server sets the ones it needs) or
+    /// `postgres://…` / `postgresql://…`. An in-memory SQLite database is
+    /// refused (reads and writes use separate connections, which would see
+    /// two different databases), and so is anything else.
+    pub fn of_url(url: &str) -> Result<Self, OpenError> {
+        let refuse = |reason: &str| OpenError::Url {
+            url: redact(url),
+            reason: reason.to_string(),
+        };
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            return Ok(Self::Postgres);
+        }
+        let Some(path) = url.strip_prefix("sqlite://") else {
+            return Err(refuse(
+                "expected sqlite://PATH (a file) or postgres://USER:PASSWORD@HOST:PORT/DATABASE",
+            ));
+        };
+        if path.is_empty() || path.contains(":memory:") || path.contains("mode=memory") {
+            return Err(refuse(
+                "an in-memory SQLite database is not supported (reads and writes use separate connections); give a file path",
+            ));
+        }
+        if path.contains('?') {
+            return Err(refuse(
+                "SQLite URL options are not supported: the server sets WAL, synchronous=FULL and the open mode itself",
+            ));
+        }
+        Ok(Self::Sqlite)
+    }
+
+    /// Its name in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Sqlite => "SQLite",
+            Self::Postgres => "PostgreSQL",
+        }
+    }
+}
+
+/// Why a store did not open. Messages name the database (its URL without a
+/// password) and what failed.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// The URL is refused.
+    #[error("database URL {url}: {reason}")]
+    Url {
+        /// The URL, password removed.
+        url: String,
+        /// Why.
+        reason: String,
+    },
+    /// The folder of an SQLite file could not be created.
+    #[error("cannot create the folder {path} for the SQLite database: {source}")]
+    Folder {
+        /// The folder.
+        path: String,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// The database did not accept a connection.
+    #[error("cannot connect to the {} database {url}: {source}", .backend.name())]
+    Connect {
+        /// The backend.
+        backend: Backend,
+        /// The URL, password removed.
+        url: String,
+        /// The error.
+        source: sqlx::Error,
+    },
+    /// The schema migrations failed.
+    #[error("the schema migrations of the {} database {url} failed: {source}", .backend.name())]
+    Migrate {
+        /// The backend.
+        backend: Backend,
+        /// The URL, password removed.
+        url: String,
+        /// The error.
+        source: sqlx::migrate::MigrateError,
+    },
+}
+
+/// `url` with the password (if any) replaced by `***`, for messages and logs.
+pub fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    match authority.rsplit_once('@') {
+        Some((user_info, host)) => match user_info.split_once(':') {
+            Some((user, _password)) => format!("{scheme}://{user}:***@{host}{tail}"),
+            None => url.to_string(),
+        },
+        None => url.to_string(),
+    }
+}
 
 /// The store.
 #[derive(Clone, Debug)]
 pub struct Store {
-    write: SqlitePool,
-    read: SqlitePool,
+    backend: Backend,
+    write: AnyPool,
+    read: AnyPool,
 }
 
 /// A ceremony as stored.
@@ -180,7 +312,7 @@ fn hash32(bytes: Option<Vec<u8>>) -> Option<[u8; 32]> {
     bytes.and_then(|b| b.try_into().ok())
 }
 
-fn round_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<RoundRow, sqlx::Error> {
+fn round_from_row(row: &AnyRow) -> Result<RoundRow, sqlx::Error> {
     let state: String = row.try_get("state")?;
     Ok(RoundRow {
         study: row.try_get("study")?,
@@ -202,27 +334,121 @@ const ROUND_COLUMNS: &str =
     "study, round, state, version, deadline_at, reason, shape, aggregate_hash, parts, result";
 
 impl Store {
-    /// Opens (creating if needed) the SQLite database at `url`
-    /// (`sqlite://path`) and runs the migrations.
-    pub async fn open(url: &str) -> Result<Self, sqlx::Error> {
-        let options = SqliteConnectOptions::from_str(url)?
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Full)
-            .foreign_keys(true)
-            .busy_timeout(Duration::from_secs(10));
-        let write = SqlitePoolOptions::new()
-            .max_connections(1)
-            .acquire_timeout(Duration::from_secs(30))
-            .connect_with(options.clone())
-            .await?;
-        MIGRATOR.run(&write).await?;
-        let read = SqlitePoolOptions::new()
-            .max_connections(4)
-            .acquire_timeout(Duration::from_secs(30))
-            .connect_with(options.read_only(true))
-            .await?;
-        Ok(Self { write, read })
+    /// Opens the database at `url` (see [`Backend::of_url`]), creating an
+    /// SQLite file and its folder if needed, and runs the migrations. Several
+    /// replicas may open one PostgreSQL database at once: the migrations take
+    /// an advisory lock.
+    pub async fn open(url: &str) -> Result<Self, OpenError> {
+        let backend = Backend::of_url(url)?;
+        sqlx::any::install_default_drivers();
+        let connect_error = |source| OpenError::Connect {
+            backend,
+            url: redact(url),
+            source,
+        };
+        let (write_url, read_url) = match backend {
+            Backend::Sqlite => {
+                let path = url.trim_start_matches("sqlite://");
+                if let Some(dir) = std::path::Path::new(path).parent() {
+                    if !dir.as_os_str().is_empty() {
+                        std::fs::create_dir_all(dir).map_err(|source| OpenError::Folder {
+                            path: dir.display().to_string(),
+                            source,
+                        })?;
+                    }
+                }
+                (format!("{url}?mode=rwc"), Some(format!("{url}?mode=ro")))
+            }
+            Backend::Postgres => (url.to_string(), None),
+        };
+        // One connection first, outside any pool: a pool retries a refused
+        // connection and a failing session set-up until its acquire timeout
+        // and then reports only "timed out", where this reports the cause.
+        let mut probe = sqlx::AnyConnection::connect(&write_url)
+            .await
+            .map_err(connect_error)?;
+        session(backend, &mut probe, true)
+            .await
+            .map_err(connect_error)?;
+        let _ = probe.close().await;
+        let write_connections = match backend {
+            Backend::Sqlite => 1,
+            Backend::Postgres => POSTGRES_CONNECTIONS,
+        };
+        let write = AnyPoolOptions::new()
+            .max_connections(write_connections)
+            .acquire_timeout(ACQUIRE_TIMEOUT)
+            .after_connect(move |conn, _| Box::pin(session(backend, conn, true)))
+            .connect_lazy(&write_url)
+            .map_err(connect_error)?;
+        let read = match read_url {
+            Some(read_url) => AnyPoolOptions::new()
+                .max_connections(4)
+                .acquire_timeout(ACQUIRE_TIMEOUT)
+                .after_connect(move |conn, _| Box::pin(session(backend, conn, false)))
+                .connect_lazy(&read_url)
+                .map_err(connect_error)?,
+            None => write.clone(),
+        };
+        let migrator = match backend {
+            Backend::Sqlite => &SQLITE_MIGRATOR,
+            Backend::Postgres => &POSTGRES_MIGRATOR,
+        };
+        // PostgreSQL serialises replicas migrating at once with an advisory
+        // lock; SQLite has none, so a second process migrating the same new
+        // file waits for the first one's transaction, fails on the tables it
+        // created, and finds the migration applied when it tries again.
+        let attempts = match backend {
+            Backend::Sqlite => 3,
+            Backend::Postgres => 1,
+        };
+        let mut attempt = 0;
+        while let Err(source) = migrator.run(&write).await {
+            attempt += 1;
+            if attempt >= attempts {
+                return Err(OpenError::Migrate {
+                    backend,
+                    url: redact(url),
+                    source,
+                });
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        Ok(Self {
+            backend,
+            write,
+            read,
+        })
+    }
+
+    /// The database behind this store.
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// Begins a transaction that reads state and then writes. On SQLite it
+    /// takes the write lock at once (`BEGIN IMMEDIATE`): a deferred
+    /// transaction that read before another connection (another process on
+    /// the same file) committed could not upgrade to a writer, and would fail
+    /// with `SQLITE_BUSY` rather than wait. PostgreSQL locks the rows it reads
+    /// instead ([`Self::for_update`]).
+    async fn begin_write(&self) -> Result<sqlx::Transaction<'static, sqlx::Any>, sqlx::Error> {
+        match self.backend {
+            Backend::Sqlite => self.write.begin_with("BEGIN IMMEDIATE").await,
+            Backend::Postgres => self.write.begin().await,
+        }
+    }
+
+    /// What a `SELECT` that reads a row before a transaction changes it must
+    /// append: on PostgreSQL a row lock, so that concurrent transactions (of
+    /// other replicas too) wait for each other instead of both acting on the
+    /// same version; SQLite has a single writer and needs none (nor has the
+    /// syntax).
+    fn for_update(&self) -> &'static str {
+        match self.backend {
+            Backend::Sqlite => "",
+            Backend::Postgres => " FOR UPDATE",
+        }
     }
 
     /// Checks that the store answers (for `/readyz`).
@@ -255,16 +481,31 @@ impl Store {
         crs_seed: &[u8; 32],
         members: &[(String, [u8; 32])],
     ) -> ApiResult<bool> {
-        let mut tx = self.write.begin().await?;
-        let existing = sqlx::query("SELECT parameter_set, crs_seed FROM ceremonies WHERE id = ?")
-            .bind(id)
-            .fetch_optional(&mut *tx)
-            .await?;
-        if let Some(row) = existing {
+        let mut tx = self.begin_write().await?;
+        // Insert first: of two replicas creating the same ceremony at once,
+        // the second waits on the key and then inserts nothing, and compares.
+        let inserted = sqlx::query(
+            "INSERT INTO ceremonies (id, parameter_set, allow_insecure, phase, version, created_at, deadline_at, crs_seed) \
+             VALUES ($1, $2, $3, 'committing', 1, $4, $5, $6) ON CONFLICT (id) DO NOTHING",
+        )
+        .bind(id)
+        .bind(parameter_set)
+        .bind(i64::from(allow_insecure))
+        .bind(now)
+        .bind(deadline_at)
+        .bind(&crs_seed[..])
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        if inserted == 0 {
+            let row = sqlx::query("SELECT parameter_set, crs_seed FROM ceremonies WHERE id = $1")
+                .bind(id)
+                .fetch_one(&mut *tx)
+                .await?;
             let same_set = row.try_get::<String, _>("parameter_set")? == parameter_set;
             let same_seed = row.try_get::<Vec<u8>, _>("crs_seed")? == crs_seed;
             let keys: Vec<(String, Vec<u8>)> = sqlx::query_as(
-                "SELECT member, identity_key FROM ceremony_members WHERE ceremony = ? ORDER BY member",
+                "SELECT member, identity_key FROM ceremony_members WHERE ceremony = $1 ORDER BY member",
             )
             .bind(id)
             .fetch_all(&mut *tx)
@@ -282,21 +523,9 @@ impl Store {
                 )))
             };
         }
-        sqlx::query(
-            "INSERT INTO ceremonies (id, parameter_set, allow_insecure, phase, version, created_at, deadline_at, crs_seed) \
-             VALUES (?, ?, ?, 'committing', 1, ?, ?, ?)",
-        )
-        .bind(id)
-        .bind(parameter_set)
-        .bind(allow_insecure)
-        .bind(now)
-        .bind(deadline_at)
-        .bind(&crs_seed[..])
-        .execute(&mut *tx)
-        .await?;
         for (member, key) in members {
             sqlx::query(
-                "INSERT INTO ceremony_members (ceremony, member, identity_key) VALUES (?, ?, ?)",
+                "INSERT INTO ceremony_members (ceremony, member, identity_key) VALUES ($1, $2, $3)",
             )
             .bind(id)
             .bind(member)
@@ -312,7 +541,7 @@ impl Store {
     pub async fn ceremony(&self, id: &str) -> ApiResult<CeremonyRow> {
         let row = sqlx::query(
             "SELECT id, parameter_set, allow_insecure, phase, version, deadline_at, crs_seed, transcript, reason \
-             FROM ceremonies WHERE id = ?",
+             FROM ceremonies WHERE id = $1",
         )
         .bind(id)
         .fetch_optional(&self.read)
@@ -321,7 +550,7 @@ impl Store {
         Ok(CeremonyRow {
             id: row.try_get("id")?,
             parameter_set: row.try_get("parameter_set")?,
-            allow_insecure: row.try_get("allow_insecure")?,
+            allow_insecure: row.try_get::<i64, _>("allow_insecure")? != 0,
             phase: parse_phase(&row.try_get::<String, _>("phase")?),
             version: row.try_get("version")?,
             deadline_at: row.try_get("deadline_at")?,
@@ -334,8 +563,8 @@ impl Store {
     /// The members of a ceremony, sorted.
     pub async fn members(&self, ceremony: &str) -> ApiResult<Vec<MemberRow>> {
         let rows = sqlx::query(
-            "SELECT member, identity_key, share_hash, commitment_signature, share IS NOT NULL AS revealed \
-             FROM ceremony_members WHERE ceremony = ? ORDER BY member",
+            "SELECT member, identity_key, share_hash, commitment_signature, CASE WHEN share IS NULL THEN 0 ELSE 1 END AS revealed \
+             FROM ceremony_members WHERE ceremony = $1 ORDER BY member",
         )
         .bind(ceremony)
         .fetch_all(&self.read)
@@ -350,7 +579,7 @@ impl Store {
                         .map_err(|_| ApiError::internal("a stored identity key is malformed"))?,
                     share_hash: hash32(row.try_get("share_hash")?),
                     commitment_signature: row.try_get("commitment_signature")?,
-                    revealed: row.try_get("revealed")?,
+                    revealed: row.try_get::<i64, _>("revealed")? != 0,
                 })
             })
             .collect()
@@ -359,7 +588,7 @@ impl Store {
     /// The identity key of `member` in `ceremony`, if it is one.
     pub async fn member_key(&self, ceremony: &str, member: &str) -> ApiResult<Option<[u8; 32]>> {
         let key: Option<Vec<u8>> = sqlx::query_scalar(
-            "SELECT identity_key FROM ceremony_members WHERE ceremony = ? AND member = ?",
+            "SELECT identity_key FROM ceremony_members WHERE ceremony = $1 AND member = $2",
         )
         .bind(ceremony)
         .bind(member)
@@ -415,14 +644,16 @@ impl Store {
             CeremonySlot::Commitment => ("share_hash", "committing", "commitment"),
             CeremonySlot::Share => ("share", "revealing", "public-key share"),
         };
-        let mut tx = self.write.begin().await?;
-        let (phase, version): (String, i64) =
-            sqlx::query_as("SELECT phase, version FROM ceremonies WHERE id = ?")
-                .bind(ceremony)
-                .fetch_one(&mut *tx)
-                .await?;
+        let mut tx = self.begin_write().await?;
+        let (phase, version): (String, i64) = sqlx::query_as(&format!(
+            "SELECT phase, version FROM ceremonies WHERE id = $1{}",
+            self.for_update()
+        ))
+        .bind(ceremony)
+        .fetch_one(&mut *tx)
+        .await?;
         let existing: Option<Vec<u8>> = sqlx::query_scalar(&format!(
-            "SELECT {column} FROM ceremony_members WHERE ceremony = ? AND member = ?"
+            "SELECT {column} FROM ceremony_members WHERE ceremony = $1 AND member = $2"
         ))
         .bind(ceremony)
         .bind(member)
@@ -444,10 +675,10 @@ impl Store {
         }
         let update = match slot {
             CeremonySlot::Commitment => {
-                "UPDATE ceremony_members SET share_hash = ?, commitment_signature = ? WHERE ceremony = ? AND member = ?"
+                "UPDATE ceremony_members SET share_hash = $1, commitment_signature = $2 WHERE ceremony = $3 AND member = $4"
             }
             CeremonySlot::Share => {
-                "UPDATE ceremony_members SET share = ?, commitment_signature = COALESCE(commitment_signature, ?) WHERE ceremony = ? AND member = ?"
+                "UPDATE ceremony_members SET share = $1, commitment_signature = COALESCE(commitment_signature, $2) WHERE ceremony = $3 AND member = $4"
             }
         };
         sqlx::query(update)
@@ -458,7 +689,7 @@ impl Store {
             .execute(&mut *tx)
             .await?;
         let missing: i64 = sqlx::query_scalar(
-            "SELECT COUNT(*) FROM ceremony_members WHERE ceremony = ? AND share_hash IS NULL",
+            "SELECT COUNT(*) FROM ceremony_members WHERE ceremony = $1 AND share_hash IS NULL",
         )
         .bind(ceremony)
         .fetch_one(&mut *tx)
@@ -469,7 +700,7 @@ impl Store {
             phase_needed
         };
         cas(sqlx::query(
-            "UPDATE ceremonies SET phase = ?, version = version + 1 WHERE id = ? AND version = ?",
+            "UPDATE ceremonies SET phase = $1, version = version + 1 WHERE id = $2 AND version = $3",
         )
         .bind(next)
         .bind(ceremony)
@@ -484,7 +715,7 @@ impl Store {
     /// The revealed public-key shares, sorted by member.
     pub async fn public_key_shares(&self, ceremony: &str) -> ApiResult<Vec<(String, Vec<u8>)>> {
         Ok(sqlx::query_as(
-            "SELECT member, share FROM ceremony_members WHERE ceremony = ? AND share IS NOT NULL ORDER BY member",
+            "SELECT member, share FROM ceremony_members WHERE ceremony = $1 AND share IS NOT NULL ORDER BY member",
         )
         .bind(ceremony)
         .fetch_all(&self.read)
@@ -494,7 +725,7 @@ impl Store {
     /// One member's revealed share.
     pub async fn public_key_share(&self, ceremony: &str, member: &str) -> ApiResult<Vec<u8>> {
         let share: Option<Option<Vec<u8>>> = sqlx::query_scalar(
-            "SELECT share FROM ceremony_members WHERE ceremony = ? AND member = ?",
+            "SELECT share FROM ceremony_members WHERE ceremony = $1 AND member = $2",
         )
         .bind(ceremony)
         .bind(member)
@@ -510,7 +741,7 @@ impl Store {
     /// The collective key.
     pub async fn collective_key(&self, ceremony: &str) -> ApiResult<Vec<u8>> {
         let key: Option<Option<Vec<u8>>> =
-            sqlx::query_scalar("SELECT collective_key FROM ceremonies WHERE id = ?")
+            sqlx::query_scalar("SELECT collective_key FROM ceremonies WHERE id = $1")
                 .bind(ceremony)
                 .fetch_optional(&self.read)
                 .await?;
@@ -529,8 +760,8 @@ impl Store {
         transcript: &str,
     ) -> ApiResult<bool> {
         let done = sqlx::query(
-            "UPDATE ceremonies SET phase = 'complete', version = version + 1, collective_key = ?, transcript = ? \
-             WHERE id = ? AND version = ? AND phase = 'revealing'",
+            "UPDATE ceremonies SET phase = 'complete', version = version + 1, collective_key = $1, transcript = $2 \
+             WHERE id = $3 AND version = $4 AND phase = 'revealing'",
         )
         .bind(collective_key)
         .bind(transcript)
@@ -549,8 +780,8 @@ impl Store {
         reason: &str,
     ) -> ApiResult<bool> {
         let done = sqlx::query(
-            "UPDATE ceremonies SET phase = 'failed', version = version + 1, reason = ? \
-             WHERE id = ? AND version = ? AND phase IN ('committing', 'revealing')",
+            "UPDATE ceremonies SET phase = 'failed', version = version + 1, reason = $1 \
+             WHERE id = $2 AND version = $3 AND phase IN ('committing', 'revealing')",
         )
         .bind(reason)
         .bind(ceremony)
@@ -575,24 +806,11 @@ impl Store {
     pub async fn create_study(&self, spec: &fedhe_api::StudySpec, now: i64) -> ApiResult<bool> {
         let text = serde_json::to_string(spec)
             .map_err(|e| ApiError::bad_request(format!("study spec: {e}")))?;
-        let mut tx = self.write.begin().await?;
-        let existing: Option<String> = sqlx::query_scalar("SELECT spec FROM studies WHERE id = ?")
-            .bind(&spec.id)
-            .fetch_optional(&mut *tx)
-            .await?;
-        if let Some(existing) = existing {
-            return if existing == text {
-                Ok(false)
-            } else {
-                Err(ApiError::conflict(format!(
-                    "study {} exists with a different specification",
-                    spec.id
-                )))
-            };
-        }
-        sqlx::query(
+        // Insert first, as in `create_ceremony`: a concurrent creation of the
+        // same study waits on the key, inserts nothing and compares.
+        let inserted = sqlx::query(
             "INSERT INTO studies (id, ceremony, spec, min_contributors, round_timeout_ms, decrypt_timeout_ms, created_at) \
-             VALUES (?, ?, ?, ?, ?, ?, ?)",
+             VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING",
         )
         .bind(&spec.id)
         .bind(&spec.ceremony)
@@ -601,15 +819,29 @@ impl Store {
         .bind(ms(spec.round_timeout_secs))
         .bind(ms(spec.decrypt_timeout_secs))
         .bind(now)
-        .execute(&mut *tx)
-        .await?;
-        tx.commit().await?;
-        Ok(true)
+        .execute(&self.write)
+        .await?
+        .rows_affected();
+        if inserted == 1 {
+            return Ok(true);
+        }
+        let existing: String = sqlx::query_scalar("SELECT spec FROM studies WHERE id = $1")
+            .bind(&spec.id)
+            .fetch_one(&self.write)
+            .await?;
+        if existing == text {
+            Ok(false)
+        } else {
+            Err(ApiError::conflict(format!(
+                "study {} exists with a different specification",
+                spec.id
+            )))
+        }
     }
 
     /// A study.
     pub async fn study(&self, id: &str) -> ApiResult<StudyRow> {
-        let spec: String = sqlx::query_scalar("SELECT spec FROM studies WHERE id = ?")
+        let spec: String = sqlx::query_scalar("SELECT spec FROM studies WHERE id = $1")
             .bind(id)
             .fetch_optional(&self.read)
             .await?
@@ -624,7 +856,7 @@ impl Store {
 
     /// The highest round number of a study (0 if none).
     pub async fn latest_round(&self, study: &str) -> ApiResult<u64> {
-        let n: Option<i64> = sqlx::query_scalar("SELECT MAX(round) FROM rounds WHERE study = ?")
+        let n: Option<i64> = sqlx::query_scalar("SELECT MAX(round) FROM rounds WHERE study = $1")
             .bind(study)
             .fetch_one(&self.read)
             .await?;
@@ -641,9 +873,10 @@ impl Store {
         now: i64,
         deadline_at: i64,
     ) -> ApiResult<RoundRow> {
-        let mut tx = self.write.begin().await?;
+        let mut tx = self.begin_write().await?;
         let latest = sqlx::query(&format!(
-            "SELECT {ROUND_COLUMNS} FROM rounds WHERE study = ? ORDER BY round DESC LIMIT 1"
+            "SELECT {ROUND_COLUMNS} FROM rounds WHERE study = $1 ORDER BY round DESC LIMIT 1{}",
+            self.for_update()
         ))
         .bind(study)
         .fetch_optional(&mut *tx)
@@ -673,7 +906,10 @@ impl Store {
             _ => {}
         }
         sqlx::query(
-            "INSERT INTO rounds (study, round, state, version, created_at, deadline_at) VALUES (?, ?, 'collecting', 1, ?, ?)",
+            // A replica that opened the same first round at the same time
+            // inserted it already: nothing to do.
+            "INSERT INTO rounds (study, round, state, version, created_at, deadline_at) VALUES ($1, $2, 'collecting', 1, $3, $4) \
+             ON CONFLICT (study, round) DO NOTHING",
         )
         .bind(study)
         .bind(round as i64)
@@ -688,7 +924,7 @@ impl Store {
     /// A round.
     pub async fn round(&self, study: &str, round: u64) -> ApiResult<RoundRow> {
         let row = sqlx::query(&format!(
-            "SELECT {ROUND_COLUMNS} FROM rounds WHERE study = ? AND round = ?"
+            "SELECT {ROUND_COLUMNS} FROM rounds WHERE study = $1 AND round = $2"
         ))
         .bind(study)
         .bind(round as i64)
@@ -718,9 +954,10 @@ impl Store {
         u: &Upload<'_>,
         now: i64,
     ) -> ApiResult<bool> {
-        let mut tx = self.write.begin().await?;
+        let mut tx = self.begin_write().await?;
         let round = sqlx::query(&format!(
-            "SELECT {ROUND_COLUMNS} FROM rounds WHERE study = ? AND round = ?"
+            "SELECT {ROUND_COLUMNS} FROM rounds WHERE study = $1 AND round = $2{}",
+            self.for_update()
         ))
         .bind(u.study)
         .bind(u.round as i64)
@@ -730,7 +967,7 @@ impl Store {
         .transpose()?
         .ok_or_else(|| ApiError::not_found(format!("no round {} in study {}", u.round, u.study)))?;
         let existing: Option<Vec<u8>> = sqlx::query_scalar(&format!(
-            "SELECT hash FROM {} WHERE study = ? AND round = ? AND member = ?",
+            "SELECT hash FROM {} WHERE study = $1 AND round = $2 AND member = $3",
             table.name()
         ))
         .bind(u.study)
@@ -773,7 +1010,7 @@ impl Store {
             }
         }
         sqlx::query(&format!(
-            "INSERT INTO {} (study, round, member, bytes, hash, signature, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO {} (study, round, member, bytes, hash, signature, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
             table.name()
         ))
         .bind(u.study)
@@ -786,8 +1023,8 @@ impl Store {
         .execute(&mut *tx)
         .await?;
         cas(sqlx::query(
-            "UPDATE rounds SET version = version + 1, shape = COALESCE(shape, ?) \
-                 WHERE study = ? AND round = ? AND version = ?",
+            "UPDATE rounds SET version = version + 1, shape = COALESCE(shape, $1) \
+                 WHERE study = $2 AND round = $3 AND version = $4",
         )
         .bind(u.shape.as_deref())
         .bind(u.study)
@@ -808,7 +1045,7 @@ impl Store {
         round: u64,
     ) -> ApiResult<Vec<SignedUpload>> {
         let rows: Vec<(String, Vec<u8>, String)> = sqlx::query_as(&format!(
-            "SELECT member, hash, signature FROM {} WHERE study = ? AND round = ? ORDER BY member",
+            "SELECT member, hash, signature FROM {} WHERE study = $1 AND round = $2 ORDER BY member",
             table.name()
         ))
         .bind(study)
@@ -834,7 +1071,7 @@ impl Store {
         member: &str,
     ) -> ApiResult<Vec<u8>> {
         sqlx::query_scalar(&format!(
-            "SELECT bytes FROM {} WHERE study = ? AND round = ? AND member = ?",
+            "SELECT bytes FROM {} WHERE study = $1 AND round = $2 AND member = $3",
             table.name()
         ))
         .bind(study)
@@ -853,7 +1090,7 @@ impl Store {
     /// The aggregate of a round.
     pub async fn aggregate(&self, study: &str, round: u64) -> ApiResult<Vec<u8>> {
         let bytes: Option<Option<Vec<u8>>> =
-            sqlx::query_scalar("SELECT aggregate FROM rounds WHERE study = ? AND round = ?")
+            sqlx::query_scalar("SELECT aggregate FROM rounds WHERE study = $1 AND round = $2")
                 .bind(study)
                 .bind(round as i64)
                 .fetch_optional(&self.read)
@@ -875,8 +1112,8 @@ impl Store {
         deadline_at: i64,
     ) -> ApiResult<bool> {
         let done = sqlx::query(
-            "UPDATE rounds SET state = 'decrypting', version = version + 1, aggregate = ?, aggregate_hash = ?, parts = ?, deadline_at = ? \
-             WHERE study = ? AND round = ? AND version = ? AND state = 'collecting'",
+            "UPDATE rounds SET state = 'decrypting', version = version + 1, aggregate = $1, aggregate_hash = $2, parts = $3, deadline_at = $4 \
+             WHERE study = $5 AND round = $6 AND version = $7 AND state = 'collecting'",
         )
         .bind(aggregate)
         .bind(&blake3::hash(aggregate).as_bytes()[..])
@@ -893,8 +1130,8 @@ impl Store {
     /// Compare-and-swap: `decrypting` at `version` → `done` with the result.
     pub async fn finish(&self, r: &RoundRow, result: &str) -> ApiResult<bool> {
         let done = sqlx::query(
-            "UPDATE rounds SET state = 'done', version = version + 1, result = ? \
-             WHERE study = ? AND round = ? AND version = ? AND state = 'decrypting'",
+            "UPDATE rounds SET state = 'done', version = version + 1, result = $1 \
+             WHERE study = $2 AND round = $3 AND version = $4 AND state = 'decrypting'",
         )
         .bind(result)
         .bind(&r.study)
@@ -908,8 +1145,8 @@ impl Store {
     /// Compare-and-swap: a round at `version` → `failed` with a reason.
     pub async fn fail_round(&self, r: &RoundRow, reason: &str) -> ApiResult<bool> {
         let done = sqlx::query(
-            "UPDATE rounds SET state = 'failed', version = version + 1, reason = ? \
-             WHERE study = ? AND round = ? AND version = ? AND state IN ('collecting', 'decrypting')",
+            "UPDATE rounds SET state = 'failed', version = version + 1, reason = $1 \
+             WHERE study = $2 AND round = $3 AND version = $4 AND state IN ('collecting', 'decrypting')",
         )
         .bind(reason)
         .bind(&r.study)
@@ -931,21 +1168,22 @@ impl Store {
         now: i64,
         prune_before: i64,
     ) -> ApiResult<bool> {
-        let mut tx = self.write.begin().await?;
-        sqlx::query("DELETE FROM nonces WHERE seen_at < ?")
+        // Two statements, not one transaction: pruning is housekeeping, and
+        // the insert alone decides (a concurrent insert of the same nonce by
+        // another replica waits on the key and then inserts nothing).
+        sqlx::query("DELETE FROM nonces WHERE seen_at < $1")
             .bind(prune_before)
-            .execute(&mut *tx)
+            .execute(&self.write)
             .await?;
         let inserted = sqlx::query(
-            "INSERT INTO nonces (identity_key, nonce, seen_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+            "INSERT INTO nonces (identity_key, nonce, seen_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
         )
         .bind(&identity_key[..])
         .bind(nonce)
         .bind(now)
-        .execute(&mut *tx)
+        .execute(&self.write)
         .await?
         .rows_affected();
-        tx.commit().await?;
         Ok(inserted == 1)
     }
 
@@ -957,6 +1195,36 @@ impl Store {
                 .await?,
         )
     }
+}
+
+/// The settings of a new connection.
+///
+/// SQLite: WAL (a property of the file, set by the writer), a commit on disk
+/// before it returns (`synchronous = FULL`, per connection), foreign keys
+/// enforced, and a wait rather than an error while another connection holds
+/// a lock.
+///
+/// PostgreSQL: `synchronous_commit = on`, so a server-wide `off` cannot make
+/// a commit (and its 2xx) precede the write reaching the disk.
+async fn session(
+    backend: Backend,
+    conn: &mut sqlx::AnyConnection,
+    writer: bool,
+) -> Result<(), sqlx::Error> {
+    match backend {
+        Backend::Sqlite => {
+            if writer {
+                conn.execute("PRAGMA journal_mode = WAL").await?;
+            }
+            conn.execute("PRAGMA synchronous = FULL").await?;
+            conn.execute("PRAGMA foreign_keys = ON").await?;
+            conn.execute("PRAGMA busy_timeout = 10000").await?;
+        }
+        Backend::Postgres => {
+            conn.execute("SET synchronous_commit = on").await?;
+        }
+    }
+    Ok(())
 }
 
 /// Fails a transaction whose compare-and-swap found the version moved.
@@ -977,4 +1245,77 @@ fn ms(secs: u64) -> i64 {
 /// The phase as stored.
 pub fn phase_name(p: CeremonyPhase) -> &'static str {
     phase_str(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_checked_and_passwords_redacted() {
+        assert_eq!(
+            Backend::of_url("sqlite://data/fedhe.db").unwrap(),
+            Backend::Sqlite
+        );
+        for url in ["postgres://u:p@h:5432/d", "postgresql://h/d"] {
+            assert_eq!(Backend::of_url(url).unwrap(), Backend::Postgres, "{url}");
+        }
+        for (url, needle) in [
+            ("sqlite::memory:", "expected sqlite://PATH"),
+            ("sqlite://:memory:", "in-memory"),
+            ("sqlite://", "in-memory"),
+            ("sqlite://x.db?mode=memory", "in-memory"),
+            ("sqlite://x.db?cache=shared", "options are not supported"),
+            ("mysql://u:secret@h/d", "expected sqlite://PATH"),
+            ("data/fedhe.db", "or postgres://"),
+        ] {
+            let e = Backend::of_url(url).unwrap_err().to_string();
+            assert!(e.contains(needle), "{url}: {e}");
+            assert!(!e.contains("secret"), "{url}: {e}");
+        }
+        assert_eq!(
+            redact("postgres://fedhe:s3cret@db:5432/fedhe?sslmode=require"),
+            "postgres://fedhe:***@db:5432/fedhe?sslmode=require"
+        );
+        assert_eq!(
+            redact("postgres://fedhe@db/fedhe"),
+            "postgres://fedhe@db/fedhe"
+        );
+        assert_eq!(redact("sqlite://a@b/c.db"), "sqlite://a@b/c.db");
+    }
+
+    /// The durability settings are in force on every SQLite connection,
+    /// readers and the writer (they are per connection, so a pool that lost
+    /// its set-up would silently run with the defaults).
+    #[tokio::test]
+    async fn sqlite_connections_run_wal_with_synchronous_full() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("nested/fedhe.db").display());
+        let store = Store::open(&url).await.unwrap();
+        assert_eq!(store.backend(), Backend::Sqlite);
+        for pool in [&store.write, &store.read] {
+            let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
+                .fetch_one(pool)
+                .await
+                .unwrap();
+            assert_eq!(mode, "wal");
+            // 2 = FULL.
+            let sync: i64 = sqlx::query_scalar("PRAGMA synchronous")
+                .fetch_one(pool)
+                .await
+                .unwrap();
+            assert_eq!(sync, 2);
+            let fk: i64 = sqlx::query_scalar("PRAGMA foreign_keys")
+                .fetch_one(pool)
+                .await
+                .unwrap();
+            assert_eq!(fk, 1);
+        }
+        // The read pool cannot write.
+        assert!(sqlx::query("DELETE FROM nonces")
+            .execute(&store.read)
+            .await
+            .is_err());
+        store.close().await;
+    }
 }

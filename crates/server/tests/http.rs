@@ -1,5 +1,7 @@
-//! The server over real HTTP on loopback, with its SQLite store in a temporary
-//! file: a whole ceremony and round, idempotent uploads, deadlines, restarts,
+//! The server over real HTTP on loopback, each test twice: on an SQLite file
+//! in a temporary folder and on a fresh PostgreSQL database (see
+//! `support/databases.rs`; PostgreSQL needs `FEDHE_TEST_POSTGRES_URL`): a
+//! whole ceremony and round, idempotent uploads, deadlines, restarts,
 //! and the refusal of unsigned, replayed, stale, oversized and malformed
 //! requests (each a 4xx problem+json that changes nothing).
 
@@ -17,6 +19,13 @@ use fedhe_ring::Csprng;
 use fedhe_server::{start, Config, Running};
 use reqwest::{Method, StatusCode};
 use std::sync::Arc;
+use support::databases::{Kind, TestDb};
+
+#[macro_use]
+mod support {
+    #[macro_use]
+    pub mod databases;
+}
 
 const ADMIN: &str = "test-admin-token";
 
@@ -30,15 +39,15 @@ struct Harness {
     server: Option<Running>,
     base: String,
     http: reqwest::Client,
-    db: tempfile::TempDir,
+    db: TestDb,
     params: Arc<Params>,
     members: Vec<Member>,
 }
 
-fn config(db: &tempfile::TempDir) -> Config {
+fn config(db: &TestDb) -> Config {
     Config {
         listen: "127.0.0.1:0".parse().unwrap(),
-        database_url: format!("sqlite://{}", db.path().join("fedhe.db").display()),
+        database_url: db.url(),
         admin_token: ADMIN.into(),
         allow_insecure_params: true,
         sweep_interval_ms: 50,
@@ -48,8 +57,8 @@ fn config(db: &tempfile::TempDir) -> Config {
 }
 
 impl Harness {
-    async fn new(names: &[&str]) -> Self {
-        let db = tempfile::tempdir().unwrap();
+    async fn new(kind: Kind, names: &[&str]) -> Self {
+        let db = TestDb::new(kind);
         let server = start(config(&db)).await.unwrap();
         let base = format!("http://{}", server.addr);
         let params = ParameterSet::TOY_N1024
@@ -466,9 +475,8 @@ async fn assert_problem(r: reqwest::Response, status: StatusCode, needle: &str) 
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_round_runs_end_to_end_over_http() {
-    let mut h = Harness::new(&["alpha", "beta", "gamma"]).await;
+async fn a_round_runs_end_to_end_over_http(kind: Kind) {
+    let mut h = Harness::new(kind, &["alpha", "beta", "gamma"]).await;
     let key = h.ceremony("c1").await;
     h.study("s1", "c1", 3, 600).await;
     let r: RoundStatus = h
@@ -566,9 +574,8 @@ async fn a_round_runs_end_to_end_over_http() {
     h.server.take().unwrap().shutdown().await.unwrap();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn bad_requests_get_problems_and_change_nothing() {
-    let mut h = Harness::new(&["alpha", "beta"]).await;
+async fn bad_requests_get_problems_and_change_nothing(kind: Kind) {
+    let mut h = Harness::new(kind, &["alpha", "beta"]).await;
     let key = h.ceremony("c1").await;
     h.study("s1", "c1", 2, 600).await;
     let _: RoundStatus = h
@@ -822,9 +829,8 @@ async fn bad_requests_get_problems_and_change_nothing() {
     h.server.take().unwrap().shutdown().await.unwrap();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_round_fails_at_its_deadline_and_the_next_one_opens() {
-    let mut h = Harness::new(&["alpha", "beta", "gamma"]).await;
+async fn a_round_fails_at_its_deadline_and_the_next_one_opens(kind: Kind) {
+    let mut h = Harness::new(kind, &["alpha", "beta", "gamma"]).await;
     let key = h.ceremony("c1").await;
     h.study("s1", "c1", 2, 1).await;
     let _: RoundStatus = h
@@ -905,9 +911,8 @@ async fn a_round_fails_at_its_deadline_and_the_next_one_opens() {
     h.server.take().unwrap().shutdown().await.unwrap();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn acknowledged_uploads_survive_a_restart() {
-    let mut h = Harness::new(&["alpha", "beta"]).await;
+async fn acknowledged_uploads_survive_a_restart(kind: Kind) {
+    let mut h = Harness::new(kind, &["alpha", "beta"]).await;
     let key = h.ceremony("c1").await;
     h.study("s1", "c1", 2, 600).await;
     let _: RoundStatus = h
@@ -961,9 +966,8 @@ impl Harness {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn operational_routes_and_the_openapi_document() {
-    let mut h = Harness::new(&["alpha"]).await;
+async fn operational_routes_and_the_openapi_document(kind: Kind) {
+    let mut h = Harness::new(kind, &["alpha"]).await;
     let get = |p: &str| h.http.get(format!("{}{p}", h.base)).send();
     assert_eq!(get("/healthz").await.unwrap().status(), StatusCode::OK);
     assert_eq!(get("/readyz").await.unwrap().status(), StatusCode::OK);
@@ -1024,3 +1028,12 @@ async fn operational_routes_and_the_openapi_document() {
     }
     h.server.take().unwrap().shutdown().await.unwrap();
 }
+
+on_both_backends!(
+    async;
+    a_round_runs_end_to_end_over_http,
+    bad_requests_get_problems_and_change_nothing,
+    a_round_fails_at_its_deadline_and_the_next_one_opens,
+    acknowledged_uploads_survive_a_restart,
+    operational_routes_and_the_openapi_document,
+);

@@ -11,7 +11,9 @@ pub struct ServeArgs {
     /// A TOML configuration (see `configs/server.toml`).
     #[arg(long)]
     config: Option<PathBuf>,
-    /// Database URL: `sqlite://PATH` (default `sqlite://data/fedhe.db`).
+    /// Database URL: `sqlite://PATH` (default `sqlite://data/fedhe.db`) or
+    /// `postgres://USER:PASSWORD@HOST:PORT/DATABASE` (several replicas may
+    /// share one PostgreSQL database).
     #[arg(long)]
     database_url: Option<String>,
     /// Address to listen on (loopback only: plain HTTP).
@@ -66,7 +68,8 @@ pub fn run(args: ServeArgs) -> Result<(), CliError> {
         .build()
         .map_err(|e| CliError::Usage(format!("cannot start the runtime: {e}")))?;
     runtime.block_on(async move {
-        let database = config.database_url.clone();
+        // Printed and logged without its password.
+        let database = fedhe_server::store::redact(&config.database_url);
         let running = fedhe_server::start(config)
             .await
             .map_err(|e| CliError::Usage(e.to_string()))?;
