@@ -72,6 +72,8 @@ pub struct Client {
     auth: Auth,
     retry: RetryPolicy,
     bytes_sent: Arc<std::sync::atomic::AtomicU64>,
+    /// Whether a private CA replaced the built-in roots (for error hints).
+    private_ca: bool,
 }
 
 /// A response that succeeded.
@@ -226,6 +228,7 @@ impl Client {
             auth,
             retry: RetryPolicy::default(),
             bytes_sent: Arc::default(),
+            private_ca: tls.has_ca_cert(),
         })
     }
 
@@ -296,8 +299,13 @@ impl Client {
             let response = match rb.body(body.clone()).send() {
                 Ok(r) => r,
                 Err(e) if is_certificate_error(&e) => {
+                    let hint = if self.private_ca {
+                        "it must be issued by the --ca-cert certificate (or be it), name the server's host, and not be a CA certificate itself"
+                    } else {
+                        "for a private CA or a self-signed certificate give --ca-cert PEM"
+                    };
                     return Err(ClientError::Transport(format!(
-                        "{method} {path}: the server's TLS certificate is not trusted ({}); for a private CA or a self-signed certificate give --ca-cert PEM",
+                        "{method} {path}: the server's TLS certificate is not trusted ({}); {hint}",
                         describe(&e)
                     )));
                 }

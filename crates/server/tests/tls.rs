@@ -169,6 +169,12 @@ async fn signed_requests_over_tls_and_untrusting_clients_are_refused() {
                 text.contains("not trusted") && text.contains("--ca-cert"),
                 "{what}: {text}"
             );
+            // The hint fits the case: no CA given, or a CA that did not issue it.
+            assert_eq!(
+                text.contains("issued by the --ca-cert"),
+                what == "another CA",
+                "{text}"
+            );
             assert!(
                 started.elapsed() < Duration::from_secs(1),
                 "{what}: retried"

@@ -114,3 +114,26 @@ pub fn run(args: ServeArgs) -> Result<(), CliError> {
             .map_err(|e| CliError::Usage(format!("shutdown: {e}")))
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shipped_configuration_parses_with_and_without_tls() {
+        let text = include_str!("../../../../configs/server.toml");
+        let plain: Config = toml::from_str(text).unwrap();
+        assert!(plain.tls_cert.is_none() && !plain.allow_plain_http);
+        let tls: Config = toml::from_str(
+            &text
+                .replace("# tls_cert", "tls_cert")
+                .replace("# tls_key", "tls_key"),
+        )
+        .unwrap();
+        assert_eq!(
+            tls.tls_cert.as_deref(),
+            Some(std::path::Path::new("/etc/fedhe/cert.pem"))
+        );
+        assert!(tls.tls_key.is_some());
+    }
+}
