@@ -8,25 +8,15 @@
 use fedhe_client::keys::{self, KeyDir, Passphrase};
 use fedhe_client::member::params_by_name;
 use fedhe_client::MemberSession;
-use std::io::BufRead;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
+mod server_process;
+use server_process::ServerProcess;
+
 const ADMIN: &str = "ceremony-cli-admin";
 const PASSPHRASE: &str = "a long passphrase for alpha";
-
-struct ServerProcess {
-    child: std::process::Child,
-    url: String,
-}
-
-impl Drop for ServerProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// A `fedhe` command with no passphrase or admin token from this process's
 /// environment (each test says what it gives).
@@ -58,7 +48,8 @@ fn fails(c: &mut Command) -> String {
 }
 
 fn serve_tls(root: &Path, cert: &Path, key: &Path) -> ServerProcess {
-    let mut child = fedhe()
+    let mut command = fedhe();
+    command
         .args(["serve", "--allow-insecure", "--listen", "127.0.0.1:0"])
         .arg("--database-url")
         .arg(format!("sqlite://{}", root.join("fedhe.db").display()))
@@ -66,20 +57,10 @@ fn serve_tls(root: &Path, cert: &Path, key: &Path) -> ServerProcess {
         .arg(cert)
         .arg("--tls-key")
         .arg(key)
-        .env("FEDHE_ADMIN_TOKEN", ADMIN)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("https://"))
-        .unwrap_or_else(|| panic!("no https URL in {line:?}"))
-        .to_string();
-    ServerProcess { child, url }
+        .env("FEDHE_ADMIN_TOKEN", ADMIN);
+    let server = server_process::spawn(command);
+    assert!(server.url.starts_with("https://"), "{}", server.url);
+    server
 }
 
 #[test]

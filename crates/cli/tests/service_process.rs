@@ -17,23 +17,13 @@ use fedhe_api::{CeremonySpec, Identity, MemberSpec, StudySpec};
 use fedhe_client::keys::{self, KeyDir};
 use fedhe_client::member::{join_ceremony, verify_ceremony};
 use fedhe_client::{Auth, Client, MemberSession};
-use std::io::BufRead;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
+mod server_process;
+use server_process::ServerProcess;
+
 const ADMIN: &str = "scale-admin";
-
-struct ServerProcess {
-    child: std::process::Child,
-    url: String,
-}
-
-impl Drop for ServerProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 fn serve(db: &std::path::Path) -> ServerProcess {
     serve_on(db, "127.0.0.1:0")
@@ -41,7 +31,8 @@ fn serve(db: &std::path::Path) -> ServerProcess {
 
 /// Starts `fedhe serve` on `listen` with its store in `db`; returns once it listens.
 fn serve_on(db: &std::path::Path, listen: &str) -> ServerProcess {
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_fedhe"))
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_fedhe"));
+    command
         .args([
             "serve",
             "--allow-insecure",
@@ -50,20 +41,8 @@ fn serve_on(db: &std::path::Path, listen: &str) -> ServerProcess {
             "--database-url",
         ])
         .arg(format!("sqlite://{}", db.join("fedhe.db").display()))
-        .env("FEDHE_ADMIN_TOKEN", ADMIN)
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap()
-        .to_string();
-    ServerProcess { child, url }
+        .env("FEDHE_ADMIN_TOKEN", ADMIN);
+    server_process::spawn(command)
 }
 
 fn peak_memory_mib(url: &str) -> f64 {
