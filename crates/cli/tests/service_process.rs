@@ -19,7 +19,6 @@ use fedhe_api::{CeremonySpec, Identity, MemberSpec, StudySpec};
 use fedhe_client::keys::{self, KeyDir};
 use fedhe_client::member::{join_ceremony, verify_ceremony};
 use fedhe_client::{Auth, Client, MemberSession};
-use std::io::BufRead;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 use support::databases::{Kind, TestDb};
@@ -32,19 +31,10 @@ mod support {
     pub mod databases;
 }
 
+mod server_process;
+use server_process::ServerProcess;
+
 const ADMIN: &str = "scale-admin";
-
-struct ServerProcess {
-    child: std::process::Child,
-    url: String,
-}
-
-impl Drop for ServerProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 fn serve(database_url: &str) -> ServerProcess {
     serve_on(database_url, "127.0.0.1:0")
@@ -53,7 +43,8 @@ fn serve(database_url: &str) -> ServerProcess {
 /// Starts `fedhe serve` on `listen` with its store at `database_url`; returns
 /// once it listens.
 fn serve_on(database_url: &str, listen: &str) -> ServerProcess {
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_fedhe"))
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_fedhe"));
+    command
         .args([
             "serve",
             "--allow-insecure",
@@ -62,20 +53,8 @@ fn serve_on(database_url: &str, listen: &str) -> ServerProcess {
             "--database-url",
             database_url,
         ])
-        .env("FEDHE_ADMIN_TOKEN", ADMIN)
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap()
-        .to_string();
-    ServerProcess { child, url }
+        .env("FEDHE_ADMIN_TOKEN", ADMIN);
+    server_process::spawn(command)
 }
 
 fn peak_memory_mib(url: &str) -> f64 {

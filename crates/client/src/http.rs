@@ -72,6 +72,8 @@ pub struct Client {
     auth: Auth,
     retry: RetryPolicy,
     bytes_sent: Arc<std::sync::atomic::AtomicU64>,
+    /// Whether a private CA replaced the built-in roots (for error hints).
+    private_ca: bool,
 }
 
 /// A response that succeeded.
@@ -92,20 +94,141 @@ fn transient(status: StatusCode) -> bool {
     )
 }
 
+/// How the client trusts the server's TLS certificate (`https://` URLs).
+#[derive(Clone, Debug, Default)]
+pub struct Tls {
+    ca_cert_pem: Option<Vec<u8>>,
+}
+
+impl Tls {
+    /// Trust only the certificate authorities in this PEM bundle (a private
+    /// CA, or a self-signed server certificate itself) instead of the
+    /// built-in web PKI roots: a federation's server is then accepted only
+    /// with a certificate its operator issued.
+    pub fn ca_cert_pem(pem: &[u8]) -> Result<Self, ClientError> {
+        let certs = reqwest::Certificate::from_pem_bundle(pem)
+            .map_err(|e| ClientError::Usage(format!("CA certificate: not PEM: {e}")))?;
+        if certs.is_empty() {
+            return Err(ClientError::Usage(
+                "CA certificate: no PEM certificate (-----BEGIN CERTIFICATE-----) in it".into(),
+            ));
+        }
+        Ok(Self {
+            ca_cert_pem: Some(pem.to_vec()),
+        })
+    }
+
+    /// [`Self::ca_cert_pem`] from a file.
+    pub fn ca_cert_file(path: &std::path::Path) -> Result<Self, ClientError> {
+        let pem = std::fs::read(path)
+            .map_err(|e| ClientError::Usage(format!("CA certificate {}: {e}", path.display())))?;
+        Self::ca_cert_pem(&pem).map_err(|e| match e {
+            ClientError::Usage(m) => ClientError::Usage(m.replacen(
+                "CA certificate",
+                &format!("CA certificate {}", path.display()),
+                1,
+            )),
+            e => e,
+        })
+    }
+
+    /// Whether a private CA replaces the built-in roots.
+    pub fn has_ca_cert(&self) -> bool {
+        self.ca_cert_pem.is_some()
+    }
+}
+
+/// Whether `e` (or what caused it) is a TLS certificate failure: retrying
+/// cannot fix it, and the user needs to hear about `--ca-cert`.
+fn is_certificate_error(e: &reqwest::Error) -> bool {
+    matches!(
+        find_rustls_error(e, 0),
+        Some(
+            rustls::Error::InvalidCertificate(_)
+                | rustls::Error::NoCertificatesPresented
+                | rustls::Error::UnsupportedNameType
+        )
+    )
+}
+
+/// The rustls error among `err`'s causes. Causes hide behind boxes and
+/// `io::Error`s (whose `source` skips the error they wrap), so each layer is
+/// looked into as well as followed.
+fn find_rustls_error<'a>(
+    err: &'a (dyn std::error::Error + 'static),
+    depth: usize,
+) -> Option<&'a rustls::Error> {
+    if depth > 16 {
+        return None;
+    }
+    if let Some(tls) = err.downcast_ref::<rustls::Error>() {
+        return Some(tls);
+    }
+    let inner: Option<&(dyn std::error::Error + 'static)> = err
+        .downcast_ref::<std::io::Error>()
+        .and_then(|io| io.get_ref())
+        .map(|e| e as _);
+    inner
+        .and_then(|e| find_rustls_error(e, depth + 1))
+        .or_else(|| err.source().and_then(|e| find_rustls_error(e, depth + 1)))
+}
+
+/// `e` with its causes (reqwest's own message omits why a connection failed).
+fn describe(e: &reqwest::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = std::error::Error::source(e);
+    while let Some(err) = cause {
+        text.push_str(": ");
+        text.push_str(&err.to_string());
+        cause = err.source();
+    }
+    text
+}
+
 impl Client {
     /// A client of the server at `base` (e.g. `http://127.0.0.1:8080`).
+    /// `https://` URLs are checked against the built-in web PKI roots; see
+    /// [`Self::with_tls`] for a private CA.
     pub fn new(base: &str, auth: Auth) -> Result<Self, ClientError> {
-        let http = Http::builder()
+        Self::with_tls(base, auth, &Tls::default())
+    }
+
+    /// A client of the server at `base` (`http://` or `https://`), trusting
+    /// server certificates as `tls` says.
+    pub fn with_tls(base: &str, auth: Auth, tls: &Tls) -> Result<Self, ClientError> {
+        let https = base.starts_with("https://");
+        if !https && !base.starts_with("http://") {
+            return Err(ClientError::Usage(format!(
+                "server URL {base:?}: expected http://HOST:PORT or https://HOST:PORT"
+            )));
+        }
+        let mut builder = Http::builder()
+            .use_rustls_tls()
             .timeout(Duration::from_secs(180))
-            .connect_timeout(Duration::from_secs(10))
+            .connect_timeout(Duration::from_secs(10));
+        if let Some(pem) = &tls.ca_cert_pem {
+            if !https {
+                return Err(ClientError::Usage(format!(
+                    "a CA certificate was given but the server URL {base} is not https://"
+                )));
+            }
+            builder = builder.tls_built_in_root_certs(false);
+            for cert in reqwest::Certificate::from_pem_bundle(pem)
+                .map_err(|e| ClientError::Usage(format!("CA certificate: {e}")))?
+            {
+                builder = builder.add_root_certificate(cert);
+            }
+        }
+        let http = builder
             .build()
-            .map_err(|e| ClientError::Transport(e.to_string()))?;
+            .map_err(|e| ClientError::Transport(describe(&e)))?;
         Ok(Self {
             base: base.trim_end_matches('/').to_string(),
             http,
             auth,
             retry: RetryPolicy::default(),
             bytes_sent: Arc::default(),
+            private_ca: tls.has_ca_cert(),
         })
     }
 
@@ -175,8 +298,19 @@ impl Client {
                 .fetch_add(body.len() as u64, std::sync::atomic::Ordering::Relaxed);
             let response = match rb.body(body.clone()).send() {
                 Ok(r) => r,
+                Err(e) if is_certificate_error(&e) => {
+                    let hint = if self.private_ca {
+                        "it must be issued by the --ca-cert certificate (or be it), name the server's host, and not be a CA certificate itself"
+                    } else {
+                        "for a private CA or a self-signed certificate give --ca-cert PEM"
+                    };
+                    return Err(ClientError::Transport(format!(
+                        "{method} {path}: the server's TLS certificate is not trusted ({}); {hint}",
+                        describe(&e)
+                    )));
+                }
                 Err(e) => {
-                    last = ClientError::Transport(format!("{method} {path}: {e}"));
+                    last = ClientError::Transport(format!("{method} {path}: {}", describe(&e)));
                     continue;
                 }
             };

@@ -10,8 +10,26 @@
 //! | `public-key-share.bin` | the public-key share as committed |
 //! | `member.json` | member id, ceremony, server, parameter set |
 //! | `transcript.json` | the verified ceremony transcript |
+//!
+//! The two secret files may be encrypted with a passphrase
+//! ([`crate::sealed`]): a folder opened [`KeyDir::with_passphrase`] writes
+//! them sealed through [`KeyDir::write_secret`], and [`KeyDir::read`] opens a
+//! sealed file whatever its name, so every reader accepts both forms:
+//!
+//! ```no_run
+//! # use fedhe_client::keys::{KeyDir, Passphrase};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! // --passphrase-file FILE if given, else FEDHE_PASSPHRASE, else none.
+//! let passphrase = Passphrase::from_file_or_env(None)?;
+//! let keys = KeyDir::open("keys/alpha")?.with_passphrase(passphrase);
+//! let identity = keys.read_identity()?;
+//! # Ok(()) }
+//! ```
 
+use crate::sealed::{self, NEEDS_PASSPHRASE};
+pub use crate::sealed::{KdfParams, Passphrase, PASSPHRASE_ENV};
 use crate::ClientError;
+use fedhe_api::Identity;
 use std::fs::{self, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
@@ -42,10 +60,12 @@ pub struct MemberFile {
     pub parameter_set: String,
 }
 
-/// A key folder.
+/// A key folder, with the passphrase its secret files are sealed with (if any).
 #[derive(Clone, Debug)]
 pub struct KeyDir {
     path: PathBuf,
+    passphrase: Option<Passphrase>,
+    kdf: KdfParams,
 }
 
 fn io(path: &Path, e: std::io::Error) -> ClientError {
@@ -81,7 +101,34 @@ impl KeyDir {
                 .map_err(|e| io(&path, e))?;
         }
         check_private(&path, 0o077)?;
-        Ok(Self { path })
+        Ok(Self::at(path))
+    }
+
+    fn at(path: PathBuf) -> Self {
+        Self {
+            path,
+            passphrase: None,
+            kdf: KdfParams::DEFAULT,
+        }
+    }
+
+    /// The same folder with a passphrase (or none): [`Self::write_secret`]
+    /// seals with it, [`Self::read`] opens sealed files with it.
+    pub fn with_passphrase(mut self, passphrase: Option<Passphrase>) -> Self {
+        self.passphrase = passphrase;
+        self
+    }
+
+    /// The same folder sealing new files with other Argon2id costs (tests use
+    /// cheap ones; readers take the costs recorded in each file).
+    pub fn with_kdf_params(mut self, kdf: KdfParams) -> Self {
+        self.kdf = kdf;
+        self
+    }
+
+    /// Whether this folder has a passphrase.
+    pub fn has_passphrase(&self) -> bool {
+        self.passphrase.is_some()
     }
 
     /// Opens an existing folder (refused if missing or readable by others).
@@ -94,7 +141,7 @@ impl KeyDir {
             )));
         }
         check_private(&path, 0o077)?;
-        Ok(Self { path })
+        Ok(Self::at(path))
     }
 
     /// The folder.
@@ -120,11 +167,58 @@ impl KeyDir {
         write_atomic(&self.path, name, bytes, force)
     }
 
-    /// Reads `name`, refusing a file others can read. The buffer is wiped on drop.
+    /// Writes a secret file (identity, secret key share) like [`Self::write`],
+    /// sealed with the folder's passphrase if it has one.
+    pub fn write_secret(&self, name: &str, bytes: &[u8], force: bool) -> Result<(), ClientError> {
+        match &self.passphrase {
+            None => self.write(name, bytes, force),
+            Some(passphrase) => {
+                let sealed = sealed::seal(bytes, name, passphrase, self.kdf).map_err(|e| {
+                    ClientError::Keys(format!("{}: {e}", self.path.join(name).display()))
+                })?;
+                self.write(name, &sealed, force)
+            }
+        }
+    }
+
+    /// Reads `name`, refusing a file others can read; a sealed file is
+    /// decrypted with the folder's passphrase (refused, saying how to give
+    /// one, without it). The buffer is wiped on drop.
     pub fn read(&self, name: &str) -> Result<Zeroizing<Vec<u8>>, ClientError> {
         let path = self.path.join(name);
         check_private(&path, 0o077)?;
-        Ok(Zeroizing::new(fs::read(&path).map_err(|e| io(&path, e))?))
+        let bytes = Zeroizing::new(fs::read(&path).map_err(|e| io(&path, e))?);
+        if !sealed::is_sealed(&bytes) {
+            return Ok(bytes);
+        }
+        let passphrase = self
+            .passphrase
+            .as_ref()
+            .ok_or_else(|| ClientError::Keys(format!("{}: {NEEDS_PASSPHRASE}", path.display())))?;
+        sealed::open(&bytes, name, passphrase)
+            .map_err(|e| ClientError::Keys(format!("{}: {e}", path.display())))
+    }
+
+    /// Whether `name` is sealed with a passphrase.
+    pub fn is_encrypted(&self, name: &str) -> Result<bool, ClientError> {
+        use std::io::Read;
+        let path = self.path.join(name);
+        let mut head = [0u8; 8];
+        let mut f = fs::File::open(&path).map_err(|e| io(&path, e))?;
+        let n = f.read(&mut head).map_err(|e| io(&path, e))?;
+        Ok(sealed::is_sealed(&head[..n]))
+    }
+
+    /// The member's identity ([`IDENTITY_FILE`], sealed or not).
+    pub fn read_identity(&self) -> Result<Identity, ClientError> {
+        let seed = self.read(IDENTITY_FILE)?;
+        let seed: &[u8; 32] = seed.as_slice().try_into().map_err(|_| {
+            ClientError::Keys(format!(
+                "{}: an identity file holds exactly 32 bytes",
+                self.path.join(IDENTITY_FILE).display()
+            ))
+        })?;
+        Ok(Identity::from_seed(seed))
     }
 }
 
@@ -203,5 +297,62 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names.len(), 1, "{names:?}");
+    }
+
+    const FAST: KdfParams = KdfParams {
+        m_cost_kib: 64,
+        t_cost: 1,
+        p_cost: 1,
+    };
+
+    #[test]
+    fn sealed_secrets_need_the_passphrase_and_every_reader_opens_them() {
+        let root = tempfile::tempdir().unwrap();
+        let pass = |s: &str| Some(Passphrase::new(s).unwrap());
+        let dir = KeyDir::open_or_create(root.path().join("k"))
+            .unwrap()
+            .with_kdf_params(FAST)
+            .with_passphrase(pass("open sesame"));
+        let identity = Identity::generate();
+        dir.write_secret(IDENTITY_FILE, &identity.seed()[..], false)
+            .unwrap();
+        dir.write(PUBLIC_SHARE_FILE, b"public", false).unwrap();
+        assert!(dir.is_encrypted(IDENTITY_FILE).unwrap());
+        assert!(!dir.is_encrypted(PUBLIC_SHARE_FILE).unwrap());
+        let on_disk = fs::read(dir.path().join(IDENTITY_FILE)).unwrap();
+        assert!(!on_disk
+            .windows(8)
+            .any(|w| identity.seed().windows(8).any(|s| s == w)));
+        let mode = fs::metadata(dir.path().join(IDENTITY_FILE))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+
+        let reopened = KeyDir::open(dir.path()).unwrap();
+        assert_eq!(
+            reopened
+                .clone()
+                .with_passphrase(pass("open sesame"))
+                .read_identity()
+                .unwrap()
+                .public_key_hex(),
+            identity.public_key_hex()
+        );
+        // Plain files read the same with or without a passphrase.
+        assert_eq!(&**reopened.read(PUBLIC_SHARE_FILE).unwrap(), b"public");
+        let err = reopened.read_identity().unwrap_err().to_string();
+        assert!(
+            err.contains("this key file is encrypted; give --passphrase-file or FEDHE_PASSPHRASE"),
+            "{err}"
+        );
+        assert!(err.contains(IDENTITY_FILE), "{err}");
+        let err = reopened
+            .with_passphrase(pass("open sesam"))
+            .read_identity()
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("wrong passphrase"), "{err}");
+        assert!(!err.contains("open sesam"), "{err}");
     }
 }

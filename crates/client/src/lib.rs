@@ -5,6 +5,7 @@
 //! | [`agent`] | an institution's agent: FBO-FedGP's client role over the network, resumable |
 //! | [`http`] | typed client of the REST API: signed requests, retries with backoff |
 //! | [`keys`] | the member's key folder: private, atomic, never silently overwritten |
+//! | [`sealed`] | passphrase encryption of key files at rest (Argon2id, XChaCha20-Poly1305) |
 //! | [`member`] | ceremony join and verification, rounds, [`member::NetworkSum`] |
 //! | [`verify`] | verify before decrypt (DESIGN.md §6) |
 
@@ -12,9 +13,10 @@ pub mod agent;
 pub mod http;
 pub mod keys;
 pub mod member;
+pub mod sealed;
 pub mod verify;
 
-pub use http::{Auth, Client, RetryPolicy};
+pub use http::{Auth, Client, RetryPolicy, Tls};
 pub use member::{MemberSession, NetworkSum};
 pub use verify::Refusal;
 

@@ -80,7 +80,7 @@ pub fn join_ceremony(
         let sk = SecretKeyShare::generate(&params, MemberId::new(member.clone())?, &mut rng);
         let pk = PublicKeyShare::generate(&params, &sk, &crs, &mut rng)?;
         let pk_bytes = pk.to_bytes(&params);
-        keys.write(keys::SECRET_SHARE_FILE, &sk.to_key_bytes(&params), force)?;
+        keys.write_secret(keys::SECRET_SHARE_FILE, &sk.to_key_bytes(&params), force)?;
         keys.write(keys::PUBLIC_SHARE_FILE, &pk_bytes, force)?;
         let file = keys::MemberFile {
             member: member.clone(),
@@ -284,7 +284,8 @@ impl MemberSession {
         })
     }
 
-    /// Loads the secret key share from a key folder.
+    /// Loads the secret key share from a key folder; a sealed share is
+    /// decrypted with the folder's passphrase ([`KeyDir::with_passphrase`]).
     pub fn load_secret(keys: &KeyDir, params: &Arc<Params>) -> Result<SecretKeyShare, ClientError> {
         Ok(SecretKeyShare::from_key_bytes(
             params,

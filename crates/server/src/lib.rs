@@ -15,6 +15,11 @@
 //! | [`store`] | the SQLite or PostgreSQL store: migrations, transactions, compare-and-swap |
 //! | [`problem`] | `application/problem+json` errors |
 //! | [`metrics`] | Prometheus counters |
+//! | [`tls`] | the rustls configuration from PEM files |
+//!
+//! The server speaks HTTPS when given a certificate and key
+//! ([`Config::tls_cert`], [`Config::tls_key`]); plain HTTP is refused on an
+//! address other than loopback unless [`Config::allow_plain_http`].
 
 pub mod api;
 pub mod auth;
@@ -22,11 +27,13 @@ pub mod engine;
 pub mod metrics;
 pub mod problem;
 pub mod store;
+pub mod tls;
 
 use fedhe_crypto::{InsecurePolicy, ParameterSet, Params};
 use problem::{ApiError, ApiResult};
 use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 pub use store::Store;
@@ -59,6 +66,14 @@ pub struct Config {
     pub max_json_bytes: usize,
     /// Interval of the deadline sweep, milliseconds.
     pub sweep_interval_ms: u64,
+    /// PEM certificate chain to serve HTTPS with (with [`Self::tls_key`]).
+    pub tls_cert: Option<PathBuf>,
+    /// PEM private key of [`Self::tls_cert`].
+    pub tls_key: Option<PathBuf>,
+    /// Serve plain HTTP on an address other than loopback (bearer tokens and
+    /// request bodies then cross the network in the clear: only behind a
+    /// TLS-terminating proxy on a trusted network).
+    pub allow_plain_http: bool,
 }
 
 impl std::fmt::Debug for Config {
@@ -68,6 +83,9 @@ impl std::fmt::Debug for Config {
             .field("database_url", &self.database_url)
             .field("admin_token", &"<redacted>")
             .field("allow_insecure_params", &self.allow_insecure_params)
+            .field("tls_cert", &self.tls_cert)
+            .field("tls_key", &self.tls_key)
+            .field("allow_plain_http", &self.allow_plain_http)
             .finish_non_exhaustive()
     }
 }
@@ -85,6 +103,9 @@ impl Default for Config {
             max_upload_bytes: 256 << 20,
             max_json_bytes: 256 << 10,
             sweep_interval_ms: 500,
+            tls_cert: None,
+            tls_key: None,
+            allow_plain_http: false,
         }
     }
 }
@@ -186,6 +207,8 @@ impl AppState {
 pub struct Running {
     /// The address it listens on.
     pub addr: SocketAddr,
+    /// Whether it speaks HTTPS.
+    pub tls: bool,
     /// The shared state.
     pub state: Arc<AppState>,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
@@ -193,6 +216,12 @@ pub struct Running {
 }
 
 impl Running {
+    /// The base URL of the server (`https://ADDR` or `http://ADDR`).
+    pub fn url(&self) -> String {
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://{}", self.addr)
+    }
+
     /// Stops accepting, lets running requests finish, closes the store.
     pub async fn shutdown(mut self) -> std::io::Result<()> {
         if let Some(tx) = self.shutdown.take() {
@@ -204,15 +233,35 @@ impl Running {
     }
 }
 
-/// Opens the store, binds `config.listen` and serves in a background task
-/// (with the deadline sweep) until [`Running::shutdown`].
-pub async fn start(config: Config) -> Result<Running, StartError> {
-    if !config.listen.ip().is_loopback() {
-        return Err(StartError::Config(format!(
-            "refusing plain HTTP on the non-loopback address {}; TLS is not supported yet, put the server behind a TLS-terminating proxy on loopback",
-            config.listen
-        )));
+/// The TLS configuration `config` asks for (none for plain HTTP), after the
+/// plain-HTTP policy: plain HTTP only on loopback unless allowed.
+pub fn tls_config(config: &Config) -> Result<Option<Arc<rustls::ServerConfig>>, StartError> {
+    let tls = match (&config.tls_cert, &config.tls_key) {
+        (Some(cert), Some(key)) => Some(tls::server_config(cert, key).map_err(StartError::Tls)?),
+        (None, None) => None,
+        _ => {
+            return Err(StartError::Config(
+                "a TLS certificate needs its private key and the other way round: give both --tls-cert and --tls-key".into(),
+            ))
+        }
+    };
+    if tls.is_none() && !config.listen.ip().is_loopback() {
+        if !config.allow_plain_http {
+            return Err(StartError::Config(format!(
+                "refusing plain HTTP on the non-loopback address {}: give --tls-cert and --tls-key, or --allow-plain-http if a TLS-terminating proxy protects this network",
+                config.listen
+            )));
+        }
+        tracing::warn!(listen = %config.listen, "serving plain HTTP on a non-loopback address");
     }
+    Ok(tls)
+}
+
+/// Opens the store, binds `config.listen` and serves (HTTPS if the
+/// configuration has a certificate) in a background task, with the deadline
+/// sweep, until [`Running::shutdown`].
+pub async fn start(config: Config) -> Result<Running, StartError> {
+    let tls = tls_config(&config)?;
     let store = Store::open(&config.database_url).await?;
     let listener = tokio::net::TcpListener::bind(config.listen).await?;
     let addr = listener.local_addr()?;
@@ -229,17 +278,43 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
             tokio::time::sleep(interval).await;
         }
     });
-    let task = tokio::spawn(async move {
-        let result = axum::serve(listener, app)
-            .with_graceful_shutdown(async move {
-                let _ = rx.await;
+    let is_tls = tls.is_some();
+    let task = match tls {
+        None => tokio::spawn(async move {
+            let result = axum::serve(listener, app)
+                .with_graceful_shutdown(async move {
+                    let _ = rx.await;
+                })
+                .await;
+            sweeper.abort();
+            result
+        }),
+        Some(tls) => {
+            // axum-server does the TLS handshake per connection, in the
+            // connection's task and under a handshake timeout, so a slow
+            // client cannot hold up the accept loop.
+            let handle = axum_server::Handle::new();
+            let server = axum_server::from_tcp_rustls(
+                listener.into_std()?,
+                axum_server::tls_rustls::RustlsConfig::from_config(tls),
+            )?
+            .handle(handle.clone());
+            tokio::spawn(async move {
+                tokio::spawn(async move {
+                    let _ = rx.await;
+                    // Like axum::serve's graceful shutdown: running requests
+                    // finish (each is bounded by the request timeout).
+                    handle.graceful_shutdown(None);
+                });
+                let result = server.serve(app.into_make_service()).await;
+                sweeper.abort();
+                result
             })
-            .await;
-        sweeper.abort();
-        result
-    });
+        }
+    };
     Ok(Running {
         addr,
+        tls: is_tls,
         state,
         shutdown: Some(tx),
         task,
@@ -256,6 +331,9 @@ pub enum StartError {
     /// what failed).
     #[error("store: {0}")]
     Store(#[from] store::OpenError),
+    /// The TLS certificate or key did not load.
+    #[error("{0}")]
+    Tls(String),
     /// The socket did not bind.
     #[error("listen: {0}")]
     Io(#[from] std::io::Error),

@@ -3,7 +3,7 @@
 //! institution's own objective with a command; it resumes after a crash from
 //! what it recorded in the key folder (see `fedhe_client::agent`).
 
-use super::ceremony::member_client;
+use super::ceremony::{member_client, PassphraseArgs, ServerArgs};
 use crate::error::CliError;
 use clap::{Args, Subcommand};
 use fedhe_client::agent::{agent_status, run_agent, AgentOptions};
@@ -25,12 +25,13 @@ pub enum AgentCommand {
 /// Arguments of `fedhe agent run`.
 #[derive(Args, Debug)]
 pub struct AgentRunArgs {
-    /// Server URL.
-    #[arg(long)]
-    server: String,
+    #[command(flatten)]
+    server: ServerArgs,
     /// The member's key folder (from `fedhe ceremony join`).
     #[arg(long)]
     keys: PathBuf,
+    #[command(flatten)]
+    passphrase: PassphraseArgs,
     /// The study.
     #[arg(long)]
     study: String,
@@ -58,9 +59,14 @@ pub struct AgentStatusArgs {
     /// The study.
     #[arg(long)]
     study: String,
-    /// Also ask the server for the study's latest round.
+    /// Also ask the server (URL) for the study's latest round.
     #[arg(long)]
     server: Option<String>,
+    /// Trust only this PEM CA certificate for an https:// server.
+    #[arg(long, value_name = "PEM")]
+    ca_cert: Option<PathBuf>,
+    #[command(flatten)]
+    passphrase: PassphraseArgs,
 }
 
 /// The member named in a key folder.
@@ -78,12 +84,16 @@ pub fn run(command: AgentCommand) -> Result<(), CliError> {
     match command {
         AgentCommand::Run(a) => run_command(a),
         AgentCommand::Status(a) => {
-            let dir = KeyDir::open(&a.keys)?;
+            let dir = a.passphrase.open(&a.keys)?;
             let status = agent_status(&dir, &a.study)?;
             let mut out =
                 serde_json::to_value(&status).map_err(|e| CliError::Usage(e.to_string()))?;
-            if let Some(server) = &a.server {
-                let client = member_client(server, &member_of(&dir)?, &dir)?;
+            if let Some(server) = a.server {
+                let server = ServerArgs {
+                    server,
+                    ca_cert: a.ca_cert,
+                };
+                let client = member_client(&server, &member_of(&dir)?, &dir)?;
                 out["server_latest_round"] = client.study(&a.study)?.latest_round.into();
             }
             println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
@@ -93,7 +103,7 @@ pub fn run(command: AgentCommand) -> Result<(), CliError> {
 }
 
 fn run_command(a: AgentRunArgs) -> Result<(), CliError> {
-    let dir = KeyDir::open(&a.keys)?;
+    let dir = a.passphrase.open(&a.keys)?;
     let member = member_of(&dir)?;
     let client = member_client(&a.server, &member, &dir)?;
     let options = AgentOptions {

@@ -5,10 +5,10 @@ use super::serve::ADMIN_TOKEN_ENV;
 use crate::error::CliError;
 use clap::{Args, Subcommand};
 use fedhe_api::{CeremonySpec, Identity, MemberSpec, StudySpec};
-use fedhe_client::keys::{self, KeyDir};
+use fedhe_client::keys::{self, KeyDir, Passphrase};
 use fedhe_client::member::{join_ceremony, verify_ceremony};
-use fedhe_client::{Auth, Client};
-use std::path::PathBuf;
+use fedhe_client::{Auth, Client, Tls};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -37,14 +37,65 @@ pub struct IdentityArgs {
     /// Replace an existing identity.
     #[arg(long)]
     force: bool,
+    #[command(flatten)]
+    passphrase: PassphraseArgs,
+}
+
+/// Where the server is and how its certificate is trusted.
+#[derive(Args, Debug, Clone)]
+pub struct ServerArgs {
+    /// Server URL (`https://HOST:PORT`, or `http://` on loopback).
+    #[arg(long)]
+    pub server: String,
+    /// Trust only this PEM CA certificate (a private CA, or the server's
+    /// self-signed certificate) for an https:// server.
+    #[arg(long, value_name = "PEM")]
+    pub ca_cert: Option<PathBuf>,
+}
+
+impl ServerArgs {
+    /// A client of the server speaking as `auth`.
+    pub fn client(&self, auth: Auth) -> Result<Client, CliError> {
+        let tls = match &self.ca_cert {
+            Some(path) => Tls::ca_cert_file(path)?,
+            None => Tls::default(),
+        };
+        Ok(Client::with_tls(&self.server, auth, &tls)?)
+    }
+}
+
+/// How a passphrase for the key files is given: a file, else the environment
+/// (never an argument, which any user could read in `ps`).
+#[derive(Args, Debug, Clone, Default)]
+pub struct PassphraseArgs {
+    /// Encrypt (or decrypt) the secret key files with the passphrase in this
+    /// file (one trailing newline ignored; default: FEDHE_PASSPHRASE if set).
+    #[arg(long, value_name = "FILE")]
+    pub passphrase_file: Option<PathBuf>,
+}
+
+impl PassphraseArgs {
+    /// The passphrase, if one is given.
+    pub fn load(&self) -> Result<Option<Passphrase>, CliError> {
+        Passphrase::from_file_or_env(self.passphrase_file.as_deref()).map_err(CliError::Usage)
+    }
+
+    /// Opens an existing key folder with the passphrase.
+    pub fn open(&self, path: &Path) -> Result<KeyDir, CliError> {
+        Ok(KeyDir::open(path)?.with_passphrase(self.load()?))
+    }
+
+    /// Opens or creates a key folder with the passphrase.
+    pub fn open_or_create(&self, path: &Path) -> Result<KeyDir, CliError> {
+        Ok(KeyDir::open_or_create(path)?.with_passphrase(self.load()?))
+    }
 }
 
 /// Arguments of `fedhe ceremony create`.
 #[derive(Args, Debug)]
 pub struct CreateArgs {
-    /// Server URL.
-    #[arg(long)]
-    server: String,
+    #[command(flatten)]
+    server: ServerArgs,
     /// Ceremony id.
     #[arg(long)]
     id: String,
@@ -78,9 +129,8 @@ pub struct JoinArgs {
 /// Who and where: the member's seat.
 #[derive(Args, Debug)]
 pub struct MemberArgs {
-    /// Server URL.
-    #[arg(long)]
-    server: String,
+    #[command(flatten)]
+    server: ServerArgs,
     /// Ceremony id.
     #[arg(long)]
     ceremony: String,
@@ -93,6 +143,8 @@ pub struct MemberArgs {
     /// Allow an insecure (test-only) parameter set.
     #[arg(long)]
     allow_insecure: bool,
+    #[command(flatten)]
+    passphrase: PassphraseArgs,
 }
 
 /// Prints a line; a closed stdout (`| head`) is not an error worth a panic.
@@ -101,47 +153,40 @@ fn say(line: &str) {
     let _ = writeln!(std::io::stdout(), "{line}");
 }
 
-/// Loads a member's identity from its key folder.
+/// Loads a member's identity from its key folder (decrypted with the
+/// folder's passphrase if it is sealed).
 pub fn load_identity(keys: &KeyDir) -> Result<Identity, CliError> {
-    let seed = keys.read(keys::IDENTITY_FILE)?;
-    let seed: [u8; 32] = seed.as_slice().try_into().map_err(|_| CliError::Invalid {
-        path: keys.path().join(keys::IDENTITY_FILE).display().to_string(),
-        reason: "an identity file holds exactly 32 bytes".into(),
-    })?;
-    Ok(Identity::from_seed(&seed))
+    Ok(keys.read_identity()?)
 }
 
 /// A client signing as the member whose keys are in `dir`.
-pub fn member_client(server: &str, member: &str, dir: &KeyDir) -> Result<Client, CliError> {
-    Ok(Client::new(
-        server,
-        Auth::Member {
-            id: member.to_string(),
-            identity: Arc::new(load_identity(dir)?),
-        },
-    )?)
+pub fn member_client(server: &ServerArgs, member: &str, dir: &KeyDir) -> Result<Client, CliError> {
+    server.client(Auth::Member {
+        id: member.to_string(),
+        identity: Arc::new(load_identity(dir)?),
+    })
 }
 
 /// A client with the administrator's token from the environment.
-pub fn admin_client(server: &str) -> Result<Client, CliError> {
+pub fn admin_client(server: &ServerArgs) -> Result<Client, CliError> {
     let token = std::env::var(ADMIN_TOKEN_ENV).map_err(|_| {
         CliError::Usage(format!(
             "set {ADMIN_TOKEN_ENV} to the server's administrator token"
         ))
     })?;
-    Ok(Client::new(server, Auth::Admin(token.into()))?)
+    server.client(Auth::Admin(token.into()))
 }
 
 /// Runs `fedhe ceremony ...`.
 pub fn run(command: CeremonyCommand) -> Result<(), CliError> {
     match command {
         CeremonyCommand::Identity(a) => {
-            let dir = KeyDir::open_or_create(&a.keys)?;
+            let dir = a.passphrase.open_or_create(&a.keys)?;
             let identity = if dir.exists(keys::IDENTITY_FILE) && !a.force {
                 load_identity(&dir)?
             } else {
                 let identity = Identity::generate();
-                dir.write(keys::IDENTITY_FILE, &identity.seed()[..], a.force)?;
+                dir.write_secret(keys::IDENTITY_FILE, &identity.seed()[..], a.force)?;
                 identity
             };
             say(&identity.public_key_hex());
@@ -173,13 +218,21 @@ pub fn run(command: CeremonyCommand) -> Result<(), CliError> {
         }
         CeremonyCommand::Join(a) => {
             let m = &a.member;
-            let dir = KeyDir::open_or_create(&m.keys)?;
+            let dir = m.passphrase.open_or_create(&m.keys)?;
             if !dir.exists(keys::IDENTITY_FILE) {
                 return Err(CliError::Usage(format!(
                     "{} has no identity; run `fedhe ceremony identity --keys {}` and give the administrator its public key",
                     m.keys.display(),
                     m.keys.display()
                 )));
+            }
+            if dir.has_passphrase() && !dir.is_encrypted(keys::IDENTITY_FILE)? {
+                // The share will be sealed, but the identity stays readable:
+                // say so rather than let the user believe both are protected.
+                eprintln!(
+                    "fedhe ceremony join: note: {} is not encrypted (it was created without a passphrase); the secret key share will be",
+                    dir.path().join(keys::IDENTITY_FILE).display()
+                );
             }
             let client = member_client(&m.server, &m.member, &dir)?;
             join_ceremony(
@@ -191,21 +244,22 @@ pub fn run(command: CeremonyCommand) -> Result<(), CliError> {
                 Duration::from_secs(a.wait_secs),
             )?;
             say(&format!(
-                "{} joined ceremony {}: secret key share in {}; run `fedhe ceremony verify` once every member revealed",
+                "{} joined ceremony {}: secret key share{} in {}; run `fedhe ceremony verify` once every member revealed",
                 m.member,
                 m.ceremony,
+                if dir.has_passphrase() { " (encrypted)" } else { "" },
                 m.keys.display()
             ));
             Ok(())
         }
         CeremonyCommand::Status(m) => {
-            let dir = KeyDir::open(&m.keys)?;
+            let dir = m.passphrase.open(&m.keys)?;
             let status = member_client(&m.server, &m.member, &dir)?.ceremony(&m.ceremony)?;
             say(&serde_json::to_string_pretty(&status).unwrap_or_default());
             Ok(())
         }
         CeremonyCommand::Verify(m) => {
-            let dir = KeyDir::open(&m.keys)?;
+            let dir = m.passphrase.open(&m.keys)?;
             let client = member_client(&m.server, &m.member, &dir)?;
             let own = dir.read(keys::PUBLIC_SHARE_FILE)?;
             let verified = verify_ceremony(
@@ -238,9 +292,8 @@ pub enum StudyCommand {
 /// Arguments of `fedhe study create`.
 #[derive(Args, Debug)]
 pub struct StudyCreateArgs {
-    /// Server URL.
-    #[arg(long)]
-    server: String,
+    #[command(flatten)]
+    server: ServerArgs,
     /// Study id.
     #[arg(long)]
     id: String,

@@ -1,0 +1,37 @@
+//! A `fedhe serve` child process for the tests that run the server as a
+//! real process (its own module, so test files that do not use it carry no
+//! dead code).
+
+use std::io::BufRead;
+use std::process::{Command, Stdio};
+
+/// A running `fedhe serve`; killed when dropped.
+pub struct ServerProcess {
+    /// The child.
+    pub child: std::process::Child,
+    /// Its base URL, from the "listening on" line (`http://` or `https://`).
+    pub url: String,
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Spawns `command` (a `fedhe serve ...`) and returns once it printed the
+/// line with the URL it listens on.
+pub fn spawn(mut command: Command) -> ServerProcess {
+    let mut child = command.stdout(Stdio::piped()).spawn().unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://") || w.starts_with("https://"))
+        .unwrap_or_else(|| panic!("no URL in {line:?}"))
+        .to_string();
+    ServerProcess { child, url }
+}
