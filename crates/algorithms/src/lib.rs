@@ -8,7 +8,7 @@
 //! - [`ldp_bo`]: local-DP GP-UCB (paper 001, Algs. 1-4) and its heavy-tailed
 //!   non-private versions, with institutions' private rewards summed by the channel.
 //! - [`fed_pne`]: the federated X-armed bandit (paper 003): Fed-PNE, DP-Fed-PNE
-//!   and Fed1-UCB, with clients' local means summed by the channel.
+//!   and the baselines Fed1-UCB and HCT, with clients' local means summed by the channel.
 //! - [`channel`]: the server side of `SecureSum` every algorithm shares
 //!   (round numbers, bound checks, precision, traffic).
 //! - [`fts`]: federated Thompson sampling (paper 002, Alg. 1), the plaintext
@@ -16,6 +16,7 @@
 //! - [`dp_fts_de`]: DP-FTS-DE (paper 000, Algs. 1-2) over the channel, with
 //!   FTS-DE and DP-FTS as configurations.
 //! - [`rff_agent`]: the agent the Thompson-sampling family shares.
+//! - [`seir`]: the COVID-19 vaccine-dosage task of paper 003 App. E.2 (`covid-seir`).
 //! - [`task`]: the black-box problems the algorithms optimise;
 //!   [`synthetic`]: paper 000's perturbed GP-sample federation.
 //! - [`surrogate`]: the posterior an acquisition reads, local (exact GP) or global
@@ -30,6 +31,7 @@ pub mod fts;
 pub mod ldp_bo;
 pub mod result;
 pub mod rff_agent;
+pub mod seir;
 pub mod surrogate;
 pub mod synthetic;
 pub mod task;

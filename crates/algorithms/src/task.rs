@@ -64,8 +64,25 @@ pub struct Evaluation {
 impl Task {
     /// The objective `name` (as `fedhe objective list` prints it) at dimension
     /// `dim`, shared by every client; or the per-client synthetic task
-    /// `gp-sample[-<seed>]` of paper 000 §5.1 ([`crate::synthetic`], `dim = 1`).
+    /// `gp-sample[-<seed>]` of paper 000 §5.1 ([`crate::synthetic`], `dim = 1`),
+    /// or the per-region vaccine-dosage task `covid-seir` of paper 003 App. E.2
+    /// ([`crate::seir`], `dim = 1`, minimised, optimum unknown).
     pub fn by_name(name: &str, dim: usize) -> Result<Self, AlgorithmError> {
+        if name == crate::seir::TASK_NAME {
+            if dim != 1 {
+                return Err(crate::error::config(
+                    "dim",
+                    format!("{name} tunes one dose, got dim = {dim}"),
+                ));
+            }
+            return Ok(Self::per_client(
+                name,
+                1,
+                Sense::Minimise,
+                None,
+                Arc::new(crate::seir::CovidRegions::new()),
+            ));
+        }
         if let Some(seed) = PerturbedGpSample::seed_of(name) {
             if dim != 1 {
                 return Err(crate::error::config(

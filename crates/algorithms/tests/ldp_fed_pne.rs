@@ -72,6 +72,34 @@ fn fed_pne_eliminates_the_same_nodes_through_he_as_through_plain_sum() {
 }
 
 #[test]
+fn hct_and_fed1_ucb_pull_the_same_points_through_he_as_through_plain_sum() {
+    // HCT aggregates every round: its regret sequence (the points it pulls)
+    // depends on every encrypted average; Fed1-UCB on its phases' means.
+    let task = Task::by_name("doublesine", 1).unwrap();
+    let m = members(3);
+    for (method, rounds) in [(BanditMethod::Hct, 24), (BanditMethod::Fed1Ucb, 400)] {
+        let mut p = FedPneParams::paper_defaults();
+        p.members = 3;
+        p.rounds = rounds;
+        p.noise_std = 0.1;
+        p.arms_per_dim = 8;
+        let params = p.validate(method).unwrap();
+        let plain = fed_pne::run(&task, &params, &mut PlainSum, &m, 5).unwrap();
+        let mut channel = he(&m, &format!("{}-5", method.name()));
+        let enc = fed_pne::run(&task, &params, &mut channel, &m, 5).unwrap();
+        assert_eq!(plain.cumulative_regret, enc.cumulative_regret, "{method:?}");
+        let regret = plain.cumulative_regret.unwrap();
+        assert_eq!(regret.len(), rounds);
+        // Not one point pulled over and over.
+        assert!(regret.windows(2).any(|w| (w[1] - w[0]) != regret[0]));
+        assert_eq!(enc.aggregations, plain.aggregations, "{method:?}");
+        if method == BanditMethod::Hct {
+            assert_eq!(plain.aggregations, rounds);
+        }
+    }
+}
+
+#[test]
 fn fed_pne_regret_flattens_and_phases_grow_logarithmically() {
     let task = Task::by_name("garland", 1).unwrap();
     let m = members(10);

@@ -7,9 +7,12 @@
 //! objectives are perturbed copies of a shared task ([`PerturbedObjectives`])
 //! or a task's own per-client objectives.
 //!
-//! HCT (Azar et al. 2014), the centralised baseline of §4, is not implemented.
+//! HCT (Azar et al. 2014), the centralised baseline of §4, runs on the same
+//! partition with the clients' rewards averaged through the channel every
+//! round ([`hct`]).
 
 mod fed1_ucb;
+pub mod hct;
 mod objectives;
 mod params;
 mod partition;
@@ -37,5 +40,9 @@ pub fn run(
             pne::run(task, params, channel, members, seed)
         }
         BanditMethod::Fed1Ucb => fed1_ucb::run(task, params, channel, members, seed),
+        BanditMethod::Hct => {
+            let session = pne::Session::new(task, params, channel, members, seed)?;
+            hct::run(session, params, task.dim(), seed)
+        }
     }
 }

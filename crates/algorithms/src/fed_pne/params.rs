@@ -14,6 +14,9 @@ pub enum BanditMethod {
     DpFedPne,
     /// Fed1-UCB (Shi & Shen 2021) on a random-offset meshgrid of arms.
     Fed1Ucb,
+    /// HCT (Azar et al. 2014) on the global objective, communicating every
+    /// round (App. E.1.2: `ν₁ = 1`, `ρ = 0.75`).
+    Hct,
 }
 
 impl BanditMethod {
@@ -23,15 +26,17 @@ impl BanditMethod {
             BanditMethod::FedPne => "fed-pne",
             BanditMethod::DpFedPne => "dp-fed-pne",
             BanditMethod::Fed1Ucb => "fed1-ucb",
+            BanditMethod::Hct => "hct",
         }
     }
 
     /// Every method.
-    pub fn all() -> [BanditMethod; 3] {
+    pub fn all() -> [BanditMethod; 4] {
         [
             BanditMethod::FedPne,
             BanditMethod::DpFedPne,
             BanditMethod::Fed1Ucb,
+            BanditMethod::Hct,
         ]
     }
 }
@@ -75,7 +80,7 @@ pub struct FedPneParams {
     /// Smoothness `ν₁ > 0` (App. E: 1).
     #[serde(default = "default_nu1")]
     pub nu1: f64,
-    /// Smoothness `ρ ∈ (0, 1)` (App. E: 0.5).
+    /// Smoothness `ρ ∈ (0, 1)` (App. E: 0.5 for Fed-PNE, 0.75 for HCT).
     #[serde(default = "default_rho")]
     pub rho: f64,
     /// Confidence constant `c > 0` (App. E: 0.1).
@@ -85,7 +90,7 @@ pub struct FedPneParams {
     #[serde(default = "default_c1")]
     pub c1: f64,
     /// The confidence `δ ∈ (0, 1)` of `τ_h` and `b_{h,i}` (default `1/M`, Theorem 3.1;
-    /// `1/2` when `M = 1`).
+    /// `1/2` when `M = 1`); HCT's `δ` of `δ̃(t) = min{1, c₁δ/t}`.
     #[serde(default)]
     pub confidence_delta: Option<f64>,
     /// The standard deviation of each client's consistent perturbation of a
@@ -110,6 +115,11 @@ pub struct FedPneParams {
     /// The channel's bound on one contribution (a local mean divided by `M`).
     #[serde(default = "default_channel_bound")]
     pub channel_bound: f64,
+    /// The value regret is measured against when the task has no known optimum
+    /// (task units; App. E.2 assumes 0 for the final infected share and 1 for
+    /// an AUC). Refused for a task whose optimum is known.
+    #[serde(default)]
+    pub assumed_optimum: Option<f64>,
 }
 
 impl FedPneParams {
@@ -131,6 +141,7 @@ impl FedPneParams {
             arms_per_dim: default_arms(),
             kappa: 1.0,
             channel_bound: default_channel_bound(),
+            assumed_optimum: None,
         }
     }
 
@@ -173,6 +184,14 @@ impl FedPneParams {
         ] {
             if !(v.is_finite() && v >= 0.0) {
                 return Err(config(field, format!("must be finite and ≥ 0, got {v}")));
+            }
+        }
+        if let Some(a) = self.assumed_optimum {
+            if !a.is_finite() {
+                return Err(config(
+                    "assumed_optimum",
+                    format!("must be finite, got {a}"),
+                ));
             }
         }
         if self.arms_per_dim < 1 {
@@ -302,6 +321,21 @@ mod tests {
                 }),
             ),
             ("kappa", BanditMethod::Fed1Ucb, Box::new(|p| p.kappa = 0.0)),
+            ("nu1", BanditMethod::Hct, Box::new(|p| p.nu1 = -1.0)),
+            (
+                "assumed_optimum",
+                BanditMethod::FedPne,
+                Box::new(|p| p.assumed_optimum = Some(f64::NAN)),
+            ),
+            ("rho", BanditMethod::Hct, Box::new(|p| p.rho = 0.0)),
+            ("rho", BanditMethod::Hct, Box::new(|p| p.rho = f64::NAN)),
+            ("rounds", BanditMethod::Hct, Box::new(|p| p.rounds = 0)),
+            ("c", BanditMethod::Hct, Box::new(|p| p.c = f64::INFINITY)),
+            (
+                "confidence_delta",
+                BanditMethod::Hct,
+                Box::new(|p| p.confidence_delta = Some(0.0)),
+            ),
             (
                 "noise_std",
                 BanditMethod::FedPne,

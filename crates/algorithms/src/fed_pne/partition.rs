@@ -40,6 +40,22 @@ impl Partition {
         self.arity
     }
 
+    /// The deepest depth whose nodes may still be split: the indices of their
+    /// children, up to `k^{h+1}`, fit in a `u64`, and at most 59 (cells of width `k^{−60}` are far below
+    /// any objective's resolution): 59 for `k = 2`, 39 for `k = 3`.
+    pub fn max_depth(&self) -> u32 {
+        let mut h = 0u32;
+        let mut width = self.arity; // k^{h+1}, the largest index of depth h + 1
+        while let Some(next) = width.checked_mul(self.arity) {
+            if h + 1 >= 60 {
+                break;
+            }
+            width = next;
+            h += 1;
+        }
+        h
+    }
+
     /// The children `(h + 1, ki − j)`, `j = k−1, …, 0` (in increasing index).
     pub fn children(&self, node: Node) -> Vec<Node> {
         let k = self.arity;
@@ -124,6 +140,14 @@ mod tests {
         );
         let t = Partition::new(3, 1);
         assert_eq!(t.children(Node { depth: 1, index: 2 }).len(), 3);
+        // The children of the deepest splittable node still have valid indices.
+        for q in [p, t, Partition::new(7, 1)] {
+            let h = q.max_depth();
+            let last = q.arity().checked_pow(h + 1);
+            assert!(last.is_some(), "k = {}, h = {h}", q.arity());
+            assert!(h == 59 || q.arity().checked_pow(h + 2).is_none());
+        }
+        assert_eq!(p.max_depth(), 59);
         let (lo, hi) = t.cell(Node { depth: 2, index: 6 });
         assert!((lo[0] - 5.0 / 9.0).abs() < 1e-12 && (hi[0] - 6.0 / 9.0).abs() < 1e-12);
     }

@@ -116,8 +116,7 @@ impl Server {
     /// `|𝒦^p| τ_h ≤ M` or `τ_h ≤ 1`, then returns `(𝒦^p, h, t_{m,h,i} = ⌈τ_h/M⌉)`.
     pub fn plan(&mut self, params: &ValidFedPneParams) -> (Vec<Node>, u32, u64) {
         let m = params.members as u64;
-        // Depth 60 already means cells of width k^{−60}: stop expanding there.
-        while self.depth < 60 {
+        while self.depth < self.partition.max_depth() {
             let tau = params.tau(self.depth);
             if (self.active.len() as u64).saturating_mul(tau) > m && tau > 1 {
                 break;
@@ -156,9 +155,12 @@ impl Server {
     }
 
     /// Alg. 2 lines 16-17: `𝒦^{p+1}` = children of the nodes not eliminated.
+    /// At [`Partition::max_depth`] the surviving nodes are kept as they are.
     pub fn advance(&mut self, eliminated: &[Node]) {
         self.active.retain(|n| !eliminated.contains(n));
-        self.expand_all();
+        if self.depth < self.partition.max_depth() {
+            self.expand_all();
+        }
     }
 }
 
@@ -198,6 +200,7 @@ impl<'a> Session<'a> {
             params.members,
             params.perturbation,
             params.noise_std,
+            params.assumed_optimum,
             seed,
         )?;
         let clients = members

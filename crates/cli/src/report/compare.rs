@@ -236,6 +236,8 @@ mod tests {
                 best,
                 trace: vec![best],
                 epsilon: None,
+                cumulative_regret: None,
+                aggregations: None,
             })
             .collect()
     }

@@ -27,6 +27,13 @@ pub struct Run {
     /// The privacy loss ε after each round, for differentially private methods.
     #[serde(default)]
     pub epsilon: Option<Vec<f64>>,
+    /// The cumulative regret after each round, for the bandit methods
+    /// (papers 001 and 003).
+    #[serde(default)]
+    pub cumulative_regret: Option<Vec<f64>>,
+    /// How many aggregations (communication rounds) the run made.
+    #[serde(default)]
+    pub aggregations: Option<usize>,
 }
 
 /// The runs of one method on one task, ordered by seed.
@@ -38,6 +45,10 @@ pub struct MethodRuns {
     pub traces: Vec<Vec<f64>>,
     /// The privacy loss ε after the last round, one per private run.
     pub final_epsilon: Vec<f64>,
+    /// The cumulative regret after the last round, one per run that reports it.
+    pub final_regret: Vec<f64>,
+    /// The aggregations of the runs that report a cumulative regret.
+    pub aggregations: Vec<usize>,
 }
 
 /// The runs grouped by task, then method, in report order.
@@ -123,6 +134,13 @@ pub fn group(runs: Vec<Run>, reference: &str) -> Result<Grouped, String> {
         if let Some(&e) = run.epsilon.as_ref().and_then(|e| e.last()) {
             entry.final_epsilon.push(e);
         }
+        if let Some(&r) = run.cumulative_regret.as_ref().and_then(|r| r.last()) {
+            if !r.is_finite() {
+                return Err(format!("{at}: \"cumulative_regret\" is not finite"));
+            }
+            entry.final_regret.push(r);
+            entry.aggregations.push(run.aggregations.unwrap_or(0));
+        }
     }
     let mut tasks: Vec<TaskRuns> = by_task.into_values().collect();
     tasks.sort_by(|a, b| natural_cmp(&a.task, &b.task));
@@ -194,6 +212,8 @@ mod tests {
             best: *trace.last().unwrap(),
             trace: trace.to_vec(),
             epsilon: None,
+            cumulative_regret: None,
+            aggregations: None,
         }
     }
 

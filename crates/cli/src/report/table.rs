@@ -2,7 +2,7 @@
 
 use super::baseline::BaselineTable;
 use super::compare::{mean_best, AcrossTasks, Tally, TaskComparisons};
-use super::results::{natural_cmp, Grouped};
+use super::results::{natural_cmp, Grouped, MethodRuns, TaskRuns};
 use super::stats::Summary;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -120,6 +120,9 @@ pub fn render(input: &ReportInput) -> String {
 
     // 1b. Privacy losses of the differentially private methods.
     render_privacy(w, g);
+
+    // 1c. Cumulative regret of the bandit methods.
+    render_regret(w, g);
 
     // 2. Table 1 style.
     let _ = writeln!(w, "\n## Comparison with `{reference}` (Table 1 style)\n");
@@ -310,23 +313,30 @@ pub fn render(input: &ReportInput) -> String {
     out
 }
 
-/// The privacy loss ε each private method reports after its last round (the
-/// accountant's ε is the same for every seed of a configuration; a range
-/// shows if not). Nothing when no run reports ε.
-fn render_privacy(w: &mut String, g: &Grouped) {
-    let rows: Vec<(&str, &str, &[f64])> = g
-        .tasks
+/// Every (task, method, runs) that `keep` accepts, tasks then methods in report order.
+fn method_rows(
+    g: &Grouped,
+    keep: impl Fn(&MethodRuns) -> bool,
+) -> Vec<(&TaskRuns, &str, &MethodRuns)> {
+    let keep = &keep;
+    g.tasks
         .iter()
         .flat_map(|t| {
             g.methods.iter().filter_map(move |m| {
                 let runs = t.methods.get(m)?;
-                (!runs.final_epsilon.is_empty()).then_some((
-                    t.task.as_str(),
-                    m.as_str(),
-                    runs.final_epsilon.as_slice(),
-                ))
+                keep(runs).then_some((t, m.as_str(), runs))
             })
         })
+        .collect()
+}
+
+/// The privacy loss ε each private method reports after its last round (the
+/// accountant's ε is the same for every seed of a configuration; a range
+/// shows if not). Nothing when no run reports ε.
+fn render_privacy(w: &mut String, g: &Grouped) {
+    let rows: Vec<(&str, &str, &[f64])> = method_rows(g, |r| !r.final_epsilon.is_empty())
+        .into_iter()
+        .map(|(t, m, r)| (t.task.as_str(), m, r.final_epsilon.as_slice()))
         .collect();
     if rows.is_empty() {
         return;
@@ -347,6 +357,45 @@ fn render_privacy(w: &mut String, g: &Grouped) {
             format!("{lo:.2} – {hi:.2}")
         };
         let _ = writeln!(w, "| {task} | {method} | {} | {shown} |", eps.len());
+    }
+}
+
+/// The final cumulative regret of the runs that report one (the bandit
+/// methods of papers 001 and 003; for Fed-PNE, Fed1-UCB and HCT it is the
+/// average cumulative regret per client), with the rounds and the mean number
+/// of aggregations (communication rounds). Nothing when no run reports one.
+fn render_regret(w: &mut String, g: &Grouped) {
+    let rows = method_rows(g, |r| !r.final_regret.is_empty());
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(w, "\n## Cumulative regret\n");
+    let _ = writeln!(
+        w,
+        "Cumulative regret after the last round T over the runs: n, mean, sample \
+         standard deviation, mean per round, and the mean number of aggregations \
+         (communication rounds through the channel).\n"
+    );
+    let _ = writeln!(
+        w,
+        "| task | method | n | T | mean | std | mean / T | aggregations |"
+    );
+    let _ = writeln!(w, "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+    for (task, method, runs) in rows {
+        let (task, rounds) = (task.task.as_str(), task.rounds);
+        let Some(s) = Summary::of(&runs.final_regret) else {
+            continue;
+        };
+        let aggregations =
+            runs.aggregations.iter().sum::<usize>() as f64 / runs.aggregations.len() as f64;
+        let _ = writeln!(
+            w,
+            "| {task} | {method} | {} | {rounds} | {} | {} | {} | {aggregations:.1} |",
+            s.n,
+            format_precise(s.mean),
+            format_precise(s.std),
+            format_precise(s.mean / rounds as f64),
+        );
     }
 }
 
@@ -469,5 +518,41 @@ mod tests {
         assert_eq!(format_compact(1.05e8), "1.05e8");
         assert_eq!(format_compact(0.01234), "0.0123");
         assert_eq!(format_compact(14200.0), "14200.00");
+    }
+
+    #[test]
+    fn cumulative_regret_is_summarised_per_task_and_method() {
+        use super::super::results::{group, Run};
+        let run = |method: &str, seed: u64, regret: Option<Vec<f64>>, aggregations| Run {
+            task: "garland".into(),
+            method: method.into(),
+            seed,
+            best: 0.0,
+            trace: vec![0.0; 4],
+            epsilon: None,
+            cumulative_regret: regret,
+            aggregations,
+        };
+        let g = group(
+            vec![
+                run("fed-pne", 0, Some(vec![1.0, 2.0, 3.0, 4.0]), Some(3)),
+                run("fed-pne", 1, Some(vec![1.0, 2.0, 3.0, 6.0]), Some(5)),
+                run("random-search", 0, None, None),
+            ],
+            "fed-pne",
+        )
+        .unwrap();
+        let mut w = String::new();
+        render_regret(&mut w, &g);
+        // Mean 5, std √2, 5/4 per round, 4 aggregations; no row without regret.
+        assert!(
+            w.contains("| garland | fed-pne | 2 | 4 | 5.00000 | 1.41421 | 1.25000 | 4.0 |"),
+            "{w}"
+        );
+        assert!(!w.contains("random-search"), "{w}");
+        let g = group(vec![run("random-search", 0, None, None)], "x").unwrap();
+        let mut w = String::new();
+        render_regret(&mut w, &g);
+        assert!(w.is_empty());
     }
 }
