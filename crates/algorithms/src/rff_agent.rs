@@ -6,7 +6,12 @@
 //! Results of these algorithms measure *simple regret*: agent `n`'s regret
 //! after round `t` is `u(f^n(x^{n,*})) − max_{s ≤ t} u(f^n(x^n_s))` (initial
 //! points included, `u` the task's utility), and a run reports its mean over
-//! the agents, as paper 000 §5 does.
+//! the agents, as paper 000 §5 does. On a task whose optimum is unknown (the
+//! real federated tasks of `fedhe-tasks`) there is no regret: agent `n`'s
+//! score is then its best noise-free value so far in the task's own units
+//! (e.g. its best validation error), and a run reports the mean of that, as
+//! paper 000 Fig. 3 reports the agents' mean validation error. Cumulative
+//! regret is left out of such a run's result.
 
 use crate::error::stream_seed as mix;
 use crate::error::{config, positive};
@@ -157,6 +162,7 @@ pub struct RffAgent {
     x: Vec<Vec<f64>>,
     utility: Vec<f64>,
     best: f64,
+    best_value: Option<f64>,
     optimum: f64,
     cumulative_regret: f64,
     rng: ChaCha8Rng,
@@ -172,6 +178,7 @@ impl RffAgent {
             x: Vec::new(),
             utility: Vec::new(),
             best: f64::NEG_INFINITY,
+            best_value: None,
             optimum: task.utility(task.client_optimum(index)),
             cumulative_regret: 0.0,
             rng: ChaCha8Rng::seed_from_u64(seed),
@@ -204,6 +211,9 @@ impl RffAgent {
         let e = task.evaluate(self.index, &x, &mut self.rng)?;
         let u = task.utility(e.noise_free);
         self.best = self.best.max(u);
+        if self.best_value.is_none_or(|b| task.better(e.noise_free, b)) {
+            self.best_value = Some(e.noise_free);
+        }
         if counts {
             self.cumulative_regret += self.optimum - u;
         }
@@ -278,6 +288,28 @@ impl RffAgent {
         self.optimum - self.best
     }
 
+    /// The best noise-free value found so far, in the task's units (NaN
+    /// before the first query).
+    pub fn best_value(&self) -> f64 {
+        self.best_value.unwrap_or(f64::NAN)
+    }
+
+    /// Whether the agent's optimum is known, so that regret is defined.
+    pub fn knows_optimum(&self) -> bool {
+        self.optimum.is_finite()
+    }
+
+    /// What a run reports for this agent (module docs): its simple regret when
+    /// the optimum is known, else its best value so far (lower is better for a
+    /// minimised task, such as every real federated task).
+    pub fn score(&self) -> f64 {
+        if self.knows_optimum() {
+            self.simple_regret()
+        } else {
+            self.best_value()
+        }
+    }
+
     /// Cumulative regret of the counted queries.
     pub fn cumulative_regret(&self) -> f64 {
         self.cumulative_regret
@@ -325,12 +357,13 @@ impl RegretTrace {
         }
     }
 
-    /// Records the end of a round: the agents' mean simple and cumulative regret,
-    /// and the privacy loss so far (for private algorithms). Returns the mean
-    /// simple regret.
+    /// Records the end of a round: the agents' mean score ([`RffAgent::score`]:
+    /// simple regret, or the best value when the optimum is unknown) and mean
+    /// cumulative regret, and the privacy loss so far (for private
+    /// algorithms). Returns the mean score.
     pub fn end_round(&mut self, agents: &[RffAgent], epsilon: Option<f64>) -> f64 {
         let n = agents.len().max(1) as f64;
-        let simple = agents.iter().map(RffAgent::simple_regret).sum::<f64>() / n;
+        let simple = agents.iter().map(RffAgent::score).sum::<f64>() / n;
         self.simple.push(simple);
         self.cumulative
             .push(agents.iter().map(RffAgent::cumulative_regret).sum::<f64>() / n);
@@ -340,9 +373,11 @@ impl RegretTrace {
         simple
     }
 
-    /// The result: `trace` and `best` are the mean simple regret (module docs),
-    /// `best_per_member` each agent's final simple regret.
+    /// The result: `trace` and `best` are the agents' mean score (module docs),
+    /// `best_per_member` each agent's final score; cumulative regret only when
+    /// every agent's optimum is known.
     pub fn finish(self, task: &Task, agents: &[RffAgent], totals: RunTotals) -> RunResult {
+        let regret_known = agents.iter().all(RffAgent::knows_optimum);
         RunResult {
             task: task.name().to_string(),
             method: totals.method,
@@ -350,13 +385,13 @@ impl RegretTrace {
             members: agents.len(),
             rounds: self.simple.len(),
             best: self.simple.last().copied().unwrap_or(f64::NAN),
-            best_per_member: agents.iter().map(RffAgent::simple_regret).collect(),
+            best_per_member: agents.iter().map(RffAgent::score).collect(),
             trace: self.simple,
             seconds: self.start.elapsed().as_secs_f64(),
             bytes_sent_per_member: totals.bytes_sent_per_member,
             aggregations: totals.aggregations,
             global_steps: totals.global_steps,
-            cumulative_regret: Some(self.cumulative),
+            cumulative_regret: regret_known.then_some(self.cumulative),
             surrogate_rmse: None,
             epsilon: (!self.epsilon.is_empty()).then_some(self.epsilon),
         }

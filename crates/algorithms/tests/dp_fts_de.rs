@@ -133,3 +133,106 @@ fn distributed_noise_has_the_central_variance() {
     assert!((var / want - 1.0).abs() < 0.45, "variance {var} vs {want}");
     assert_eq!(noisy[0].batch, 40);
 }
+
+/// Client `n` minimises `n + x₀²` on the unit cube: every value it can see
+/// lies in `[n, n + 1]`, so a client's result shows whose objective it
+/// evaluated. No optimum is declared, like the real federated tasks.
+#[derive(Debug)]
+struct OffsetClients(usize);
+
+impl fedhe_algorithms::task::ClientObjectives for OffsetClients {
+    fn clients(&self) -> usize {
+        self.0
+    }
+
+    fn evaluate(
+        &self,
+        client: usize,
+        unit: &[f64],
+        _rng: &mut rand_chacha::ChaCha8Rng,
+    ) -> Result<fedhe_algorithms::task::Evaluation, fedhe_algorithms::AlgorithmError> {
+        let v = client as f64 + unit[0] * unit[0];
+        Ok(fedhe_algorithms::task::Evaluation {
+            observed: v,
+            noise_free: v,
+        })
+    }
+}
+
+fn offset_task(clients: usize) -> Task {
+    Task::per_client(
+        "offset-clients",
+        2,
+        fedhe_bo::objectives::Sense::Minimise,
+        None,
+        std::sync::Arc::new(OffsetClients(clients)),
+    )
+}
+
+/// DP-FTS-DE (and TS, FTS) on a task of per-client objectives with no known
+/// optimum, as `fedhe simulate` runs the real federated tasks: agent `n`
+/// evaluates client `n`'s objective, and the run reports the agents' mean best
+/// value (there is no regret to report), never NaN.
+#[test]
+fn per_client_tasks_report_the_agents_mean_best_value() {
+    use fedhe_algorithms::fts::{self, FtsParams, FtsVariant};
+    let task = offset_task(4);
+    let mut p = small(4, 3);
+    p.subregions = 4;
+    let dp = run(
+        &task,
+        &p.clone().validate().unwrap(),
+        &mut PlainSum,
+        &members(4),
+        2,
+    )
+    .unwrap();
+    let ts_params = FtsParams {
+        members: 4,
+        rounds: 3,
+        initial_points: 3,
+        features: 20,
+        lengthscale: 0.2,
+        noise_variance: 0.01,
+        mixing_exponent: 0.5,
+        messages: Default::default(),
+        straggler_rate: 0.0,
+        acq_candidates: 100,
+        acq_polish: 1,
+        acq_iters: 10,
+    };
+    let ts = fts::run(
+        &task,
+        FtsVariant::Ts,
+        &ts_params.validate().unwrap(),
+        &members(4),
+        2,
+    )
+    .unwrap();
+    for r in [&dp, &ts] {
+        assert_eq!(r.best_per_member.len(), 4);
+        for (n, b) in r.best_per_member.iter().enumerate() {
+            assert!(
+                (n as f64..=n as f64 + 1.0).contains(b),
+                "{}: agent {n} reports {b}",
+                r.method
+            );
+        }
+        let mean = r.best_per_member.iter().sum::<f64>() / 4.0;
+        assert!((r.best - mean).abs() < 1e-12, "{} vs {mean}", r.best);
+        assert_eq!(r.trace.len(), 3);
+        assert!(r.trace.windows(2).all(|w| w[1] <= w[0]), "{:?}", r.trace);
+        assert!(r.cumulative_regret.is_none());
+    }
+    assert_eq!(dp.epsilon.as_ref().map(Vec::len), Some(3));
+    // More agents than the task has clients is refused, naming `members`.
+    let e = run(
+        &offset_task(3),
+        &p.validate().unwrap(),
+        &mut PlainSum,
+        &members(4),
+        2,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("members"), "{e}");
+}

@@ -249,7 +249,7 @@ fn the_thompson_family_runs_reports_epsilon_and_refuses_bad_privacy_parameters()
         String::from_utf8_lossy(&out.stderr)
     );
     let report = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
-    assert!(report.contains("## Privacy loss"), "{report}");
+    assert!(report.contains("## Privacy loss and utility"), "{report}");
     for (from, to, name) in [
         (
             "sampling_rate = 0.5",

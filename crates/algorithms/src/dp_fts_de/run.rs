@@ -30,7 +30,8 @@ pub struct RoundEvent {
     pub global_steps: usize,
     /// The privacy loss ε after this round (`None` without noise).
     pub epsilon: Option<f64>,
-    /// The agents' mean simple regret after this round.
+    /// The agents' mean simple regret after this round (their mean best value
+    /// when the task's optimum is unknown, see [`crate::rff_agent`]).
     pub mean_simple_regret: f64,
 }
 

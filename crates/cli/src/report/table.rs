@@ -330,33 +330,66 @@ fn method_rows(
         .collect()
 }
 
-/// The privacy loss ε each private method reports after its last round (the
-/// accountant's ε is the same for every seed of a configuration; a range
-/// shows if not). Nothing when no run reports ε.
+/// The privacy-utility table (paper 000 Fig. 3): for every task on which some
+/// method reports ε, each method's privacy loss ε after its last round, as
+/// the run's accountant reports it (the same for every seed of a
+/// configuration; a range shows if not; "no DP" for a method without ε), beside
+/// its utility, the mean of `best` over the seeds ± its standard error. Sorted
+/// by ε, the methods without DP last. Nothing when no run reports ε.
 fn render_privacy(w: &mut String, g: &Grouped) {
-    let rows: Vec<(&str, &str, &[f64])> = method_rows(g, |r| !r.final_epsilon.is_empty())
-        .into_iter()
-        .map(|(t, m, r)| (t.task.as_str(), m, r.final_epsilon.as_slice()))
-        .collect();
+    let mut rows: Vec<(&str, &str, &[f64], Summary)> = Vec::new();
+    for (t, task) in g.tasks.iter().enumerate() {
+        if task.methods.values().all(|r| r.final_epsilon.is_empty()) {
+            continue;
+        }
+        let mut task_rows: Vec<(&str, &str, &[f64], Summary)> = g
+            .methods
+            .iter()
+            .filter_map(|m| {
+                let runs = task.methods.get(m)?;
+                Some((
+                    task.task.as_str(),
+                    m.as_str(),
+                    runs.final_epsilon.as_slice(),
+                    summary(g, t, m)?,
+                ))
+            })
+            .collect();
+        let key = |eps: &[f64]| eps.iter().copied().fold(f64::INFINITY, f64::min);
+        task_rows.sort_by(|a, b| key(a.2).total_cmp(&key(b.2)));
+        rows.extend(task_rows);
+    }
     if rows.is_empty() {
         return;
     }
-    let _ = writeln!(w, "\n## Privacy loss\n");
+    let _ = writeln!(w, "\n## Privacy loss and utility\n");
     let _ = writeln!(
         w,
-        "ε after the last round, as the run's accountant reports it (at the run's δ).\n"
+        "ε after the last round, as the run's accountant reports it (at the run's δ), \
+         beside the utility: the mean of `best` over the seeds ± its standard error \
+         s/√n (lower is better). Sorted by ε; methods without differential privacy last.\n"
     );
-    let _ = writeln!(w, "| task | method | runs | ε |");
-    let _ = writeln!(w, "| --- | --- | ---: | ---: |");
-    for (task, method, eps) in rows {
-        let lo = eps.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = eps.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        let shown = if hi - lo <= 1e-9 * hi.abs().max(1.0) {
-            format!("{lo:.2}")
+    let _ = writeln!(w, "| task | method | runs | ε | mean ± s.e. |");
+    let _ = writeln!(w, "| --- | --- | ---: | ---: | ---: |");
+    for (task, method, eps, s) in rows {
+        let shown = if eps.is_empty() {
+            "no DP".to_string()
         } else {
-            format!("{lo:.2} – {hi:.2}")
+            let lo = eps.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = eps.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            if hi - lo <= 1e-9 * hi.abs().max(1.0) {
+                format!("{lo:.2}")
+            } else {
+                format!("{lo:.2} – {hi:.2}")
+            }
         };
-        let _ = writeln!(w, "| {task} | {method} | {} | {shown} |", eps.len());
+        let _ = writeln!(
+            w,
+            "| {task} | {method} | {} | {shown} | {} ± {} |",
+            s.n,
+            format_compact(s.mean),
+            format_compact(s.standard_error())
+        );
     }
 }
 
@@ -554,5 +587,67 @@ mod tests {
         let mut w = String::new();
         render_regret(&mut w, &g);
         assert!(w.is_empty());
+    }
+
+    #[test]
+    fn privacy_table_puts_epsilon_beside_mean_and_standard_error() {
+        use super::super::results::{MethodRuns, TaskRuns};
+        let runs = |best: &[f64], eps: Option<f64>| MethodRuns {
+            best_by_seed: best
+                .iter()
+                .copied()
+                .enumerate()
+                .map(|(i, b)| (i as u64, b))
+                .collect(),
+            traces: vec![vec![0.0]; best.len()],
+            final_epsilon: eps.map_or(vec![], |e| vec![e; best.len()]),
+            final_regret: vec![],
+            aggregations: vec![],
+        };
+        let mut methods = BTreeMap::new();
+        methods.insert("ref".to_string(), runs(&[0.1, 0.3], None));
+        methods.insert("loose".to_string(), runs(&[0.2, 0.4, 0.6], Some(9.91)));
+        methods.insert("tight".to_string(), runs(&[0.5, 0.7], Some(1.5)));
+        let mut plain = BTreeMap::new();
+        plain.insert("ref".to_string(), runs(&[1.0], None));
+        let g = Grouped {
+            tasks: vec![
+                TaskRuns {
+                    task: "real".to_string(),
+                    rounds: 1,
+                    methods,
+                },
+                TaskRuns {
+                    task: "no-dp".to_string(),
+                    rounds: 1,
+                    methods: plain,
+                },
+            ],
+            methods: vec!["ref".into(), "loose".into(), "tight".into()],
+            run_count: 8,
+        };
+        let mut out = String::new();
+        render_privacy(&mut out, &g);
+        let rows: Vec<&str> = out.lines().filter(|l| l.starts_with("| real")).collect();
+        // Sorted by ε, no DP last; s.e. of (0.2, 0.4, 0.6) is 0.2/√3.
+        assert_eq!(
+            rows,
+            vec![
+                "| real | tight | 2 | 1.50 | 0.6000 ± 0.1000 |",
+                "| real | loose | 3 | 9.91 | 0.4000 ± 0.1155 |",
+                "| real | ref | 2 | no DP | 0.2000 ± 0.1000 |",
+            ]
+        );
+        assert!(!out.contains("no-dp"), "{out}");
+        let mut none = String::new();
+        render_privacy(
+            &mut none,
+            &Grouped {
+                tasks: vec![],
+                methods: vec![],
+                run_count: 0,
+            },
+        );
+        assert!(none.is_empty());
     }
 }
