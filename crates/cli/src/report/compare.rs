@@ -10,11 +10,12 @@ use super::stats::{holm, wilcoxon, Summary, Wilcoxon};
 /// FBO-FedGP").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mark {
-    /// `+`: the other method is significantly better (lower) than the reference.
+    /// `+`: the other method is significantly better (lower; higher on a
+    /// maximised task) than the reference.
     Better,
     /// `≈`: no significant difference after Holm's correction.
     Tie,
-    /// `−`: the other method is significantly worse (higher) than the reference.
+    /// `−`: the other method is significantly worse than the reference.
     Worse,
 }
 
@@ -123,12 +124,31 @@ fn family(tests: Vec<(String, Option<Wilcoxon>)>, alpha: f64) -> Vec<Comparison>
         .collect()
 }
 
-/// The paired-by-seed test of `reference` against `other`, over their common seeds.
-pub fn paired_by_seed(reference: &MethodRuns, other: &MethodRuns) -> Option<Wilcoxon> {
+/// A `best` value oriented so that lower is better: negated on a maximised task.
+fn loss(maximised: bool, best: f64) -> f64 {
+    if maximised {
+        -best
+    } else {
+        best
+    }
+}
+
+/// The paired-by-seed test of `reference` against `other`, over their common
+/// seeds, on values oriented so that lower is better.
+pub fn paired_by_seed(
+    reference: &MethodRuns,
+    other: &MethodRuns,
+    maximised: bool,
+) -> Option<Wilcoxon> {
     let (a, b): (Vec<f64>, Vec<f64>) = reference
         .best_by_seed
         .iter()
-        .filter_map(|(seed, r)| other.best_by_seed.get(seed).map(|o| (*r, *o)))
+        .filter_map(|(seed, r)| {
+            other
+                .best_by_seed
+                .get(seed)
+                .map(|o| (loss(maximised, *r), loss(maximised, *o)))
+        })
         .unzip();
     if a.is_empty() {
         None
@@ -155,7 +175,7 @@ pub fn per_task(grouped: &Grouped, reference: &str, alpha: f64) -> Vec<TaskCompa
                 .filter(|m| m.as_str() != reference)
                 .filter_map(|m| task.methods.get(m).map(|runs| (m, runs)))
                 .map(|(m, runs)| {
-                    let test = reference_runs.and_then(|r| paired_by_seed(r, runs));
+                    let test = reference_runs.and_then(|r| paired_by_seed(r, runs, task.maximised));
                     (m.clone(), test)
                 })
                 .collect();
@@ -189,8 +209,13 @@ pub fn across_tasks(grouped: &Grouped, reference: &str, alpha: f64) -> Vec<Acros
         let (a, b): (Vec<f64>, Vec<f64>) = grouped
             .tasks
             .iter()
-            .filter_map(|t| Some((t.methods.get(reference)?, t.methods.get(method)?)))
-            .map(|(r, o)| (mean_best(r), mean_best(o)))
+            .filter_map(|t| Some((t, t.methods.get(reference)?, t.methods.get(method)?)))
+            .map(|(t, r, o)| {
+                (
+                    loss(t.maximised, mean_best(r)),
+                    loss(t.maximised, mean_best(o)),
+                )
+            })
             .unzip();
         let higher = a.iter().zip(&b).filter(|(r, o)| r > o).count() as f64;
         let lower = a.iter().zip(&b).filter(|(r, o)| r < o).count() as f64;
@@ -271,5 +296,38 @@ mod tests {
         let better = &rows[0].comparisons[0];
         assert!((better.adjusted_p - 6.0 / 1024.0).abs() < 1e-15);
         assert!(better.test.unwrap().rank_biserial() == 1.0);
+    }
+
+    #[test]
+    fn on_a_maximised_objective_higher_is_better() {
+        // Garland is maximised: "higher" beats "ref" on every seed.
+        let base: Vec<f64> = (0..10).map(|i| 0.5 + 0.01 * i as f64).collect();
+        let mut all = runs("garland", "ref", &base);
+        all.extend(runs(
+            "garland",
+            "higher",
+            &base.iter().map(|v| v + 0.1).collect::<Vec<_>>(),
+        ));
+        all.extend(runs("cec2005-f1", "ref", &base));
+        all.extend(runs(
+            "cec2005-f1",
+            "higher",
+            &base.iter().map(|v| v + 0.1).collect::<Vec<_>>(),
+        ));
+        let g = group(all, "ref").unwrap();
+        let marks: Vec<(String, &str)> = per_task(&g, "ref", 0.05)
+            .iter()
+            .map(|t| (t.task.clone(), t.comparisons[0].mark.symbol()))
+            .collect();
+        assert_eq!(
+            marks,
+            [
+                ("cec2005-f1".to_string(), "−"),
+                ("garland".to_string(), "+")
+            ]
+        );
+        // Across the two tasks the method is better once and worse once.
+        let across = across_tasks(&g, "ref", 0.05);
+        assert_eq!(across[0].sign_effect, 0.0);
     }
 }

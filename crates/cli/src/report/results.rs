@@ -67,6 +67,9 @@ pub struct Grouped {
 pub struct TaskRuns {
     /// Task name.
     pub task: String,
+    /// Whether the task's objective is maximised (Garland, DoubleSine), so a
+    /// higher `best` is better; every other task is minimised.
+    pub maximised: bool,
     /// Number of rounds (the common trace length).
     pub rounds: usize,
     /// method → runs.
@@ -88,6 +91,15 @@ const KNOWN_METHODS: [&str; 6] = [
 /// no runs, an empty or non-finite field, a repeated (task, method, seed), or
 /// traces of different lengths within one task (the plots average them round
 /// by round, so they must align).
+/// Whether `task` names an objective that `fedhe objective list` marks as
+/// maximised. Other tasks (CEC-2005, the classifier tasks, regrets) are minimised.
+pub fn is_maximised(task: &str) -> bool {
+    fedhe_bo::objectives::list()
+        .iter()
+        .any(|i| i.name == task && i.sense == fedhe_bo::objectives::Sense::Maximise)
+}
+
+/// Groups the runs by task and method, checking them.
 pub fn group(runs: Vec<Run>, reference: &str) -> Result<Grouped, String> {
     if runs.is_empty() {
         return Err("\"runs\" is empty".to_string());
@@ -114,6 +126,7 @@ pub fn group(runs: Vec<Run>, reference: &str) -> Result<Grouped, String> {
         }
         let task = by_task.entry(run.task.clone()).or_insert_with(|| TaskRuns {
             task: run.task.clone(),
+            maximised: is_maximised(&run.task),
             rounds: run.trace.len(),
             methods: BTreeMap::new(),
         });

@@ -73,6 +73,25 @@ fn summary(grouped: &Grouped, task: usize, method: &str) -> Option<Summary> {
     Summary::of(&values)
 }
 
+/// Which way is better, for the header: lower, except on maximised objectives.
+fn sense_sentence(g: &Grouped) -> String {
+    let maximised: Vec<String> = g
+        .tasks
+        .iter()
+        .filter(|t| t.maximised)
+        .map(|t| format!("`{}`", t.task))
+        .collect();
+    if maximised.is_empty() {
+        "Every objective is minimised: lower is better.".to_string()
+    } else {
+        format!(
+            "Lower `best` is better, except on the maximised {}, where higher is better; \
+             the comparisons are oriented accordingly.",
+            maximised.join(", ")
+        )
+    }
+}
+
 /// Renders the whole report.
 pub fn render(input: &ReportInput) -> String {
     let g = input.grouped;
@@ -85,14 +104,15 @@ pub fn render(input: &ReportInput) -> String {
     let _ = writeln!(
         w,
         "From `results.json`: {} runs, {} tasks, methods {}. Reference method: `{reference}`. \
-         Every objective is minimised: lower is better.\n",
+         {}\n",
         g.run_count,
         g.tasks.len(),
         g.methods
             .iter()
             .map(|m| format!("`{m}`"))
             .collect::<Vec<_>>()
-            .join(", ")
+            .join(", "),
+        sense_sentence(g)
     );
 
     // 1. Summaries.
@@ -614,11 +634,13 @@ mod tests {
             tasks: vec![
                 TaskRuns {
                     task: "real".to_string(),
+                    maximised: false,
                     rounds: 1,
                     methods,
                 },
                 TaskRuns {
                     task: "no-dp".to_string(),
+                    maximised: false,
                     rounds: 1,
                     methods: plain,
                 },
