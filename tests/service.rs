@@ -236,3 +236,50 @@ fn a_member_that_drops_out_before_decrypting_fails_the_round_cleanly() {
         }
     }
 }
+
+#[test]
+fn a_member_restarted_after_the_federation_moved_on_replays_a_finished_round() {
+    let server = Server::start();
+    let root = tempfile::tempdir().unwrap();
+    let members = federation(&server, root.path(), &["alpha", "beta"]);
+    create_study(&server, 2, 60, 600);
+    let rounds = |a: f64| vec![Some(vec![a, 1.0]), Some(vec![2.0 * a, 0.5])];
+    let mut dirs = Vec::new();
+    let threads: Vec<_> = members
+        .into_iter()
+        .zip([1.0, 3.0])
+        .map(|((name, dir, id), a)| {
+            let state = root.path().join(format!("{name}-state"));
+            dirs.push((name.clone(), dir.clone(), id.clone(), state.clone()));
+            member_thread(server.url.clone(), name, dir, id, state, rounds(a))
+        })
+        .collect();
+    let sums: Vec<Vec<Vec<f64>>> = threads
+        .into_iter()
+        .map(|t| t.join().unwrap().unwrap())
+        .collect();
+    // alpha "crashed" after its decryption share for round 1 but before it
+    // recorded the result; the federation has since finished round 2, so
+    // round 1 can no longer be opened.
+    let (name, dir, identity, state) = dirs.remove(0);
+    std::fs::remove_file(state.join("s1.1.result")).unwrap();
+    let client = Client::new(
+        &server.url,
+        Auth::Member {
+            id: name.clone(),
+            identity,
+        },
+    )
+    .unwrap();
+    let own = dir.read(keys::PUBLIC_SHARE_FILE).unwrap();
+    let verified = verify_ceremony(&client, "c1", Some((&name, &own)), true).unwrap();
+    let secret = MemberSession::load_secret(&dir, &verified.params).unwrap();
+    let mut session = MemberSession::new(client, &verified, secret, &state, 2).unwrap();
+    session.round_timeout = Duration::from_secs(30);
+    // The replay resends the recorded ciphertext and share and gets round 1's sum.
+    let replayed = session
+        .run_round("s1", 1, Some(&[1.0, 1.0]), 100.0)
+        .unwrap();
+    assert_eq!(replayed, sums[0][0]);
+    assert!((replayed[0] - 4.0).abs() < 1e-6, "{replayed:?}");
+}

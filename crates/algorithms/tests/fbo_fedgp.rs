@@ -222,7 +222,10 @@ impl SecureSum for MemberEnd {
         assert_eq!(st.0 + 1, round.0, "members agree on the round numbering");
         st.1.extend(contributions);
         if st.1.len() == r.members {
-            let sum = PlainSum.sum(round, std::mem::take(&mut st.1))?;
+            // In member order, as the in-process run adds them.
+            let mut contributions = std::mem::take(&mut st.1);
+            contributions.sort_by(|a, b| a.0.cmp(&b.0));
+            let sum = PlainSum.sum(round, contributions)?;
             st.2.push(sum);
             st.0 = round.0;
             r.ready.notify_all();

@@ -27,7 +27,9 @@
 use crate::keys::{self, KeyDir};
 use crate::member::{verify_ceremony, MemberSession, NetworkSum};
 use crate::{Client, ClientError};
-use fedhe_algorithms::fbo_fedgp::{run_member, FboFedGpParams, Method, RoundEvent, ValidParams};
+use fedhe_algorithms::fbo_fedgp::{
+    run_member, FboFedGpParams, Method, RoundEvent, SupportSelection, ValidParams,
+};
 use fedhe_algorithms::task::{ClientObjectives, Evaluation};
 use fedhe_algorithms::{AlgorithmError, RunResult, Task};
 use fedhe_bo::objectives::Sense;
@@ -136,6 +138,13 @@ impl StudyConfig {
             .clone()
             .validate()
             .map_err(|e| invalid("fbo_fedgp", e))?;
+        if params.support_selection == SupportSelection::PaperClustering {
+            return Err(invalid(
+                "fbo_fedgp.support_selection",
+                "\"paper-clustering\" pools every member's local centres in one place; \
+                 over the network use \"secure-kmeans\" (the default) or \"random\"",
+            ));
+        }
         Ok(ValidStudyConfig {
             config: self,
             sense,
@@ -162,7 +171,7 @@ struct Journal {
 impl Journal {
     /// Loads the journal; a last line cut short by a crash is dropped (its
     /// evaluation runs again).
-    fn open(path: PathBuf) -> Result<Self, ClientError> {
+    fn open(path: PathBuf, repair: bool) -> Result<Self, ClientError> {
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
@@ -181,7 +190,9 @@ impl Journal {
             entries.push(entry);
             valid_len += line.len();
         }
-        if valid_len < text.len() {
+        // Only the agent (holding the lock) repairs; a reader must not cut a
+        // line the running agent is writing.
+        if repair && valid_len < text.len() {
             let f = std::fs::OpenOptions::new()
                 .write(true)
                 .open(&path)
@@ -205,7 +216,7 @@ impl Journal {
         if e.x != x {
             return Err(AlgorithmError::Evaluation(format!(
                 "evaluation {} of the journal {} was at {:?}, the replay asks for {:?}: \
-                 the study or the agent changed since; use a new state folder",
+                 the study or the agent changed since, and this member cannot resume the study",
                 self.next + 1,
                 self.path.display(),
                 e.x,
@@ -224,9 +235,11 @@ impl Journal {
         let mut line = serde_json::to_string(&JournalEntry { x: x.to_vec(), y })
             .map_err(|e| AlgorithmError::Evaluation(e.to_string()))?;
         line.push('\n');
+        use std::os::unix::fs::OpenOptionsExt;
         let mut f = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
+            .mode(0o600)
             .open(&self.path)
             .map_err(fail)?;
         f.write_all(line.as_bytes()).map_err(fail)?;
@@ -267,7 +280,7 @@ impl CommandObjective {
             upper: config.upper.clone(),
             members,
             index,
-            journal: Mutex::new(Journal::open(state.join(JOURNAL_FILE))?),
+            journal: Mutex::new(Journal::open(state.join(JOURNAL_FILE), true)?),
         })
     }
 
@@ -280,6 +293,9 @@ impl CommandObjective {
         let mut child = Command::new("sh")
             .arg("-c")
             .arg(&self.command)
+            // The institution's command (perhaps third-party code) never sees
+            // the key folder's passphrase.
+            .env_remove(crate::keys::PASSPHRASE_ENV)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -513,18 +529,28 @@ pub fn run_agent(
     // One agent per member and study: a second would interleave the journal.
     // The operating system releases the lock when the process ends, however.
     let lock_path = state.join(LOCK_FILE);
-    let lock = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_path)
-        .map_err(|e| ClientError::Keys(format!("{}: {e}", lock_path.display())))?;
-    if lock.try_lock().is_err() {
-        return Err(ClientError::Usage(format!(
-            "another agent is running study {} with {}",
-            options.study,
-            keys.path().display()
-        )));
+    let lock = {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .mode(0o600)
+            .open(&lock_path)
+            .map_err(|e| ClientError::Keys(format!("{}: {e}", lock_path.display())))?
+    };
+    match lock.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            return Err(ClientError::Usage(format!(
+                "another agent is running study {} with {}",
+                options.study,
+                keys.path().display()
+            )))
+        }
+        Err(std::fs::TryLockError::Error(e)) => {
+            return Err(ClientError::Keys(format!("{}: {e}", lock_path.display())))
+        }
     }
     let private_seed = private_seed(&state, options.study, &member_file.member)?;
     let objective = CommandObjective::new(
@@ -612,7 +638,7 @@ pub fn agent_status(keys: &KeyDir, study: &str) -> Result<AgentStatus, ClientErr
             keys.path().display()
         )));
     }
-    let journal = Journal::open(state.join(JOURNAL_FILE))?;
+    let journal = Journal::open(state.join(JOURNAL_FILE), false)?;
     let suffix = ".result";
     let rounds_with_result = std::fs::read_dir(&state)
         .map_err(|e| ClientError::Keys(format!("{}: {e}", state.display())))?
@@ -672,6 +698,10 @@ mod tests {
         let mut c = config();
         c.sense = "min".into();
         assert!(c.validate(3).unwrap_err().to_string().contains("sense"));
+        let mut c = config();
+        c.fbo_fedgp.support_selection = SupportSelection::PaperClustering;
+        let err = c.validate(3).unwrap_err().to_string();
+        assert!(err.contains("support_selection"), "{err}");
         let mut c = config();
         c.upper.pop();
         assert!(c.validate(3).unwrap_err().to_string().contains("2 and 1"));
@@ -739,7 +769,10 @@ mod tests {
             assert!(err.contains(expect), "{cmd}: {err}");
             // Nothing was journaled.
             assert_eq!(
-                Journal::open(sub.join(JOURNAL_FILE)).unwrap().entries.len(),
+                Journal::open(sub.join(JOURNAL_FILE), false)
+                    .unwrap()
+                    .entries
+                    .len(),
                 0
             );
         }
@@ -751,7 +784,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(JOURNAL_FILE);
         std::fs::write(&path, "{\"x\":[1.0],\"y\":2.0}\n{\"x\":[0.5],\"y\"").unwrap();
-        let j = Journal::open(path.clone()).unwrap();
+        // A reader leaves the file alone; the agent repairs it.
+        let j = Journal::open(path.clone(), false).unwrap();
+        assert_eq!(j.entries.len(), 1);
+        assert!(std::fs::read_to_string(&path).unwrap().ends_with("\"y\""));
+        let j = Journal::open(path.clone(), true).unwrap();
         assert_eq!(
             j.entries,
             vec![JournalEntry {
@@ -764,7 +801,7 @@ mod tests {
             "{\"x\":[1.0],\"y\":2.0}\n"
         );
         std::fs::write(&path, "garbage\n{\"x\":[1.0],\"y\":2.0}\n").unwrap();
-        let err = Journal::open(path).unwrap_err().to_string();
+        let err = Journal::open(path, false).unwrap_err().to_string();
         assert!(err.contains("line 1"), "{err}");
     }
 }

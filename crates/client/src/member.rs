@@ -307,6 +307,23 @@ impl MemberSession {
         self.state_dir.join(format!("{study}.{round}.{kind}"))
     }
 
+    /// Opens `round`, or accepts that it exists already: only the latest round
+    /// can be opened, and a member restarted after a crash may replay a round
+    /// the others have finished and moved past (its recorded contribution and
+    /// share are then resent, which the server accepts, and the result fetched).
+    fn ensure_round(&self, study: &str, round: u64) -> Result<(), ClientError> {
+        match self.client.open_round(study, round) {
+            Ok(_) => Ok(()),
+            Err(refused @ ClientError::Problem { .. }) => {
+                match self.client.round(study, round, Duration::ZERO, None) {
+                    Ok(_) => Ok(()),
+                    Err(_) => Err(refused),
+                }
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     /// Encrypts and uploads this member's contribution to a round (opening the
     /// round if needed). The ciphertext is recorded before it is sent, so a
     /// restarted member resends the same bytes.
@@ -317,7 +334,7 @@ impl MemberSession {
         values: &[f64],
         bound: f64,
     ) -> Result<Vec<u8>, ClientError> {
-        self.client.open_round(study, round)?;
+        self.ensure_round(study, round)?;
         let path = self.record("contribution", study, round);
         let bytes = match std::fs::read(&path) {
             Ok(b) => b,
@@ -467,9 +484,7 @@ impl MemberSession {
             Some(v) => {
                 self.contribute(study, round, v, bound)?;
             }
-            None => {
-                self.client.open_round(study, round)?;
-            }
+            None => self.ensure_round(study, round)?,
         }
         self.decrypt(study, round)?;
         let values = self.result(study, round)?;

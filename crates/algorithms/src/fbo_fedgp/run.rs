@@ -99,6 +99,14 @@ pub fn run_member(
     private_seed: u64,
     observer: &mut dyn FnMut(&RoundEvent),
 ) -> Result<RunResult, AlgorithmError> {
+    if params.support_selection == SupportSelection::PaperClustering {
+        // Alg. 1 pools every client's local centres in one place.
+        return Err(crate::error::config(
+            "support_selection",
+            "paper-clustering needs every member's local centres in one process; \
+             a member running alone uses secure-kmeans or random",
+        ));
+    }
     let index = members.iter().position(|m| m == me).ok_or_else(|| {
         crate::error::config(
             "members",

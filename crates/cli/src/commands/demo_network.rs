@@ -56,7 +56,7 @@ fn tail(log: &Path) -> String {
 }
 
 /// Waits for a child and returns its stdout; a failure carries its log's tail.
-fn finish(what: &str, mut child: Child, log: &Path) -> Result<String, CliError> {
+fn finish(what: &str, child: &mut Child, log: &Path) -> Result<String, CliError> {
     let mut out = String::new();
     if let Some(mut s) = child.stdout.take() {
         let _ = s.read_to_string(&mut out);
@@ -84,6 +84,8 @@ pub fn run(args: DemoArgs) -> Result<(), CliError> {
     // Refuse bad arguments before anything starts.
     super::resolve_params(a.params, a.allow_insecure)?;
     let task = Task::by_name(a.function, a.dim)?;
+    // The institutions evaluate with `fedhe objective value`: a benchmark function.
+    fedhe_bo::objectives::Objective::by_name(a.function, a.dim)?;
     let fbo = settings(&args)?;
     let work = tempfile::Builder::new()
         .prefix("fedhe-demo-")
@@ -113,7 +115,7 @@ pub fn run(args: DemoArgs) -> Result<(), CliError> {
     if let Some(out) = server.stdout.as_mut() {
         let _ = BufReader::new(out).read_line(&mut first);
     }
-    let children = Children(vec![("server".into(), server)]);
+    let mut children = Children(vec![("server".into(), server)]);
     let url = first
         .split_whitespace()
         .find(|w| w.starts_with("http://"))
@@ -138,13 +140,13 @@ pub fn run(args: DemoArgs) -> Result<(), CliError> {
     for (name, dir) in names.iter().zip(&keys) {
         let dir = dir.display().to_string();
         let log = root.join(format!("{name}.identity.log"));
-        let child = spawn(
+        let mut child = spawn(
             "fedhe ceremony identity",
             &["ceremony", "identity", "--keys", &dir],
             &[],
             &log,
         )?;
-        let key = finish(&format!("{name}: ceremony identity"), child, &log)?;
+        let key = finish(&format!("{name}: ceremony identity"), &mut child, &log)?;
         members.push(MemberSpec {
             id: name.clone(),
             identity_key: key.trim().to_string(),
@@ -163,34 +165,36 @@ pub fn run(args: DemoArgs) -> Result<(), CliError> {
         a.params
     ));
     say("then reveals it; each checks the transcript and the collective key.");
-    let joins = names
-        .iter()
-        .zip(&keys)
-        .map(|(name, dir)| {
-            let log = root.join(format!("{name}.join.log"));
-            let dir = dir.display().to_string();
-            let mut args = vec![
-                "ceremony",
-                "join",
-                "--server",
-                &url,
-                "--ceremony",
-                "demo",
-                "--member",
-                name,
-                "--keys",
-                &dir,
-            ];
-            args.extend_from_slice(insecure);
-            Ok((
-                name.clone(),
-                spawn("fedhe ceremony join", &args, &[], &log)?,
-                log,
-            ))
-        })
-        .collect::<Result<Vec<_>, CliError>>()?;
-    for (name, child, log) in joins {
-        finish(&format!("{name}: ceremony join"), child, &log)?;
+    // Every child goes into the guard at once, so an error kills the rest.
+    let mut joins = Vec::with_capacity(names.len());
+    for (name, dir) in names.iter().zip(&keys) {
+        let log = root.join(format!("{name}.join.log"));
+        let dir = dir.display().to_string();
+        let mut args = vec![
+            "ceremony",
+            "join",
+            "--server",
+            &url,
+            "--ceremony",
+            "demo",
+            "--member",
+            name,
+            "--keys",
+            &dir,
+        ];
+        args.extend_from_slice(insecure);
+        children.0.push((
+            name.clone(),
+            spawn("fedhe ceremony join", &args, &[], &log)?,
+        ));
+        joins.push((name.clone(), children.0.len() - 1, log));
+    }
+    for (name, at, log) in joins {
+        finish(
+            &format!("{name}: ceremony join"),
+            &mut children.0[at].1,
+            &log,
+        )?;
     }
     say(&format!("  all {} institutions joined.\n", a.members));
 
@@ -250,11 +254,10 @@ pub fn run(args: DemoArgs) -> Result<(), CliError> {
             "--json",
         ];
         args.extend_from_slice(insecure);
-        agents.push((
-            name.clone(),
-            spawn("fedhe agent run", &args, &[], &log)?,
-            log,
-        ));
+        children
+            .0
+            .push((name.clone(), spawn("fedhe agent run", &args, &[], &log)?));
+        agents.push((name.clone(), children.0.len() - 1, log));
     }
     // Progress: the first institution's per-round lines, as they come.
     let progress_log = agents[0].2.clone();
@@ -269,15 +272,16 @@ pub fn run(args: DemoArgs) -> Result<(), CliError> {
         }
         for slot in pending.iter_mut() {
             let done = match slot {
-                Some((_, child, _)) => child
+                Some((_, at, _)) => children.0[*at]
+                    .1
                     .try_wait()
                     .map_err(|e| CliError::Usage(e.to_string()))?
                     .is_some(),
                 None => false,
             };
             if done {
-                if let Some((name, child, log)) = slot.take() {
-                    let out = finish(&format!("{name}: agent run"), child, &log)?;
+                if let Some((name, at, log)) = slot.take() {
+                    let out = finish(&format!("{name}: agent run"), &mut children.0[at].1, &log)?;
                     let line = out.lines().last().unwrap_or_default().to_string();
                     let v: serde_json::Value = serde_json::from_str(&line).map_err(|e| {
                         CliError::Usage(format!("{name}: agent printed {line:?}: {e}"))
@@ -315,7 +319,7 @@ pub fn run(args: DemoArgs) -> Result<(), CliError> {
         .map_or(0, |v| v["aggregations"].as_u64().unwrap_or(0));
     let seconds = start.elapsed().as_secs_f64();
     let centre = centre_value(&task)?;
-    // Stops the server.
+    // Stops the server (the others have ended).
     drop(children);
     say(&format!(
         "\nBest value found by the federation: {best:.4}; optimum {:.4}; value at the domain centre {centre:.4}.",
