@@ -20,26 +20,26 @@ use fedhe_ring::Csprng;
 pub struct DemoArgs {
     /// Number of institutions.
     #[arg(long, default_value_t = 5)]
-    members: usize,
+    pub(super) members: usize,
     /// Rounds of the federation.
     #[arg(long, default_value_t = 15)]
-    rounds: usize,
+    pub(super) rounds: usize,
     /// The objective (see `fedhe objective list`).
     #[arg(long, default_value = "cec2005-f1")]
-    function: String,
+    pub(super) function: String,
     /// Its dimension.
     #[arg(long, default_value_t = 10)]
-    dim: usize,
+    pub(super) dim: usize,
     /// Seed of the federation's own randomness (initial points, acquisition
     /// search); the cryptography always draws fresh entropy.
     #[arg(long, default_value_t = 1)]
-    seed: u64,
+    pub(super) seed: u64,
     /// Parameter set.
     #[arg(long, default_value = "n8192-q124")]
-    params: String,
+    pub(super) params: String,
     /// Allow parameter sets below 128-bit security (tests only).
     #[arg(long)]
-    allow_insecure: bool,
+    pub(super) allow_insecure: bool,
     /// Run every institution in this process through the channel directly,
     /// without a server.
     #[arg(long)]
@@ -47,7 +47,7 @@ pub struct DemoArgs {
     /// End the output with one JSON line: rounds, best, optimum, the value at
     /// the domain centre, bytes sent and seconds.
     #[arg(long)]
-    json: bool,
+    pub(super) json: bool,
 }
 
 fn kib(bytes: u64) -> String {
@@ -70,33 +70,6 @@ pub(super) fn settings(args: &DemoArgs) -> Result<FboFedGpParams, CliError> {
     settings.rounds = args.rounds;
     settings.clone().validate()?;
     Ok(settings)
-}
-
-/// The arguments, for the networked demo.
-pub(super) struct DemoSettings<'a> {
-    pub members: usize,
-    pub rounds: usize,
-    pub function: &'a str,
-    pub dim: usize,
-    pub seed: u64,
-    pub params: &'a str,
-    pub allow_insecure: bool,
-    pub json: bool,
-}
-
-impl DemoArgs {
-    pub(super) fn view(&self) -> DemoSettings<'_> {
-        DemoSettings {
-            members: self.members,
-            rounds: self.rounds,
-            function: &self.function,
-            dim: self.dim,
-            seed: self.seed,
-            params: &self.params,
-            allow_insecure: self.allow_insecure,
-            json: self.json,
-        }
-    }
 }
 
 /// The value at the centre of the task's box.

@@ -3,7 +3,7 @@
 //! "Running a federation"). Every child is killed when the demo ends, however
 //! it ends.
 
-use super::demo::{centre_value, settings, DemoArgs, DemoSettings};
+use super::demo::{centre_value, settings, DemoArgs};
 use crate::error::CliError;
 use fedhe_algorithms::Task;
 use fedhe_api::{CeremonySpec, MemberSpec, StudySpec};
@@ -79,14 +79,14 @@ fn shell_quote(s: &str) -> String {
 
 /// Runs the networked demo.
 pub fn run(args: DemoArgs) -> Result<(), CliError> {
-    let a: DemoSettings<'_> = args.view();
+    let a = &args;
     let start = Instant::now();
     // Refuse bad arguments before anything starts.
-    super::resolve_params(a.params, a.allow_insecure)?;
-    let task = Task::by_name(a.function, a.dim)?;
+    super::resolve_params(&a.params, a.allow_insecure)?;
+    let task = Task::by_name(&a.function, a.dim)?;
     // The institutions evaluate with `fedhe objective value`: a benchmark function.
-    fedhe_bo::objectives::Objective::by_name(a.function, a.dim)?;
-    let fbo = settings(&args)?;
+    fedhe_bo::objectives::Objective::by_name(&a.function, a.dim)?;
+    let fbo = settings(a)?;
     let work = tempfile::Builder::new()
         .prefix("fedhe-demo-")
         .tempdir()
@@ -155,7 +155,7 @@ pub fn run(args: DemoArgs) -> Result<(), CliError> {
     let admin = Client::new(&url, Auth::Admin(token.clone().into()))?;
     admin.create_ceremony(&CeremonySpec {
         id: "demo".into(),
-        parameter_set: a.params.to_string(),
+        parameter_set: a.params.clone(),
         members,
         deadline_secs: 600,
         allow_insecure: a.allow_insecure,
