@@ -173,6 +173,22 @@ fn find_rustls_error<'a>(
         .or_else(|| err.source().and_then(|e| find_rustls_error(e, depth + 1)))
 }
 
+/// Whether the host of `base` is a loopback address (`127.0.0.0/8`, `::1` or
+/// `localhost`); a URL that does not parse is not.
+fn is_loopback_url(base: &str) -> bool {
+    let Some(url) = reqwest::Url::parse(base).ok() else {
+        return false;
+    };
+    let Some(host) = url.host_str() else {
+        return false;
+    };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    match host.parse::<std::net::IpAddr>() {
+        Ok(ip) => ip.is_loopback(),
+        Err(_) => host.eq_ignore_ascii_case("localhost"),
+    }
+}
+
 /// `e` with its causes (reqwest's own message omits why a connection failed).
 fn describe(e: &reqwest::Error) -> String {
     let mut text = e.to_string();
@@ -200,6 +216,16 @@ impl Client {
         if !https && !base.starts_with("http://") {
             return Err(ClientError::Usage(format!(
                 "server URL {base:?}: expected http://HOST:PORT or https://HOST:PORT"
+            )));
+        }
+        if matches!(auth, Auth::Admin(_)) && !https && !is_loopback_url(base) {
+            // The bearer token is the whole of the administrator's credential
+            // (member requests are signed instead), so it never crosses a
+            // network in clear text, even when the server allows plain HTTP.
+            return Err(ClientError::Usage(format!(
+                "server URL {base}: the administrator token would cross the network in clear \
+                 text; serve with --tls-cert/--tls-key and use https://, or run the \
+                 administrator command on the server's host against a loopback address"
             )));
         }
         let mut builder = Http::builder()
@@ -588,5 +614,48 @@ impl Client {
     pub fn ready(&self) -> bool {
         self.send(Method::GET, "/readyz", Vec::new(), JSON, &[])
             .is_ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn admin() -> Auth {
+        Auth::Admin(zeroize::Zeroizing::new("token".to_string()))
+    }
+
+    #[test]
+    fn the_admin_token_is_refused_over_plain_http_off_loopback() {
+        for url in [
+            "http://10.1.2.3:8080",
+            "http://fedhe.example.org",
+            "http://[2001:db8::1]:80",
+        ] {
+            let err = Client::new(url, admin()).unwrap_err().to_string();
+            assert!(
+                err.contains("clear text") && err.contains(url),
+                "{url}: {err}"
+            );
+            assert!(
+                !err.contains("token\""),
+                "the token itself is never in the message"
+            );
+        }
+    }
+
+    #[test]
+    fn the_admin_token_is_allowed_over_https_or_loopback() {
+        for url in [
+            "https://10.1.2.3:8443",
+            "http://127.0.0.1:8080",
+            "http://127.5.0.1:8080",
+            "http://[::1]:8080",
+            "http://localhost:8080",
+        ] {
+            assert!(Client::new(url, admin()).is_ok(), "{url}");
+        }
+        // Members sign their requests: plain HTTP off loopback is the server's call.
+        assert!(Client::new("http://10.1.2.3:8080", Auth::Anonymous).is_ok());
     }
 }
