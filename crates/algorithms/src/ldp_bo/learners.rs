@@ -315,6 +315,9 @@ pub struct AtaGpUcb<K: Kernel> {
     consts: Constants,
     played: Vec<usize>,
     rewards: Vec<f64>,
+    /// `b_τ` of every round so far: Alg. 1 line 10 truncates reward `τ` at its
+    /// own round's threshold, which depends on that round's `m_τ`.
+    thresholds: Vec<f64>,
     mean: Vec<f64>,
     var: Vec<f64>,
     m: usize,
@@ -333,6 +336,7 @@ impl<K: Kernel> AtaGpUcb<K> {
             consts,
             played: Vec::new(),
             rewards: Vec::new(),
+            thresholds: Vec::new(),
             m: 0,
         }
     }
@@ -342,7 +346,8 @@ impl<K: Kernel> AtaGpUcb<K> {
         (4.0 * self.m.max(1) as f64 * self.consts.horizon as f64 / self.consts.delta).ln()
     }
 
-    /// The truncation `b_t = √(v / ln(4 m_t T/δ))` (Theorem 2, `α = 1`).
+    /// The truncation `b_t = √(v / ln(4 m_t T/δ))` (Theorem 2, `α = 1`) with the
+    /// current `m_t`.
     pub fn truncation(&self) -> f64 {
         (self.consts.moment_v() / self.log_term()).sqrt()
     }
@@ -367,7 +372,7 @@ impl<K: Kernel> Learner for AtaGpUcb<K> {
         ucb_argmax(&self.mean, &self.var, beta, rng)
     }
 
-    /// Alg. 1 lines 6-13: re-embed, truncate `u_{i,τ}ȳ_τ` at `b_t` coordinate by
+    /// Alg. 1 lines 6-13: re-embed, truncate `u_{i,τ}ȳ_τ` at `b_τ` coordinate by
     /// coordinate, `θ̃_t = Ṽ^{−1/2} r̂`.
     fn observe(
         &mut self,
@@ -390,20 +395,22 @@ impl<K: Kernel> Learner for AtaGpUcb<K> {
         )?
         else {
             self.m = 0;
+            self.thresholds.push(self.truncation());
             self.mean.iter_mut().for_each(|m| *m = 0.0);
             self.var.clone_from(&self.prior);
             return Ok(());
         };
         self.m = space.dim();
+        self.thresholds.push(self.truncation());
         let v_isqrt = inverse_sqrt(&space.v);
         // Row x of w is u_x = Ṽ^{−1/2} φ̃(x) (Ṽ^{−1/2} is symmetric).
         let w = &space.phi * &v_isqrt;
-        let b = self.truncation();
         let mut r_hat = DVector::zeros(self.m);
-        for (&x, &y) in self.played.iter().zip(&self.rewards) {
+        let history = self.played.iter().zip(&self.rewards).zip(&self.thresholds);
+        for ((&x, &y), &b_tau) in history {
             for i in 0..self.m {
                 let term = w[(x, i)] * y;
-                if term.abs() <= b {
+                if term.abs() <= b_tau {
                     r_hat[i] += term;
                 }
             }
@@ -636,6 +643,58 @@ mod tests {
         }
         assert!(l.mean.iter().all(|m| m.abs() < 1.0), "{:?}", l.mean);
         assert!(l.beta() > 0.0 && l.m >= 1);
+    }
+
+    #[test]
+    fn ata_truncates_each_reward_at_its_own_rounds_threshold() {
+        // Points 0 and 1 of a 5-point grid with l = 0.3 are nearly orthogonal
+        // (k = e^{−1/0.18} ≈ 0.004), so u_{0,τ=1} ≈ 1/√2 after both rounds.
+        let k = SquaredExponential::new(KernelParams::isotropic(1, 0.3, 1.0).unwrap());
+        let mut c = consts(false);
+        c.q = 1e6;
+        let mut l = AtaGpUcb::new(k, domain(5), c);
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        // |u_{1,1} ȳ_1| ≈ 0.962/√2 ≈ 0.680 lies between b_2 and b_1.
+        l.observe(1, 0, 0.962, &mut rng).unwrap();
+        l.observe(2, 4, 0.0, &mut rng).unwrap();
+        assert_eq!(l.features(), 2);
+        // Theorem 2: b_τ = √(v / ln(4 m_τ T/δ)), v = B² + Var(η) = 4, T = 100, δ = 0.1.
+        let b1 = (4.0 / 4000f64.ln()).sqrt();
+        let b2 = (4.0 / 8000f64.ln()).sqrt();
+        assert!((l.thresholds[0] - b1).abs() < 1e-12);
+        assert!((l.thresholds[1] - b2).abs() < 1e-12);
+        assert!((l.truncation() - b2).abs() < 1e-12);
+        assert!(b2 < 0.68 && 0.68 < b1);
+        // Kept at b_1, so μ̃(x_1) ≈ u·(u ȳ_1) ≈ 0.48; truncating at b_2 would give ≈ 0.
+        assert!(l.mean[0] > 0.4, "{}", l.mean[0]);
+    }
+
+    #[test]
+    fn ata_and_moma_beta_follow_theorems_2_and_4() {
+        let k = SquaredExponential::new(KernelParams::isotropic(1, 0.3, 1.0).unwrap());
+        let mut c = consts(false);
+        c.q = 1e6;
+        let mut ata = AtaGpUcb::new(k.clone(), domain(5), c);
+        let mut rng = ChaCha8Rng::seed_from_u64(6);
+        ata.observe(1, 0, 0.5, &mut rng).unwrap();
+        ata.observe(2, 4, 0.5, &mut rng).unwrap();
+        assert_eq!(ata.features(), 2);
+        // β = B(1 + 1/√(1−ε̃)) + 4√(ln(4 m_t T/δ) v m_t/λ), B = 1, ε̃ = 0.5, v = 4, m_t = 2.
+        let head = 1.0 + 1.0 / 0.5f64.sqrt();
+        let want = head + 4.0 * (8000f64.ln() * 4.0 * 2.0).sqrt();
+        assert!((ata.beta() - want).abs() < 1e-9, "{} vs {want}", ata.beta());
+        // MoMA, one epoch of k = 2 plays: m_1 = 1 and β_2 = B(1 + 1/√(1−ε̃)) + 3√(9 m_1 c), c = 3.
+        let mut moma = MomaGpUcb::new(k, domain(5), c, 2);
+        let x = moma.next(1, &mut rng);
+        moma.observe(1, x, 0.5, &mut rng).unwrap();
+        moma.observe(2, x, 0.5, &mut rng).unwrap();
+        assert_eq!(moma.m, 1);
+        let want = head + 3.0 * (9.0f64 * 3.0).sqrt();
+        assert!(
+            (moma.beta() - want).abs() < 1e-9,
+            "{} vs {want}",
+            moma.beta()
+        );
     }
 
     #[test]
