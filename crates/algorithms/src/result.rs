@@ -41,4 +41,9 @@ pub struct RunResult {
     /// The privacy loss ε after each round, for differentially private algorithms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub epsilon: Option<Vec<f64>>,
+    /// Whether the task is maximised (`best` and `trace` are then highest-is-best),
+    /// so a report orients its comparisons without knowing every task. Files
+    /// written before the field existed read as minimised.
+    #[serde(default)]
+    pub maximised: bool,
 }

@@ -163,6 +163,11 @@ impl Task {
         self.sense
     }
 
+    /// Whether the objective is maximised.
+    pub fn is_maximised(&self) -> bool {
+        self.sense == Sense::Maximise
+    }
+
     /// The optimum value (NaN when unknown).
     pub fn optimum(&self) -> f64 {
         self.optimum.unwrap_or(f64::NAN)

@@ -310,3 +310,61 @@ fn members_in_separate_threads_reproduce_the_in_process_federation() {
     .unwrap_err();
     assert!(err.to_string().contains("stranger"), "{err}");
 }
+
+#[test]
+fn local_scaling_changes_local_steps_only() {
+    use fedhe_algorithms::fbo_fedgp::LocalScaling;
+    let task = Task::by_name("cec2005-f1", 2).unwrap();
+    let m = members(3);
+    let with = |method, scaling| {
+        let params = FboFedGpParams {
+            local_scaling: scaling,
+            ..small_params()
+        }
+        .validate()
+        .unwrap();
+        run(&task, method, &params, &mut PlainSum, &m, 5).unwrap()
+    };
+    // Global steps use the federation's scaling whatever the option says.
+    assert_eq!(
+        with(Method::GlobalOnly, LocalScaling::Own).trace,
+        with(Method::GlobalOnly, LocalScaling::Federation).trace
+    );
+    // Local steps standardise differently, so they propose other points.
+    assert_ne!(
+        with(Method::LocalOnly, LocalScaling::Own).best_per_member,
+        with(Method::LocalOnly, LocalScaling::Federation).best_per_member
+    );
+}
+
+#[test]
+fn a_clients_own_scaling_is_the_mean_and_deviation_of_its_warped_utilities() {
+    use fedhe_algorithms::fbo_fedgp::{Client, OutputWarping};
+    let task = Task::by_name("cec2005-f1", 2).unwrap();
+    let mut client = Client::new(members(1)[0].clone(), 0, 11);
+    client
+        .initial_design(&task, 6, &[0.0, 0.0], &[1.0, 1.0])
+        .unwrap();
+    let warping = OutputWarping::SignedLog;
+    // The reference: the utilities recomputed from the client's points.
+    let (x, _) = client.data(
+        &task,
+        warping,
+        &fedhe_algorithms::fbo_fedgp::OutputScaling {
+            mean: 0.0,
+            std: 1.0,
+        },
+    );
+    let u: Vec<f64> = (0..x.nrows())
+        .map(|i| {
+            let point: Vec<f64> = x.row(i).iter().copied().collect();
+            let y = task.evaluate(0, &point, &mut ChaCha8Rng::seed_from_u64(0));
+            warping.apply(task.utility(y.unwrap().noise_free))
+        })
+        .collect();
+    let mean = u.iter().sum::<f64>() / u.len() as f64;
+    let std = (u.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / u.len() as f64).sqrt();
+    let own = client.own_scaling(&task, warping).unwrap();
+    assert!((own.mean - mean).abs() < 1e-12, "{} vs {mean}", own.mean);
+    assert!((own.std - std).abs() < 1e-12, "{} vs {std}", own.std);
+}

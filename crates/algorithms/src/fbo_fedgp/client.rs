@@ -137,7 +137,18 @@ impl Client {
         ]
     }
 
-    /// `D_i` as matrices, outputs standardised by the federation's scaling.
+    /// The standardisation of `D_i` by its own mean and standard deviation: what
+    /// a GP fitted on `D_i` alone uses (independent BO, and FBO-FedGP's local
+    /// steps with [`super::LocalScaling::Own`]). Computed on the client, never sent.
+    pub fn own_scaling(
+        &self,
+        task: &Task,
+        warping: OutputWarping,
+    ) -> Result<OutputScaling, AlgorithmError> {
+        OutputScaling::from_sums(&self.statistics_contribution(task, warping, 1.0))
+    }
+
+    /// `D_i` as matrices, outputs standardised by `scaling`.
     pub fn data(
         &self,
         task: &Task,

@@ -14,6 +14,13 @@
 //! federation uses their average, computed through the same `SecureSum`; the
 //! output scaling itself comes from a secure sum of `(n_i, Σu, Σu²)`. A fixed
 //! prior ([`HyperparameterMode::Fixed`]) is available as a configured option.
+//!
+//! # Output scaling
+//!
+//! The summaries of a global step must share one standardisation, so they use
+//! the federation's; by default a local step's GP (Alg. 2, lines 9 and 16)
+//! uses it too. [`LocalScaling::Own`] standardises `D_i` by its own mean and
+//! deviation instead, as a GP fitted on `D_i` alone would.
 
 mod client;
 mod model;
@@ -24,8 +31,8 @@ mod server;
 pub use client::Client;
 pub use model::{Hyperparameters, OutputScaling, OutputWarping, SummaryScaling};
 pub use params::{
-    BetaSchedule, FboFedGpParams, HyperparameterMode, InitialDesign, KernelKind, Method,
-    SupportGrowth, SupportSelection, ValidParams,
+    BetaSchedule, FboFedGpParams, HyperparameterMode, InitialDesign, KernelKind, LocalScaling,
+    Method, SupportGrowth, SupportSelection, ValidParams,
 };
 pub use run::{run, run_member, run_observed, simulated_client_seed, RoundEvent};
 pub use server::{kmeans_update, Server};

@@ -105,6 +105,24 @@ pub enum HyperparameterMode {
     Fixed,
 }
 
+/// Which output standardisation a client's local GP uses in a local step
+/// (Alg. 2, lines 9 and 16: the local GP `GP^(i)` on `D_i`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LocalScaling {
+    /// The federation's scaling (the one the global summary uses): the prior
+    /// mean is the federation's average, so a client whose data are below it
+    /// is drawn away from its own points. The default: on Table 1 (20
+    /// functions × 10 seeds) [`LocalScaling::Own`] was better on 111 of 200
+    /// paired runs, not a significant difference.
+    #[default]
+    Federation,
+    /// The client's own mean and standard deviation of `D_i`, as a GP fitted
+    /// on `D_i` alone standardises it: the prior mean is the client's own
+    /// average, so a local step looks for improvement on what it has seen.
+    Own,
+}
+
 /// A growing UCB `β_t` (see [`UcbBeta`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -205,6 +223,9 @@ pub struct FboFedGpParams {
     /// The output warping.
     #[serde(default = "default_warping")]
     pub warping: OutputWarping,
+    /// The output standardisation of a local step's GP.
+    #[serde(default)]
+    pub local_scaling: LocalScaling,
     /// How hyper-parameters are set.
     #[serde(default)]
     pub hyperparameters: HyperparameterMode,
@@ -265,6 +286,7 @@ impl FboFedGpParams {
             schedule_exponent: default_schedule_exponent(),
             kernel: KernelKind::default(),
             warping: default_warping(),
+            local_scaling: LocalScaling::default(),
             hyperparameters: HyperparameterMode::default(),
             lengthscale: None,
             signal_variance: None,

@@ -2,7 +2,8 @@
 //! ablations, and the plaintext baselines under the same protocol.
 
 use super::params::{
-    HyperparameterMode, InitialDesign, KernelKind, Method, SupportSelection, ValidParams,
+    HyperparameterMode, InitialDesign, KernelKind, LocalScaling, Method, SupportSelection,
+    ValidParams,
 };
 use super::{Client, Hyperparameters, OutputScaling, Server, SummaryScaling};
 use crate::surrogate::{GlobalPosterior, Surrogate};
@@ -322,6 +323,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
             cumulative_regret: None,
             epsilon: None,
             surrogate_rmse: None,
+            maximised: self.task.is_maximised(),
         }
     }
 
@@ -377,8 +379,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
         for t in 1..=p.rounds {
             let mut round_best = RoundBest::new(task);
             for (c, hyper) in self.clients.iter_mut().zip(hypers.iter_mut()) {
-                let scaling =
-                    OutputScaling::from_sums(&c.statistics_contribution(task, p.warping, 1.0))?;
+                let scaling = c.own_scaling(task, p.warping)?;
                 let refit = t == 1 || (p.refit_every > 0 && (t - 1) % p.refit_every == 0);
                 if refit && p.hyperparameters == HyperparameterMode::FederatedMle {
                     if let Ok(log) =
@@ -610,13 +611,16 @@ impl<'a, K: Kernel> Federation<'a, K> {
             }
             for c in self.clients.iter_mut() {
                 let is_local = local[c.index()];
-                let incumbent = c.incumbent(task, p.warping, &scaling);
                 let local_gp;
-                let surrogate: &dyn Surrogate = match (&global, is_local) {
-                    (Some(g), false) => g,
+                let (surrogate, incumbent): (&dyn Surrogate, f64) = match (&global, is_local) {
+                    (Some(g), false) => (g, c.incumbent(task, p.warping, &scaling)),
                     _ => {
-                        local_gp = c.local_gp(task, p.warping, &scaling, &hyper, &self.family)?;
-                        &local_gp
+                        let own = match p.local_scaling {
+                            LocalScaling::Own => c.own_scaling(task, p.warping)?,
+                            LocalScaling::Federation => scaling,
+                        };
+                        local_gp = c.local_gp(task, p.warping, &own, &hyper, &self.family)?;
+                        (&local_gp, c.incumbent(task, p.warping, &own))
                     }
                 };
                 let x = c.propose(task, &step, surrogate, t, incumbent)?;

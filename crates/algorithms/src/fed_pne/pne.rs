@@ -422,6 +422,7 @@ impl<'t> Ledger<'t> {
             epsilon: epsilon.map(|e| vec![e; self.cumulative.len()]),
             surrogate_rmse: None,
             cumulative_regret: Some(self.cumulative),
+            maximised: self.task.is_maximised(),
         }
     }
 }

@@ -215,5 +215,6 @@ fn run_with<K: Kernel + 'static>(
         cumulative_regret: Some(cumulative),
         surrogate_rmse: None,
         epsilon: ctl.map(|c| vec![c.epsilon(); params.rounds]),
+        maximised: task.is_maximised(),
     })
 }

@@ -263,6 +263,7 @@ mod tests {
                 epsilon: None,
                 cumulative_regret: None,
                 aggregations: None,
+                maximised: None,
             })
             .collect()
     }

@@ -20,7 +20,7 @@ pub struct Run {
     pub method: String,
     /// The seed; runs of two methods with the same seed are paired.
     pub seed: u64,
-    /// Best objective value the federation found (minimised).
+    /// Best objective value the federation found.
     pub best: f64,
     /// Best-so-far after each round.
     pub trace: Vec<f64>,
@@ -34,6 +34,10 @@ pub struct Run {
     /// How many aggregations (communication rounds) the run made.
     #[serde(default)]
     pub aggregations: Option<usize>,
+    /// Whether `best` and `trace` are highest-is-best; absent in older files,
+    /// where the task's name decides ([`is_maximised`]).
+    #[serde(default)]
+    pub maximised: Option<bool>,
 }
 
 /// The runs of one method on one task, ordered by seed.
@@ -87,19 +91,20 @@ const KNOWN_METHODS: [&str; 6] = [
     "random-search",
 ];
 
-/// Checks the runs and groups them. The error names the first problem found:
-/// no runs, an empty or non-finite field, a repeated (task, method, seed), or
-/// traces of different lengths within one task (the plots average them round
-/// by round, so they must align).
 /// Whether `task` names an objective that `fedhe objective list` marks as
-/// maximised. Other tasks (CEC-2005, the classifier tasks, regrets) are minimised.
+/// maximised: the fallback for files without the runs' `maximised` field.
+/// Other tasks (CEC-2005, the classifier tasks, regrets) are minimised.
 pub fn is_maximised(task: &str) -> bool {
     fedhe_bo::objectives::list()
         .iter()
         .any(|i| i.name == task && i.sense == fedhe_bo::objectives::Sense::Maximise)
 }
 
-/// Groups the runs by task and method, checking them.
+/// Checks the runs and groups them. The error names the first problem found:
+/// no runs, an empty or non-finite field, a repeated (task, method, seed),
+/// traces of different lengths within one task (the plots average them round
+/// by round, so they must align), or runs of one task that disagree on whether
+/// it is maximised.
 pub fn group(runs: Vec<Run>, reference: &str) -> Result<Grouped, String> {
     if runs.is_empty() {
         return Err("\"runs\" is empty".to_string());
@@ -126,10 +131,16 @@ pub fn group(runs: Vec<Run>, reference: &str) -> Result<Grouped, String> {
         }
         let task = by_task.entry(run.task.clone()).or_insert_with(|| TaskRuns {
             task: run.task.clone(),
-            maximised: is_maximised(&run.task),
+            maximised: run.maximised.unwrap_or_else(|| is_maximised(&run.task)),
             rounds: run.trace.len(),
             methods: BTreeMap::new(),
         });
+        if run.maximised.is_some_and(|m| m != task.maximised) {
+            return Err(format!(
+                "{at}: \"maximised\" disagrees with earlier runs of task {}",
+                task.task
+            ));
+        }
         if run.trace.len() != task.rounds {
             return Err(format!(
                 "{at}: inconsistent trace lengths in task {}: {} rounds, earlier runs have {}",
@@ -227,7 +238,24 @@ mod tests {
             epsilon: None,
             cumulative_regret: None,
             aggregations: None,
+            maximised: None,
         }
+    }
+
+    #[test]
+    fn the_runs_maximised_field_decides_the_sense_and_must_agree() {
+        // `kernel-sum-se` is not in `fedhe objective list`: only the field says
+        // it is maximised.
+        let mut up = run("kernel-sum-se", "a", 0, &[1.0, 2.0]);
+        up.maximised = Some(true);
+        let g = group(vec![up.clone()], "a").unwrap();
+        assert!(g.tasks[0].maximised);
+        let g = group(vec![run("kernel-sum-se", "a", 0, &[1.0, 2.0])], "a").unwrap();
+        assert!(!g.tasks[0].maximised, "without the field the name decides");
+        let mut down = run("kernel-sum-se", "b", 0, &[1.0, 2.0]);
+        down.maximised = Some(false);
+        let err = group(vec![up, down], "a").unwrap_err();
+        assert!(err.contains("\"maximised\" disagrees"), "{err}");
     }
 
     #[test]

@@ -585,6 +585,7 @@ mod tests {
             epsilon: None,
             cumulative_regret: regret,
             aggregations,
+            maximised: None,
         };
         let g = group(
             vec![
