@@ -80,6 +80,12 @@ pub(crate) fn default_acq_polish() -> usize {
 pub(crate) fn default_acq_iters() -> u64 {
     30
 }
+/// Both papers sample the agent's own *GP* posterior (paper 000 eq. 1, Alg. 2
+/// line 6; paper 002 Alg. 1 line 4); the prior draw of that sample uses this
+/// many random features (its mean and covariance are exact for any number).
+pub(crate) fn default_gp_prior_features() -> usize {
+    100
+}
 
 /// The settings of a TS or FTS run, as written in a config file. Defaults
 /// are paper 000 §5.1's synthetic setting.
@@ -120,6 +126,11 @@ pub struct FtsParams {
     /// Acquisition optimiser: L-BFGS iterations per polish.
     #[serde(default = "default_acq_iters")]
     pub acq_iters: u64,
+    /// Random features of the prior draw in an agent's own GP-posterior
+    /// sample (0: sample the `M`-feature weight posterior instead); see
+    /// [`RffModelParams::gp_prior_features`].
+    #[serde(default = "default_gp_prior_features")]
+    pub gp_prior_features: usize,
 }
 
 /// Validated [`FtsParams`].
@@ -149,6 +160,7 @@ impl FtsParams {
             acq_candidates: self.acq_candidates,
             acq_polish: self.acq_polish,
             acq_iters: self.acq_iters,
+            gp_prior_features: self.gp_prior_features,
         };
         Ok(ValidParams {
             shared: SharedSettings::validate(
@@ -291,6 +303,7 @@ mod tests {
             acq_candidates: 200,
             acq_polish: 1,
             acq_iters: 10,
+            gp_prior_features: 100,
         }
     }
 

@@ -3,6 +3,12 @@
 //! the two things it does with it — a Thompson-sampling step and a posterior
 //! draw `ω_{n,t}` to send (paper 002 §2, paper 000 eq. 2).
 //!
+//! Only the vectors sent are RFF weight draws. For its own TS step an agent
+//! samples its exact GP posterior (paper 000 §3.1 step ⑤ and Alg. 2 line 6,
+//! paper 002 Alg. 1 line 4: `f_t ~ GP(μ_t, β²σ_t²)`, eq. 1, with `β = 1` as
+//! paper 002 §5 sets it); `gp_prior_features = 0` restores the earlier
+//! shortcut of sampling the shared `M`-feature weight posterior instead.
+//!
 //! Results of these algorithms measure *simple regret*: agent `n`'s regret
 //! after round `t` is `u(f^n(x^{n,*})) − max_{s ≤ t} u(f^n(x^n_s))` (initial
 //! points included, `u` the task's utility), and a run reports its mean over
@@ -18,11 +24,11 @@ use crate::error::{config, positive};
 use crate::task::{Evaluation, Task};
 use crate::{AlgorithmError, RunResult};
 use fedhe_bo::acquisition::maximize_rff_sample;
-use fedhe_bo::optim::{Bounds, Maximum, OptimizerConfig};
+use fedhe_bo::optim::{maximize, Bounds, Maximum, OptimizerConfig};
 use fedhe_bo::schedule::MixingSchedule;
 use fedhe_crypto::MemberId;
 use fedhe_gp::rff::{RandomFourierFeatures, RffPosterior};
-use fedhe_gp::{KernelParams, SquaredExponential};
+use fedhe_gp::{KernelParams, PosteriorPath, SquaredExponential};
 use nalgebra::{DMatrix, DVector};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -43,6 +49,12 @@ pub struct RffModelParams {
     pub acq_polish: usize,
     /// L-BFGS iterations per polish.
     pub acq_iters: u64,
+    /// How an agent samples its *own* posterior for a TS step: with `F > 0`,
+    /// a draw from the exact GP posterior of paper 000 eq. 1 (Alg. 2 line 6;
+    /// paper 002 Alg. 1 line 4) by pathwise conditioning on `F` fresh random
+    /// features ([`fedhe_gp::PosteriorPath`]: exact mean and covariance); with
+    /// 0, a draw `φᵀω̃` from the shared `M`-feature weight posterior of eq. 2.
+    pub gp_prior_features: usize,
 }
 
 impl RffModelParams {
@@ -66,6 +78,7 @@ impl RffModelParams {
         let kernel = SquaredExponential::new(KernelParams::isotropic(dim, self.lengthscale, 1.0)?);
         Ok(RffModel {
             features: RandomFourierFeatures::new(&kernel, self.features, seed)?,
+            kernel,
             lambda: self.noise_variance,
             params: *self,
         })
@@ -118,6 +131,8 @@ impl SharedSettings {
 #[derive(Debug, Clone)]
 pub struct RffModel {
     features: RandomFourierFeatures,
+    /// The SE kernel the features approximate (unit signal variance).
+    kernel: SquaredExponential,
     lambda: f64,
     params: RffModelParams,
 }
@@ -239,10 +254,14 @@ impl RffAgent {
     /// The BLR posterior `N(ν, λΣ⁻¹)` of the weights given the history
     /// (paper 000 eq. 2; paper 002 eqs. 2-3).
     pub fn posterior(&self, model: &RffModel) -> Result<RffPosterior, AlgorithmError> {
-        let dim = model.features.dim();
-        let x = DMatrix::from_fn(self.x.len(), dim, |i, j| self.x[i][j]);
-        let y = DVector::from_column_slice(&self.utility);
+        let (x, y) = self.history(model.features.dim());
         Ok(RffPosterior::fit(&model.features, &x, &y, model.lambda)?)
+    }
+
+    /// The history as `(X, y)`: inputs one per row, observed utilities.
+    fn history(&self, dim: usize) -> (DMatrix<f64>, DVector<f64>) {
+        let x = DMatrix::from_fn(self.x.len(), dim, |i, j| self.x[i][j]);
+        (x, DVector::from_column_slice(&self.utility))
     }
 
     /// `ω_{n,t} ~ N(ν, λΣ⁻¹)`: the vector the agent sends (paper 000 Alg. 2,
@@ -269,18 +288,41 @@ impl RffAgent {
         )?)
     }
 
-    /// A Thompson-sampling step: draw `f_t = φᵀω̃` from the agent's own
-    /// posterior and return its arg max over `bounds` (paper 002 Alg. 1 line 4
-    /// with the RFF approximation of §3.2; paper 000 Alg. 2 line 6, `β = 1`).
+    /// A Thompson-sampling step: draw `f_t` from the agent's own posterior and
+    /// return its arg max over `bounds` (paper 000 Alg. 2 line 6 and paper 002
+    /// Alg. 1 line 4, `β = 1`). `f_t` is a draw from the exact GP posterior
+    /// (eq. 1), or `φᵀω̃` from the RFF weight posterior (eq. 2) when
+    /// [`RffModelParams::gp_prior_features`] is 0.
     pub fn thompson_step(
         &mut self,
         model: &RffModel,
         bounds: &Bounds,
     ) -> Result<Vec<f64>, AlgorithmError> {
-        let w = self.sample_weights(model)?;
-        Ok(self
-            .maximize(model, &w, bounds, model.params.acq_candidates)?
-            .x)
+        let candidates = model.params.acq_candidates;
+        if model.params.gp_prior_features == 0 {
+            let w = self.sample_weights(model)?;
+            return Ok(self.maximize(model, &w, bounds, candidates)?.x);
+        }
+        let (x, y) = self.history(model.features.dim());
+        let path = PosteriorPath::draw(
+            &model.kernel,
+            model.lambda,
+            &x,
+            &y,
+            model.params.gp_prior_features,
+            &mut self.rng,
+        )?;
+        let seed = self.rng.gen();
+        let dim = bounds.dim();
+        let best = maximize(
+            |x| {
+                path.evaluate(x)
+                    .unwrap_or((f64::NEG_INFINITY, vec![0.0; dim]))
+            },
+            bounds,
+            &model.optimizer(candidates, seed),
+        )?;
+        Ok(best.x)
     }
 
     /// Simple regret `u(f^n(x^*)) − max_s u(f^n(x_s))` (NaN when the optimum is unknown).
@@ -416,28 +458,34 @@ mod tests {
     #[test]
     fn thompson_steps_find_good_points_of_a_smooth_function() {
         let task = Task::by_name("gp-sample-1", 1).unwrap();
-        let model = RffModelParams {
-            features: 50,
-            lengthscale: 0.03,
-            noise_variance: 0.01,
-            acq_candidates: 500,
-            acq_polish: 2,
-            acq_iters: 30,
+        // Both samplers of the agent's own posterior: the RFF weight posterior
+        // (0) and the exact GP posterior (pathwise, 200 prior features).
+        for gp_prior_features in [0, 200] {
+            let model = RffModelParams {
+                features: 50,
+                lengthscale: 0.03,
+                noise_variance: 0.01,
+                acq_candidates: 500,
+                acq_polish: 2,
+                acq_iters: 30,
+                gp_prior_features,
+            }
+            .validate()
+            .unwrap()
+            .model(1, 9)
+            .unwrap();
+            let bounds = Bounds::unit(1).unwrap();
+            let mut a = RffAgent::new(MemberId::new("a").unwrap(), 0, &task, 4);
+            a.initial_design(&task, 5, &bounds).unwrap();
+            let start = a.simple_regret();
+            for _ in 0..30 {
+                let x = a.thompson_step(&model, &bounds).unwrap();
+                a.query(&task, x, true).unwrap();
+            }
+            let end = a.simple_regret();
+            assert!(end <= start, "{gp_prior_features}: {end} > {start}");
+            assert!(end < 0.15, "{gp_prior_features}: {end}");
+            assert!(a.cumulative_regret() > 0.0);
         }
-        .validate()
-        .unwrap()
-        .model(1, 9)
-        .unwrap();
-        let bounds = Bounds::unit(1).unwrap();
-        let mut a = RffAgent::new(MemberId::new("a").unwrap(), 0, &task, 4);
-        a.initial_design(&task, 5, &bounds).unwrap();
-        let start = a.simple_regret();
-        for _ in 0..30 {
-            let x = a.thompson_step(&model, &bounds).unwrap();
-            a.query(&task, x, true).unwrap();
-        }
-        assert!(a.simple_regret() <= start);
-        assert!(a.simple_regret() < 0.15, "{}", a.simple_regret());
-        assert!(a.cumulative_regret() > 0.0);
     }
 }

@@ -200,6 +200,7 @@ fn per_client_tasks_report_the_agents_mean_best_value() {
         acq_candidates: 100,
         acq_polish: 1,
         acq_iters: 10,
+        gp_prior_features: 100,
     };
     let ts = fts::run(
         &task,

@@ -19,9 +19,11 @@ pub mod hyperfit;
 pub mod kernels;
 pub mod linalg;
 pub mod nystrom;
+pub mod pathwise;
 pub mod rff;
 pub mod sparse;
 
 pub use error::GpError;
 pub use exact::{ExactGp, ExactGpParams};
 pub use kernels::{Kernel, KernelParams, Matern52, SquaredExponential};
+pub use pathwise::PosteriorPath;

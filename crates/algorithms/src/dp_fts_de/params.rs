@@ -4,7 +4,8 @@ use super::subregions::WeightSchedule;
 use crate::error::config;
 use crate::fts::{
     default_acq_candidates, default_acq_iters, default_acq_polish, default_features,
-    default_initial_points, default_lengthscale, default_mixing_exponent, default_noise_variance,
+    default_gp_prior_features, default_initial_points, default_lengthscale,
+    default_mixing_exponent, default_noise_variance,
 };
 use crate::rff_agent::{RffModelParams, SharedSettings};
 use crate::AlgorithmError;
@@ -125,6 +126,11 @@ pub struct DpFtsDeParams {
     /// Acquisition optimiser: L-BFGS iterations per polish.
     #[serde(default = "default_acq_iters")]
     pub acq_iters: u64,
+    /// Random features of the prior draw in an agent's own GP-posterior
+    /// sample (0: sample the `M`-feature weight posterior instead); see
+    /// [`RffModelParams::gp_prior_features`].
+    #[serde(default = "default_gp_prior_features")]
+    pub gp_prior_features: usize,
 }
 
 impl DpFtsDeParams {
@@ -152,6 +158,7 @@ impl DpFtsDeParams {
             acq_candidates: default_acq_candidates(),
             acq_polish: default_acq_polish(),
             acq_iters: default_acq_iters(),
+            gp_prior_features: default_gp_prior_features(),
         }
     }
 
@@ -193,6 +200,7 @@ impl DpFtsDeParams {
             acq_candidates: self.acq_candidates,
             acq_polish: self.acq_polish,
             acq_iters: self.acq_iters,
+            gp_prior_features: self.gp_prior_features,
         };
         let shared = SharedSettings::validate(
             self.members,
