@@ -364,12 +364,28 @@ impl Store {
         // One connection first, outside any pool: a pool retries a refused
         // connection and a failing session set-up until its acquire timeout
         // and then reports only "timed out", where this reports the cause.
-        let mut probe = sqlx::AnyConnection::connect(&write_url)
-            .await
-            .map_err(connect_error)?;
-        session(backend, &mut probe, true)
-            .await
-            .map_err(connect_error)?;
+        // On SQLite, a replica starting while another one switches the new
+        // file to WAL (an exclusive lock that no busy handler waits for) is
+        // told "database is locked"; it tries again for a few seconds.
+        let mut busy_retries = match backend {
+            Backend::Sqlite => SQLITE_OPEN_BUSY_RETRIES,
+            Backend::Postgres => 0,
+        };
+        let probe = loop {
+            let attempt = async {
+                let mut conn = sqlx::AnyConnection::connect(&write_url).await?;
+                session(backend, &mut conn, true).await?;
+                Ok::<_, sqlx::Error>(conn)
+            };
+            match attempt.await {
+                Ok(conn) => break conn,
+                Err(e) if busy_retries > 0 && is_sqlite_busy(&e) => {
+                    busy_retries -= 1;
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Err(e) => return Err(connect_error(e)),
+            }
+        };
         let _ = probe.close().await;
         let write_connections = match backend {
             Backend::Sqlite => 1,
@@ -1206,6 +1222,19 @@ impl Store {
 ///
 /// PostgreSQL: `synchronous_commit = on`, so a server-wide `off` cannot make
 /// a commit (and its 2xx) precede the write reaching the disk.
+/// How many times [`Store::open`] retries, 100 ms apart, a SQLite connection
+/// refused with "database is locked".
+const SQLITE_OPEN_BUSY_RETRIES: u32 = 50;
+
+/// Whether `e` is SQLite's `SQLITE_BUSY` ("database is locked", primary code 5
+/// with any extended code).
+fn is_sqlite_busy(e: &sqlx::Error) -> bool {
+    e.as_database_error()
+        .and_then(|d| d.code())
+        .and_then(|code| code.parse::<i64>().ok())
+        .is_some_and(|code| code & 0xff == 5)
+}
+
 async fn session(
     backend: Backend,
     conn: &mut sqlx::AnyConnection,
@@ -1213,12 +1242,14 @@ async fn session(
 ) -> Result<(), sqlx::Error> {
     match backend {
         Backend::Sqlite => {
+            // The busy timeout first, so the pragmas after it wait for a lock
+            // another process holds instead of failing at once.
+            conn.execute("PRAGMA busy_timeout = 10000").await?;
             if writer {
                 conn.execute("PRAGMA journal_mode = WAL").await?;
             }
             conn.execute("PRAGMA synchronous = FULL").await?;
             conn.execute("PRAGMA foreign_keys = ON").await?;
-            conn.execute("PRAGMA busy_timeout = 10000").await?;
         }
         Backend::Postgres => {
             conn.execute("SET synchronous_commit = on").await?;
