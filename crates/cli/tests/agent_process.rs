@@ -5,11 +5,11 @@
 
 #[allow(dead_code)] // each test binary uses its own part of the helpers
 mod common;
+mod server_process;
 
 use common::fedhe;
 use fedhe_api::{CeremonySpec, MemberSpec, StudySpec};
 use fedhe_client::{Auth, Client};
-use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -28,8 +28,10 @@ impl Drop for Killed {
     }
 }
 
-fn serve(root: &Path) -> (Child, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_fedhe"))
+/// `fedhe serve` on a loopback port with an SQLite file under `root`.
+fn serve(root: &Path) -> server_process::ServerProcess {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_fedhe"));
+    command
         .args([
             "serve",
             "--allow-insecure",
@@ -38,20 +40,8 @@ fn serve(root: &Path) -> (Child, String) {
             "--database-url",
         ])
         .arg(format!("sqlite://{}", root.join("fedhe.db").display()))
-        .env("FEDHE_ADMIN_TOKEN", ADMIN)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap()
-        .to_string();
-    (child, url)
+        .env("FEDHE_ADMIN_TOKEN", ADMIN);
+    server_process::spawn(command)
 }
 
 fn last_json_line(stdout: &[u8]) -> serde_json::Value {
@@ -193,8 +183,8 @@ fn progress_round(root: &Path, name: &str, study: &str) -> Option<u64> {
 #[test]
 fn an_agent_killed_mid_study_resumes_and_evaluates_no_point_twice() {
     let root = tempfile::tempdir().unwrap();
-    let (server, url) = serve(root.path());
-    let _server = Killed(vec![server]);
+    let server = serve(root.path());
+    let url = server.url.clone();
     let names = ["north", "south", "west"];
     ceremony(&url, root.path(), &names);
     let rounds = 8;
