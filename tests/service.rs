@@ -3,7 +3,7 @@
 //! running the ceremony (join, verify) and rounds through `NetworkSum`, the
 //! same `SecureSum` trait the algorithms use.
 
-use fedhe_api::{CeremonySpec, Identity, MemberSpec, StudySpec};
+use fedhe_api::{CeremonySpec, Identity, MemberSpec, SignedStudySpec, StudySpec};
 use fedhe_client::keys::{self, KeyDir};
 use fedhe_client::member::{join_ceremony, verify_ceremony};
 use fedhe_client::{Auth, Client, ClientError, MemberSession, NetworkSum};
@@ -99,22 +99,30 @@ fn federation(
                 .collect(),
             deadline_secs: 600,
             allow_insecure: true,
+            admin_key: admin_identity().public_key_hex(),
         })
         .unwrap();
     members
 }
 
+/// The administrator's signing identity (a fixed test key of the toy set).
+fn admin_identity() -> Identity {
+    Identity::from_seed(&[42; 32])
+}
+
 fn create_study(server: &Server, min_contributors: u32, round_secs: u64, decrypt_secs: u64) {
+    let spec = StudySpec {
+        id: "s1".into(),
+        ceremony: "c1".into(),
+        algorithm: "sum".into(),
+        config: serde_json::json!({}),
+        min_contributors,
+        round_timeout_secs: round_secs,
+        decrypt_timeout_secs: decrypt_secs,
+        bound: 100.0,
+    };
     admin(&server.url)
-        .create_study(&StudySpec {
-            id: "s1".into(),
-            ceremony: "c1".into(),
-            algorithm: "sum".into(),
-            config: serde_json::json!({}),
-            min_contributors,
-            round_timeout_secs: round_secs,
-            decrypt_timeout_secs: decrypt_secs,
-        })
+        .create_study(&SignedStudySpec::sign(spec, &admin_identity()))
         .unwrap();
 }
 
@@ -149,6 +157,8 @@ fn member_thread(
         let secret = MemberSession::load_secret(&dir, &verified.params)?;
         let mut session = MemberSession::new(client, &verified, secret, state, 2)?;
         session.round_timeout = Duration::from_secs(60);
+        let study = session.client().study("s1")?;
+        session.accept_study(&study)?;
         let mut channel = NetworkSum::new(session, "s1", 100.0, 0);
         let me = MemberId::new(name).unwrap();
         let mut sums = Vec::new();
@@ -276,6 +286,8 @@ fn a_member_restarted_after_the_federation_moved_on_replays_a_finished_round() {
     let secret = MemberSession::load_secret(&dir, &verified.params).unwrap();
     let mut session = MemberSession::new(client, &verified, secret, &state, 2).unwrap();
     session.round_timeout = Duration::from_secs(30);
+    let study = session.client().study("s1").unwrap();
+    session.accept_study(&study).unwrap();
     // The replay resends the recorded ciphertext and share and gets round 1's sum.
     let replayed = session
         .run_round("s1", 1, Some(&[1.0, 1.0]), 100.0)

@@ -81,8 +81,6 @@ pub fn request_message(
 pub enum UploadKind {
     /// A commitment to a public-key share (ceremony step 1).
     Commitment,
-    /// A member's encrypted contribution to a round (step 2).
-    Contribution,
     /// A member's decryption share of a round's aggregate (step 4).
     DecryptionShare,
 }
@@ -91,7 +89,6 @@ impl UploadKind {
     fn label(self) -> &'static str {
         match self {
             Self::Commitment => "fedhe-commitment-v1",
-            Self::Contribution => "fedhe-contribution-v1",
             Self::DecryptionShare => "fedhe-decryption-share-v1",
         }
     }
@@ -117,6 +114,52 @@ pub fn upload_statement(
         hex::encode(hash)
     )
     .into_bytes()
+}
+
+/// The statement a member signs to commit to its contribution to a round,
+/// before any contribution of the round can be read (DESIGN.md §6): the
+/// study, the member, the round, BLAKE3 of the contribution, its value count
+/// and the hash of the study spec the member recorded. A member shown another
+/// spec signs another statement, so a split spec is detected by every member
+/// that checks the commitment list.
+pub fn round_commitment_statement(
+    study: &str,
+    member: &str,
+    round: u64,
+    hash: &[u8; 32],
+    values: u64,
+    spec_hash: &str,
+) -> Vec<u8> {
+    format!(
+        "fedhe-round-commitment-v1\n{study}\n{member}\n{round}\n{}\n{values}\n{spec_hash}",
+        hex::encode(hash)
+    )
+    .into_bytes()
+}
+
+/// The statement a member signs when it reveals (uploads) its committed
+/// contribution: the contribution's hash and the hash of the frozen
+/// commitment list the member saw before revealing. Every member checks that
+/// all listed contributions were revealed against the same list it saw, so a
+/// server cannot show different members different lists.
+pub fn contribution_statement(
+    study: &str,
+    member: &str,
+    round: u64,
+    hash: &[u8; 32],
+    list_hash: &str,
+) -> Vec<u8> {
+    format!(
+        "fedhe-contribution-v2\n{study}\n{member}\n{round}\n{}\n{list_hash}",
+        hex::encode(hash)
+    )
+    .into_bytes()
+}
+
+/// The statement the administrator signs for a study spec: its hash
+/// ([`crate::StudySpec::hash_hex`]).
+pub fn study_spec_statement(spec_hash: &str) -> Vec<u8> {
+    format!("fedhe-study-spec-v1\n{spec_hash}").into_bytes()
 }
 
 /// A member's ed25519 identity (its signing key; zeroized on drop).
@@ -248,9 +291,15 @@ mod tests {
     #[test]
     fn statements_of_different_kinds_differ() {
         let h = [7u8; 32];
-        let a = upload_statement(UploadKind::Contribution, "s", "m", 1, &h);
+        let a = upload_statement(UploadKind::Commitment, "s", "m", 1, &h);
         let b = upload_statement(UploadKind::DecryptionShare, "s", "m", 1, &h);
         assert_ne!(a, b);
+        let c = round_commitment_statement("s", "m", 1, &h, 3, "x");
+        let d = contribution_statement("s", "m", 1, &h, "x");
+        assert!(c.starts_with(b"fedhe-round-commitment-v1\n"));
+        assert!(d.starts_with(b"fedhe-contribution-v2\n"));
+        assert_ne!(c, round_commitment_statement("s", "m", 1, &h, 4, "x"));
+        assert_ne!(c, round_commitment_statement("s", "m", 1, &h, 3, "y"));
         let id = Identity::from_seed(&[1; 32]);
         assert_eq!(
             Identity::from_seed(&id.seed()).public_key(),

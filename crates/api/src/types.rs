@@ -29,6 +29,10 @@ pub struct CeremonySpec {
     /// Accept an insecure (test-only) parameter set.
     #[serde(default)]
     pub allow_insecure: bool,
+    /// The administrator's ed25519 public key, 64 hex digits: it signs every
+    /// study spec of the ceremony, and it is part of the transcript (so of the
+    /// fingerprint members compare out of band).
+    pub admin_key: String,
 }
 
 /// Phases of a ceremony.
@@ -64,6 +68,8 @@ pub struct CeremonyStatus {
     pub deadline_at: i64,
     /// The seed of the common reference polynomial, hex.
     pub crs_seed: String,
+    /// The administrator's ed25519 public key, hex (signs the study specs).
+    pub admin_key: String,
     /// BLAKE3 of the canonical transcript, once complete.
     pub transcript_hash: Option<String>,
     /// Why it failed.
@@ -106,6 +112,10 @@ pub struct Transcript {
     pub entries: Vec<TranscriptEntry>,
     /// BLAKE3 of the collective public key's wire bytes, hex.
     pub collective_key_hash: String,
+    /// The administrator's ed25519 public key, hex: the key that signs study
+    /// specs. Empty in transcripts made before study specs were signed.
+    #[serde(default)]
+    pub admin_key: String,
 }
 
 impl Transcript {
@@ -128,6 +138,13 @@ impl Transcript {
                 h.update(field.as_bytes());
                 h.update(b"\n");
             }
+        }
+        // Appended only when present, so fingerprints of older transcripts
+        // stay what their members compared.
+        if !self.admin_key.is_empty() {
+            h.update(b"admin\n");
+            h.update(self.admin_key.as_bytes());
+            h.update(b"\n");
         }
         h.finalize().to_hex().to_string()
     }
@@ -152,6 +169,42 @@ pub struct StudySpec {
     pub round_timeout_secs: u64,
     /// Seconds a round waits for decryption shares once its aggregate exists.
     pub decrypt_timeout_secs: u64,
+    /// The bound B on every |value| a member encrypts: with the ceremony's
+    /// member count and parameter set it fixes the encoding (fractional bits)
+    /// of every contribution, so no upload can choose another one.
+    pub bound: f64,
+}
+
+impl StudySpec {
+    /// BLAKE3 of the spec's canonical JSON (fields in declaration order,
+    /// object keys sorted), hex: what the administrator signs, each member
+    /// records before its first contribution and signs into every
+    /// commitment.
+    pub fn hash_hex(&self) -> String {
+        let mut h = blake3::Hasher::new();
+        h.update(b"fedhe-study-spec-v1\n");
+        // Serialising a struct of strings, numbers and a JSON value cannot fail.
+        h.update(&serde_json::to_vec(self).unwrap_or_default());
+        h.finalize().to_hex().to_string()
+    }
+}
+
+/// `POST /v1/studies`: a spec and the administrator's signature of
+/// [`crate::signing::study_spec_statement`] of its hash.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct SignedStudySpec {
+    /// The specification.
+    pub spec: StudySpec,
+    /// The administrator's ed25519 signature, hex.
+    pub signature: String,
+}
+
+impl SignedStudySpec {
+    /// `spec` signed by the administrator's `identity`.
+    pub fn sign(spec: StudySpec, identity: &crate::Identity) -> Self {
+        let signature = identity.sign_hex(&crate::signing::study_spec_statement(&spec.hash_hex()));
+        Self { spec, signature }
+    }
 }
 
 /// `GET /v1/studies/{study}`.
@@ -159,6 +212,10 @@ pub struct StudySpec {
 pub struct StudyStatus {
     /// The specification.
     pub spec: StudySpec,
+    /// [`StudySpec::hash_hex`] of `spec`.
+    pub spec_hash: String,
+    /// The administrator's signature of the spec's hash, hex.
+    pub admin_signature: String,
     /// The ceremony's members.
     pub members: Vec<String>,
     /// The highest round number opened so far (0 if none).
@@ -169,7 +226,11 @@ pub struct StudyStatus {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RoundState {
-    /// Members upload contributions.
+    /// Members commit to their contributions (signed hashes); no contribution
+    /// can be uploaded or read yet.
+    Committing,
+    /// The commitment list is frozen; members reveal (upload) the committed
+    /// contributions.
     Collecting,
     /// The aggregate exists; members upload decryption shares.
     Decrypting,
@@ -183,6 +244,7 @@ impl RoundState {
     /// The state as stored and served.
     pub fn as_str(self) -> &'static str {
         match self {
+            Self::Committing => "committing",
             Self::Collecting => "collecting",
             Self::Decrypting => "decrypting",
             Self::Done => "done",
@@ -192,9 +254,15 @@ impl RoundState {
 
     /// Parses [`Self::as_str`].
     pub fn parse(s: &str) -> Option<Self> {
-        [Self::Collecting, Self::Decrypting, Self::Done, Self::Failed]
-            .into_iter()
-            .find(|x| x.as_str() == s)
+        [
+            Self::Committing,
+            Self::Collecting,
+            Self::Decrypting,
+            Self::Done,
+            Self::Failed,
+        ]
+        .into_iter()
+        .find(|x| x.as_str() == s)
     }
 
     /// Whether no further transition happens.
@@ -252,6 +320,65 @@ pub struct ContributionList {
     pub contributions: Vec<SignedUpload>,
     /// BLAKE3 of the aggregate's wire bytes, once it exists.
     pub aggregate_hash: Option<String>,
+}
+
+/// `PUT /v1/studies/{study}/rounds/{round}/commitments/{member}`: a member's
+/// commitment to its contribution, made before any contribution of the round
+/// can be read.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct RoundCommitment {
+    /// BLAKE3 of the contribution's wire bytes, hex.
+    pub hash: String,
+    /// How many values the contribution holds.
+    pub values: u64,
+    /// The member's signature of
+    /// [`crate::signing::round_commitment_statement`], hex.
+    pub signature: String,
+}
+
+/// One entry of a round's commitment list.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct CommittedContribution {
+    /// The member.
+    pub member: String,
+    /// BLAKE3 of the contribution it will reveal, hex.
+    pub hash: String,
+    /// How many values it holds.
+    pub values: u64,
+    /// The member's signature of the commitment statement, hex.
+    pub signature: String,
+}
+
+/// `GET /v1/studies/{study}/rounds/{round}/commitments`: the round's signed
+/// commitments. Once the round leaves `committing` the list is frozen: it
+/// holds only the commitments of the round's shape (`values`), and
+/// `list_hash` is [`CommitmentList::canonical_hash`] of it, which every
+/// member signs into its reveal.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct CommitmentList {
+    /// The round's state.
+    pub state: RoundState,
+    /// The value count of the round's contributions, once frozen.
+    pub values: Option<u64>,
+    /// The commitments, sorted by member.
+    pub commitments: Vec<CommittedContribution>,
+    /// The frozen list's canonical hash, hex.
+    pub list_hash: Option<String>,
+}
+
+impl CommitmentList {
+    /// BLAKE3 over a canonical rendering of a round's commitment entries
+    /// (which must be sorted by member), hex.
+    pub fn canonical_hash(study: &str, round: u64, entries: &[CommittedContribution]) -> String {
+        let mut h = blake3::Hasher::new();
+        h.update(format!("fedhe-commitment-list-v1\n{study}\n{round}\n").as_bytes());
+        for e in entries {
+            h.update(
+                format!("{}\n{}\n{}\n{}\n", e.member, e.hash, e.values, e.signature).as_bytes(),
+            );
+        }
+        h.finalize().to_hex().to_string()
+    }
 }
 
 /// `GET /v1/studies/{study}/rounds/{round}/result`.

@@ -8,7 +8,7 @@ mod common;
 mod server_process;
 
 use common::fedhe;
-use fedhe_api::{CeremonySpec, MemberSpec, StudySpec};
+use fedhe_api::{CeremonySpec, MemberSpec, SignedStudySpec, StudySpec};
 use fedhe_client::{Auth, Client};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -103,6 +103,7 @@ fn ceremony(url: &str, root: &Path, names: &[&str]) {
             members,
             deadline_secs: 600,
             allow_insecure: true,
+            admin_key: admin_identity().public_key_hex(),
         })
         .unwrap();
     let joins: Vec<Child> = names
@@ -139,17 +140,24 @@ fn study(url: &str, id: &str, members: usize, rounds: usize) {
             "acq_candidates": 200,
         },
     });
+    let spec = StudySpec {
+        id: id.into(),
+        ceremony: "c".into(),
+        algorithm: "fbo-fedgp".into(),
+        config,
+        min_contributors: 3,
+        round_timeout_secs: 600,
+        decrypt_timeout_secs: 600,
+        bound: 1024.0,
+    };
     admin
-        .create_study(&StudySpec {
-            id: id.into(),
-            ceremony: "c".into(),
-            algorithm: "fbo-fedgp".into(),
-            config,
-            min_contributors: 3,
-            round_timeout_secs: 600,
-            decrypt_timeout_secs: 600,
-        })
+        .create_study(&SignedStudySpec::sign(spec, &admin_identity()))
         .unwrap();
+}
+
+/// The administrator's signing identity (a fixed test key).
+fn admin_identity() -> fedhe_api::Identity {
+    fedhe_api::Identity::from_seed(&[42; 32])
 }
 
 /// `fedhe agent run` for `name`, whose objective appends a line to `calls`

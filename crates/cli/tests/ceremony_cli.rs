@@ -94,9 +94,15 @@ fn a_ceremony_over_https_with_passphrase_encrypted_key_files() {
         .args(["ceremony", "identity", "--keys"])
         .arg(&beta)
         .env(keys::PASSPHRASE_ENV, beta_pass));
+    let admin_keys = root.join("keys/admin");
+    ok(fedhe()
+        .args(["ceremony", "identity", "--keys"])
+        .arg(&admin_keys));
     ok(fedhe()
         .args(["ceremony", "create", "--server", url, "--ca-cert"])
         .arg(&cert)
+        .arg("--admin-keys")
+        .arg(&admin_keys)
         .args(["--id", "c1", "--params", "toy-n1024", "--allow-insecure"])
         .args(["--member", &format!("alpha={}", alpha_key.trim())])
         .args(["--member", &format!("beta={}", beta_key.trim())])

@@ -15,7 +15,7 @@
 //! ```
 //! (`FEDHE_SCALE_MEMBERS` changes the member count.)
 
-use fedhe_api::{CeremonySpec, Identity, MemberSpec, StudySpec};
+use fedhe_api::{CeremonySpec, Identity, MemberSpec, SignedStudySpec, StudySpec};
 use fedhe_client::keys::{self, KeyDir};
 use fedhe_client::member::{join_ceremony, verify_ceremony};
 use fedhe_client::{Auth, Client, MemberSession};
@@ -33,6 +33,8 @@ mod support {
 
 mod server_process;
 use server_process::ServerProcess;
+mod toy_federation;
+use toy_federation::{admin_identity, toy_federation, Terms};
 
 const ADMIN: &str = "scale-admin";
 
@@ -97,6 +99,7 @@ fn a_round_of_100_members_at_the_default_parameter_set() {
                 .collect(),
             deadline_secs: 3600,
             allow_insecure: false,
+            admin_key: admin_identity().public_key_hex(),
         })
         .unwrap();
     let ceremony_start = Instant::now();
@@ -124,16 +127,20 @@ fn a_round_of_100_members_at_the_default_parameter_set() {
     let own = clients[0].1.read(keys::PUBLIC_SHARE_FILE).unwrap();
     let verified = verify_ceremony(&clients[0].0, "scale", Some(("m000", &own)), false).unwrap();
     let ceremony_secs = ceremony_start.elapsed().as_secs_f64();
-    admin
-        .create_study(&StudySpec {
-            id: "scale-study".into(),
-            ceremony: "scale".into(),
-            algorithm: "sum".into(),
-            config: serde_json::json!({}),
-            min_contributors: n as u32,
-            round_timeout_secs: 3600,
-            decrypt_timeout_secs: 3600,
-        })
+    let study = admin
+        .create_study(&SignedStudySpec::sign(
+            StudySpec {
+                id: "scale-study".into(),
+                ceremony: "scale".into(),
+                algorithm: "sum".into(),
+                config: serde_json::json!({}),
+                min_contributors: n as u32,
+                round_timeout_secs: 3600,
+                decrypt_timeout_secs: 3600,
+                bound: 1.0,
+            },
+            &admin_identity(),
+        ))
         .unwrap();
     // One ciphertext's worth of values per member.
     let values: Vec<f64> = (0..512).map(|i| (i as f64) / 512.0).collect();
@@ -143,7 +150,7 @@ fn a_round_of_100_members_at_the_default_parameter_set() {
         let handles: Vec<_> = clients
             .iter()
             .map(|(client, dir)| {
-                let (verified, values, barrier) = (&verified, &values, &barrier);
+                let (verified, values, barrier, study) = (&verified, &values, &barrier, &study);
                 s.spawn(move || {
                     let secret = MemberSession::load_secret(dir, &verified.params).unwrap();
                     let mut session = MemberSession::new(
@@ -155,6 +162,7 @@ fn a_round_of_100_members_at_the_default_parameter_set() {
                     )
                     .unwrap();
                     session.round_timeout = Duration::from_secs(1800);
+                    session.accept_study(study).unwrap();
                     barrier.wait();
                     let bytes = session.contribute("scale-study", 1, values, 1.0).unwrap();
                     let uploaded = start.elapsed().as_secs_f64();
@@ -176,71 +184,6 @@ fn a_round_of_100_members_at_the_default_parameter_set() {
     );
 }
 
-/// Three members with key folders, a complete toy ceremony, and a study.
-fn toy_federation(url: &str, root: &std::path::Path) -> Vec<MemberSession> {
-    let admin = Client::new(url, Auth::Admin(ADMIN.to_string().into())).unwrap();
-    let members: Vec<(String, Arc<Identity>)> = ["alpha", "beta", "gamma"]
-        .iter()
-        .map(|m| (m.to_string(), Arc::new(Identity::generate())))
-        .collect();
-    admin
-        .create_ceremony(&CeremonySpec {
-            id: "c1".into(),
-            parameter_set: "toy-n1024".into(),
-            members: members
-                .iter()
-                .map(|(m, id)| MemberSpec {
-                    id: m.clone(),
-                    identity_key: id.public_key_hex(),
-                })
-                .collect(),
-            deadline_secs: 600,
-            allow_insecure: true,
-        })
-        .unwrap();
-    let seats: Vec<(Client, KeyDir)> = members
-        .iter()
-        .map(|(m, id)| {
-            let auth = Auth::Member {
-                id: m.clone(),
-                identity: id.clone(),
-            };
-            (
-                Client::new(url, auth).unwrap(),
-                KeyDir::open_or_create(root.join(m)).unwrap(),
-            )
-        })
-        .collect();
-    std::thread::scope(|s| {
-        for (client, dir) in &seats {
-            s.spawn(move || {
-                join_ceremony(client, dir, "c1", true, false, Duration::from_secs(60)).unwrap()
-            });
-        }
-    });
-    admin
-        .create_study(&StudySpec {
-            id: "s1".into(),
-            ceremony: "c1".into(),
-            algorithm: "sum".into(),
-            config: serde_json::json!({}),
-            min_contributors: 3,
-            round_timeout_secs: 600,
-            decrypt_timeout_secs: 600,
-        })
-        .unwrap();
-    seats
-        .into_iter()
-        .map(|(client, dir)| {
-            let me = client.member().unwrap().to_string();
-            let own = dir.read(keys::PUBLIC_SHARE_FILE).unwrap();
-            let verified = verify_ceremony(&client, "c1", Some((&me, &own)), true).unwrap();
-            let secret = MemberSession::load_secret(&dir, &verified.params).unwrap();
-            MemberSession::new(client, &verified, secret, dir.path().join("state"), 3).unwrap()
-        })
-        .collect()
-}
-
 fn kill_9_in_every_round_phase_loses_no_acknowledged_upload(kind: Kind) {
     let root = tempfile::tempdir().unwrap();
     let db = TestDb::new(kind);
@@ -251,7 +194,18 @@ fn kill_9_in_every_round_phase_loses_no_acknowledged_upload(kind: Kind) {
         .port();
     let listen = format!("127.0.0.1:{port}");
     let mut server = serve_on(&db.url(), &listen);
-    let mut sessions = toy_federation(&server.url, root.path());
+    let (sessions, _) = toy_federation(
+        &server.url,
+        ADMIN,
+        root.path(),
+        &["alpha", "beta", "gamma"],
+        &Terms {
+            min_contributors: 3,
+            round_secs: 600,
+            bound: 10.0,
+        },
+    );
+    let mut sessions: Vec<MemberSession> = sessions.into_iter().map(|(s, _)| s).collect();
     let admin = Client::new(&server.url, Auth::Admin(ADMIN.to_string().into())).unwrap();
     let crash = |server: &mut ServerProcess| {
         // SIGKILL: no shutdown path runs.
@@ -259,8 +213,19 @@ fn kill_9_in_every_round_phase_loses_no_acknowledged_upload(kind: Kind) {
         server.child.wait().unwrap();
         *server = serve_on(&db.url(), &listen);
     };
-    // Collecting: one contribution acknowledged, then the server dies.
-    let first = sessions[0].contribute("s1", 1, &[1.0, 2.0], 10.0).unwrap();
+    // Committing: one commitment acknowledged, then the server dies.
+    let first = sessions[0].commit("s1", 1, &[1.0, 2.0], 10.0).unwrap();
+    crash(&mut server);
+    let committed = admin.round_commitments("s1", 1).unwrap();
+    assert_eq!(committed.commitments.len(), 1);
+    assert_eq!(
+        committed.commitments[0].hash,
+        blake3::hash(&first).to_hex().to_string()
+    );
+    sessions[1].commit("s1", 1, &[3.0, 4.0], 10.0).unwrap();
+    sessions[2].commit("s1", 1, &[5.0, 6.0], 10.0).unwrap();
+    // Collecting: one contribution revealed, then the server dies.
+    sessions[0].reveal("s1", 1).unwrap();
     crash(&mut server);
     let listed = admin.contributions("s1", 1).unwrap();
     assert_eq!(listed.contributions.len(), 1);
@@ -268,8 +233,8 @@ fn kill_9_in_every_round_phase_loses_no_acknowledged_upload(kind: Kind) {
         listed.contributions[0].hash,
         blake3::hash(&first).to_hex().to_string()
     );
-    sessions[1].contribute("s1", 1, &[3.0, 4.0], 10.0).unwrap();
-    sessions[2].contribute("s1", 1, &[5.0, 6.0], 10.0).unwrap();
+    sessions[1].reveal("s1", 1).unwrap();
+    sessions[2].reveal("s1", 1).unwrap();
     // Decrypting: the aggregate and one share acknowledged, then the server dies.
     let before = admin.contributions("s1", 1).unwrap();
     assert!(before.aggregate_hash.is_some());

@@ -576,6 +576,18 @@ pub fn run_agent(
         study.spec.min_contributors as usize,
     )?;
     session.round_timeout = options.round_timeout;
+    // The administrator's signature, and the hash recorded before the first
+    // contribution: a spec changed or split by the server is refused.
+    session.accept_study(&study)?;
+    if study.spec.bound != valid.params.channel_bound {
+        return Err(invalid(
+            "fbo_fedgp.channel_bound",
+            format!(
+                "{} is not the study's signed bound {}",
+                valid.params.channel_bound, study.spec.bound
+            ),
+        ));
+    }
     let mut channel = NetworkSum::new(session, options.study, valid.params.channel_bound, 0);
     let write_progress = |round: usize, best: f64, finished: bool| {
         let p = Progress {

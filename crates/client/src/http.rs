@@ -5,8 +5,9 @@
 
 use crate::ClientError;
 use fedhe_api::signing::{
-    fresh_nonce, now_ms, request_message, upload_statement, HEADER_MEMBER, HEADER_NONCE,
-    HEADER_SIGNATURE, HEADER_TIMESTAMP, HEADER_UPLOAD_SIGNATURE,
+    contribution_statement, fresh_nonce, now_ms, request_message, round_commitment_statement,
+    upload_statement, HEADER_MEMBER, HEADER_NONCE, HEADER_SIGNATURE, HEADER_TIMESTAMP,
+    HEADER_UPLOAD_SIGNATURE,
 };
 use fedhe_api::*;
 use reqwest::blocking::Client as Http;
@@ -469,8 +470,9 @@ impl Client {
 
     // ---- studies and rounds ----------------------------------------------
 
-    /// Creates a study (administrator).
-    pub fn create_study(&self, spec: &StudySpec) -> Result<StudyStatus, ClientError> {
+    /// Creates a study (administrator): the spec and the administrator's
+    /// signature of its hash.
+    pub fn create_study(&self, spec: &SignedStudySpec) -> Result<StudyStatus, ClientError> {
         self.json(Method::POST, "/v1/studies", Some(spec))
     }
 
@@ -506,26 +508,17 @@ impl Client {
         self.json(Method::GET, &path, None::<&()>)
     }
 
+    /// Uploads `bytes` to this member's `slot` of a round, with `signature`
+    /// of the upload's statement.
     fn upload(
         &self,
-        kind: UploadKind,
+        slot: &str,
         study: &str,
         round: u64,
         bytes: &[u8],
+        signature: String,
     ) -> Result<UploadReceipt, ClientError> {
-        let (member, identity) = self.identity()?;
-        let hash = blake3::hash(bytes);
-        let signature = identity.sign_hex(&upload_statement(
-            kind,
-            study,
-            member,
-            round,
-            hash.as_bytes(),
-        ));
-        let slot = match kind {
-            UploadKind::DecryptionShare => "decryption-shares",
-            _ => "contributions",
-        };
+        let (member, _) = self.identity()?;
         let answer = self.send(
             Method::PUT,
             &format!("/v1/studies/{study}/rounds/{round}/{slot}/{member}"),
@@ -539,14 +532,70 @@ impl Client {
         Ok(receipt)
     }
 
-    /// Uploads this member's contribution (an encrypted vector's wire bytes).
+    /// Commits to this member's contribution (an encrypted vector's wire
+    /// bytes holding `values` values) under the study spec of hash
+    /// `spec_hash` (DESIGN.md §6).
+    pub fn put_round_commitment(
+        &self,
+        study: &str,
+        round: u64,
+        bytes: &[u8],
+        values: u64,
+        spec_hash: &str,
+    ) -> Result<UploadReceipt, ClientError> {
+        let (member, identity) = self.identity()?;
+        let hash = blake3::hash(bytes);
+        let commitment = RoundCommitment {
+            hash: hash.to_hex().to_string(),
+            values,
+            signature: identity.sign_hex(&round_commitment_statement(
+                study,
+                member,
+                round,
+                hash.as_bytes(),
+                values,
+                spec_hash,
+            )),
+        };
+        self.json(
+            Method::PUT,
+            &format!("/v1/studies/{study}/rounds/{round}/commitments/{member}"),
+            Some(&commitment),
+        )
+    }
+
+    /// A round's signed commitments.
+    pub fn round_commitments(
+        &self,
+        study: &str,
+        round: u64,
+    ) -> Result<CommitmentList, ClientError> {
+        self.json(
+            Method::GET,
+            &format!("/v1/studies/{study}/rounds/{round}/commitments"),
+            None::<&()>,
+        )
+    }
+
+    /// Reveals (uploads) this member's committed contribution, signed with
+    /// the hash of the frozen commitment list it saw.
     pub fn put_contribution(
         &self,
         study: &str,
         round: u64,
         bytes: &[u8],
+        list_hash: &str,
     ) -> Result<UploadReceipt, ClientError> {
-        self.upload(UploadKind::Contribution, study, round, bytes)
+        let (member, identity) = self.identity()?;
+        let hash = blake3::hash(bytes);
+        let signature = identity.sign_hex(&contribution_statement(
+            study,
+            member,
+            round,
+            hash.as_bytes(),
+            list_hash,
+        ));
+        self.upload("contributions", study, round, bytes, signature)
     }
 
     /// Uploads this member's decryption share.
@@ -556,7 +605,16 @@ impl Client {
         round: u64,
         bytes: &[u8],
     ) -> Result<UploadReceipt, ClientError> {
-        self.upload(UploadKind::DecryptionShare, study, round, bytes)
+        let (member, identity) = self.identity()?;
+        let hash = blake3::hash(bytes);
+        let signature = identity.sign_hex(&upload_statement(
+            UploadKind::DecryptionShare,
+            study,
+            member,
+            round,
+            hash.as_bytes(),
+        ));
+        self.upload("decryption-shares", study, round, bytes, signature)
     }
 
     /// The signed contributions of a round and the aggregate's hash.

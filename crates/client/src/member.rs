@@ -10,9 +10,11 @@
 //! decryption share (never a second, different share of a round).
 
 use crate::keys::{self, KeyDir};
-use crate::verify::{verify_before_decrypt, Evidence, Refusal};
+use crate::verify::{
+    verify_before_decrypt, verify_commitments, CommitmentEvidence, Evidence, Refusal,
+};
 use crate::{Client, ClientError};
-use fedhe_api::{MemberSpec, RoundState, Transcript};
+use fedhe_api::{CommitmentList, MemberSpec, RoundState, StudyStatus, Transcript};
 use fedhe_crypto::{
     CeremonyId, ChannelError, CollectivePublicKey, CommonRandomPoly, DecryptionShare,
     EncryptedVector, FixedPointCodec, InsecurePolicy, MemberId, ParameterSet, Params,
@@ -234,6 +236,9 @@ pub struct MemberSession {
     members: Vec<MemberSpec>,
     state_dir: PathBuf,
     min_contributors: usize,
+    admin_key: String,
+    /// The studies whose signed spec this member accepted: id → (spec hash, bound).
+    studies: std::collections::BTreeMap<String, (String, f64)>,
     rng: Csprng,
     /// How long one round may take before the member gives up.
     pub round_timeout: Duration,
@@ -279,6 +284,8 @@ impl MemberSession {
                 .collect(),
             state_dir,
             min_contributors,
+            admin_key: verified.transcript.admin_key.clone(),
+            studies: Default::default(),
             rng: Csprng::from_entropy(),
             round_timeout: Duration::from_secs(600),
         })
@@ -298,6 +305,24 @@ impl MemberSession {
         &self.client
     }
 
+    /// The ceremony's parameters.
+    pub fn params(&self) -> &Arc<Params> {
+        &self.params
+    }
+
+    /// `values` encrypted under the collective key with the codec of `bound`
+    /// for the ceremony's member count (the wire bytes); records nothing.
+    pub fn encrypt_contribution(
+        &mut self,
+        values: &[f64],
+        bound: f64,
+    ) -> Result<Vec<u8>, ClientError> {
+        let codec = FixedPointCodec::new(&self.params, self.members.len(), bound)
+            .map_err(fedhe_crypto::ChannelError::from)?;
+        let v = EncryptedVector::encrypt(&self.params, &self.key, &codec, values, &mut self.rng)?;
+        Ok(v.to_bytes(&self.params))
+    }
+
     /// The members of the ceremony.
     pub fn members(&self) -> &[MemberSpec] {
         &self.members
@@ -305,6 +330,64 @@ impl MemberSession {
 
     fn record(&self, kind: &str, study: &str, round: u64) -> PathBuf {
         self.state_dir.join(format!("{study}.{round}.{kind}"))
+    }
+
+    /// Accepts a study's spec before any round of it (DESIGN.md §5, §6):
+    /// checks the administrator's signature under the key in this member's
+    /// verified transcript, and records the spec's hash in the state folder.
+    /// A spec whose hash differs from the one recorded earlier is refused, so
+    /// the server cannot change a study under a member, and every commitment
+    /// this member signs names the recorded hash, so members shown different
+    /// specs refuse each other's rounds.
+    pub fn accept_study(&mut self, study: &StudyStatus) -> Result<String, ClientError> {
+        let id = &study.spec.id;
+        if study.spec.ceremony.is_empty() {
+            return Err(ClientError::Verification(format!(
+                "study {id} names no ceremony"
+            )));
+        }
+        if self.admin_key.is_empty() {
+            return Err(ClientError::Verification(format!(
+                "the ceremony of study {id} has no administrator key, so its study specs cannot be checked; \
+                 run the study under a ceremony created with an administrator key"
+            )));
+        }
+        let hash = study.spec.hash_hex();
+        let key = fedhe_api::signing::parse_public_key(&self.admin_key)?;
+        fedhe_api::signing::verify_hex(
+            &key,
+            &fedhe_api::signing::study_spec_statement(&hash),
+            &study.admin_signature,
+            "study spec",
+        )
+        .map_err(|e| {
+            ClientError::Verification(format!(
+                "the spec of study {id} is not signed by the ceremony's administrator: {e}"
+            ))
+        })?;
+        let path = self.state_dir.join(format!("{id}.spec"));
+        match std::fs::read_to_string(&path) {
+            Ok(recorded) if recorded.trim() == hash => {}
+            Ok(recorded) => {
+                return Err(ClientError::Verification(format!(
+                    "the spec of study {id} is not the one I recorded (hash {}, now {hash}): refusing its rounds",
+                    recorded.trim()
+                )))
+            }
+            Err(_) => keys::write_atomic(&self.state_dir, &file_name(&path), hash.as_bytes(), false)?,
+        }
+        self.studies
+            .insert(id.clone(), (hash.clone(), study.spec.bound));
+        Ok(hash)
+    }
+
+    /// The spec hash and bound of an accepted study.
+    fn study_terms(&self, study: &str) -> Result<(String, f64), ClientError> {
+        self.studies.get(study).cloned().ok_or_else(|| {
+            ClientError::Usage(format!(
+                "study {study}'s spec has not been accepted (MemberSession::accept_study)"
+            ))
+        })
     }
 
     /// Opens `round`, or accepts that it exists already: only the latest round
@@ -324,9 +407,11 @@ impl MemberSession {
         }
     }
 
-    /// Encrypts and uploads this member's contribution to a round (opening the
-    /// round if needed). The ciphertext is recorded before it is sent, so a
-    /// restarted member resends the same bytes.
+    /// Encrypts this member's contribution to a round (opening the round if
+    /// needed), commits to it, waits for the frozen commitment list, checks
+    /// it ([`verify_commitments`]), records it, and only then reveals the
+    /// contribution ([`Self::commit`], then [`Self::reveal`]). `bound` must be
+    /// the study's.
     pub fn contribute(
         &mut self,
         study: &str,
@@ -334,27 +419,113 @@ impl MemberSession {
         values: &[f64],
         bound: f64,
     ) -> Result<Vec<u8>, ClientError> {
+        self.commit(study, round, values, bound)?;
+        self.reveal(study, round)
+    }
+
+    /// Encrypts this member's contribution (opening the round if needed) and
+    /// commits to it (DESIGN.md §6). The ciphertext is recorded before it is
+    /// sent, so a restarted member commits to and reveals the same bytes.
+    pub fn commit(
+        &mut self,
+        study: &str,
+        round: u64,
+        values: &[f64],
+        bound: f64,
+    ) -> Result<Vec<u8>, ClientError> {
+        let (spec_hash, spec_bound) = self.study_terms(study)?;
+        if bound != spec_bound {
+            return Err(ClientError::Usage(format!(
+                "the bound {bound} is not study {study}'s bound {spec_bound}"
+            )));
+        }
         self.ensure_round(study, round)?;
         let path = self.record("contribution", study, round);
         let bytes = match std::fs::read(&path) {
             Ok(b) => b,
             Err(_) => {
-                let codec = FixedPointCodec::new(&self.params, self.members.len(), bound)
-                    .map_err(fedhe_crypto::ChannelError::from)?;
-                let v = EncryptedVector::encrypt(
-                    &self.params,
-                    &self.key,
-                    &codec,
-                    values,
-                    &mut self.rng,
-                )?;
-                let bytes = v.to_bytes(&self.params);
+                let bytes = self.encrypt_contribution(values, bound)?;
                 keys::write_atomic(&self.state_dir, &file_name(&path), &bytes, false)?;
                 bytes
             }
         };
-        self.client.put_contribution(study, round, &bytes)?;
+        self.client
+            .put_round_commitment(study, round, &bytes, values.len() as u64, &spec_hash)?;
         Ok(bytes)
+    }
+
+    /// Waits until the round's commitments are frozen, checks the list
+    /// ([`verify_commitments`]) and records it, then reveals (uploads) the
+    /// committed contribution, signed with the list's hash.
+    pub fn reveal(&mut self, study: &str, round: u64) -> Result<Vec<u8>, ClientError> {
+        let (spec_hash, _) = self.study_terms(study)?;
+        let path = self.record("contribution", study, round);
+        let bytes = std::fs::read(&path).map_err(|e| {
+            ClientError::Usage(format!(
+                "no committed contribution to reveal for round {round} of study {study} ({}: {e})",
+                path.display()
+            ))
+        })?;
+        let list = self.frozen_commitments(study, round)?;
+        let list_hash = verify_commitments(&CommitmentEvidence {
+            study,
+            round,
+            members: &self.members,
+            spec_hash: &spec_hash,
+            min_contributors: self.min_contributors,
+            list: &list,
+            own: Some((self.member.as_str(), &bytes)),
+        })?;
+        // Recorded before the reveal: decryption checks against this list.
+        let list_path = self.record("commitments", study, round);
+        let text = serde_json::to_vec(&list).map_err(|e| ClientError::Decode(e.to_string()))?;
+        let same_list = |recorded: &[u8]| {
+            serde_json::from_slice::<CommitmentList>(recorded)
+                .is_ok_and(|r| r.list_hash == list.list_hash && r.commitments == list.commitments)
+        };
+        match std::fs::read(&list_path) {
+            Ok(recorded) if same_list(&recorded) => {}
+            Ok(_) => {
+                return Err(Refusal {
+                    study: study.into(),
+                    round,
+                    reason: "the server now shows another commitment list than the one I recorded"
+                        .into(),
+                }
+                .into())
+            }
+            Err(_) => keys::write_atomic(&self.state_dir, &file_name(&list_path), &text, false)?,
+        }
+        self.client
+            .put_contribution(study, round, &bytes, &list_hash)?;
+        Ok(bytes)
+    }
+
+    /// Waits until the round's commitments are frozen and returns the list.
+    fn frozen_commitments(&self, study: &str, round: u64) -> Result<CommitmentList, ClientError> {
+        let start = Instant::now();
+        let mut since = None;
+        loop {
+            let st = self
+                .client
+                .round(study, round, Duration::from_secs(20), since)?;
+            match st.state {
+                RoundState::Committing => since = Some(st.version),
+                RoundState::Failed => {
+                    return Err(ClientError::RoundFailed {
+                        round,
+                        reason: st.reason.unwrap_or_default(),
+                    })
+                }
+                _ => return self.client.round_commitments(study, round),
+            }
+            if start.elapsed() > self.round_timeout {
+                return Err(ClientError::Timeout(format!(
+                    "the commitments of round {round} of study {study} were not frozen within {:?}",
+                    self.round_timeout
+                )));
+            }
+        }
     }
 
     /// Waits for the round's aggregate, verifies it (verify before decrypt)
@@ -375,15 +546,36 @@ impl MemberSession {
         }
         let own_path = self.record("contribution", study, round);
         let own = std::fs::read(&own_path).ok();
+        let (spec_hash, _) = self.study_terms(study)?;
+        // A contributor checks against the list it recorded before revealing;
+        // a member that contributed nothing has only the list served now.
+        let commitments: CommitmentList =
+            match std::fs::read(self.record("commitments", study, round)) {
+                Ok(bytes) => serde_json::from_slice(&bytes)
+                    .map_err(|e| ClientError::Decode(format!("recorded commitment list: {e}")))?,
+                Err(_) if own.is_none() => self.client.round_commitments(study, round)?,
+                Err(_) => {
+                    return Err(Refusal {
+                        study: study.into(),
+                        round,
+                        reason: "I sent a contribution but recorded no commitment list".into(),
+                    }
+                    .into())
+                }
+            };
         let evidence = Evidence {
-            study,
-            round,
-            members: &self.members,
-            min_contributors: self.min_contributors,
+            commitments: CommitmentEvidence {
+                study,
+                round,
+                members: &self.members,
+                spec_hash: &spec_hash,
+                min_contributors: self.min_contributors,
+                list: &commitments,
+                own: own.as_deref().map(|b| (self.member.as_str(), b)),
+            },
             list: &list,
             contributions: &fetched,
             aggregate: &aggregate,
-            own: own.as_deref().map(|b| (self.member.as_str(), b)),
         };
         let decoded = verify_before_decrypt(&self.params, &evidence)?;
         let aggregate_hash = blake3::hash(&aggregate);

@@ -1,28 +1,48 @@
-//! Verify before decrypt (DESIGN.md §2 step 4, §6). A member produces a
-//! decryption share of an aggregate only if
+//! Verify before reveal and verify before decrypt (DESIGN.md §2 step 4, §6).
 //!
-//! 1. the aggregate's hash is the one the server lists with the contributions;
-//! 2. every listed contribution is signed by a distinct ceremony member over
-//!    (study, round, hash), and the bytes it fetched have that hash;
-//! 3. at least `min_contributors` members contributed (the member's own
-//!    floor, not the server's word);
-//! 4. its own contribution, if it sent one, is listed byte for byte;
-//! 5. the aggregate is exactly the sum of the listed contributions;
-//! 6. it never produced a share for this round before ([`crate::ShareLedger`]).
+//! Before it reveals its contribution, a member checks the round's frozen
+//! commitment list ([`verify_commitments`]):
 //!
-//! So a server that deviates cannot have one member's contribution decrypted
-//! alone, cannot decrypt a round twice over different member sets, and cannot
-//! slip in contributions no member signed.
+//! 1. the list's hash is the canonical hash of its entries;
+//! 2. every entry is a distinct ceremony member's signed commitment to
+//!    (study, round, hash, value count, **the study spec's hash this member
+//!    recorded**), so members shown different specs are detected;
+//! 3. every entry has the list's value count, and at least
+//!    `min_contributors` members committed (the member's own floor);
+//! 4. its own commitment, if it made one, is listed with its hash.
+//!
+//! It produces a decryption share of an aggregate only if
+//! ([`verify_before_decrypt`]), in addition,
+//!
+//! 5. the aggregate's hash is the one the server lists with the contributions;
+//! 6. every listed contribution has a commitment in **the list this member
+//!    checked before revealing**, with the same hash, and is signed by its
+//!    member as revealed against that same list (so every contributor saw
+//!    the list this member saw), and the bytes fetched have that hash;
+//! 7. at least `min_contributors` members contributed, its own contribution
+//!    (if any) is listed byte for byte, and the aggregate is exactly the sum
+//!    of the listed contributions;
+//! 8. it never produced a share for this round before (the share it makes is
+//!    recorded in its state folder before it is sent, [`crate::MemberSession::decrypt`]).
+//!
+//! So no contribution can depend on another's (every one was committed
+//! before any could be read, and the server cannot show different members
+//! different lists), a server that deviates cannot have one member's
+//! contribution decrypted alone or decrypt a round twice over different
+//! member sets, and nobody can slip in contributions no member signed.
 
-use fedhe_api::signing::{parse_public_key, upload_statement, verify_hex};
-use fedhe_api::{ContributionList, MemberSpec, UploadKind};
+use fedhe_api::signing::{
+    contribution_statement, parse_public_key, round_commitment_statement, verify_hex,
+};
+use fedhe_api::{CommitmentList, ContributionList, MemberSpec};
 use fedhe_crypto::{EncryptedVector, Params, WireObject};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-/// Why a member refused to produce a decryption share.
+/// Why a member refused to reveal its contribution or to produce a
+/// decryption share.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("refusing to decrypt round {round} of study {study}: {reason}")]
+#[error("refusing round {round} of study {study}: {reason}")]
 pub struct Refusal {
     /// The study.
     pub study: String,
@@ -32,8 +52,8 @@ pub struct Refusal {
     pub reason: String,
 }
 
-/// What a member checks before decrypting.
-pub struct Evidence<'a> {
+/// A round's frozen commitment list, and what a member checks it against.
+pub struct CommitmentEvidence<'a> {
     /// The study.
     pub study: &'a str,
     /// The round.
@@ -41,16 +61,28 @@ pub struct Evidence<'a> {
     /// The ceremony's members with their identity keys (from the member's own
     /// verified transcript, not from the server's word of the moment).
     pub members: &'a [MemberSpec],
+    /// The hash of the study spec this member recorded before its first
+    /// contribution.
+    pub spec_hash: &'a str,
     /// The member's own floor on distinct contributors.
     pub min_contributors: usize,
+    /// The frozen list.
+    pub list: &'a CommitmentList,
+    /// This member and its own contribution, if it committed one.
+    pub own: Option<(&'a str, &'a [u8])>,
+}
+
+/// What a member checks before decrypting.
+pub struct Evidence<'a> {
+    /// The commitment list this member checked before it revealed (or, for
+    /// a member that contributed nothing, the list as served now).
+    pub commitments: CommitmentEvidence<'a>,
     /// The server's list of contributions.
     pub list: &'a ContributionList,
     /// The bytes of each listed contribution, as fetched.
     pub contributions: &'a [(String, Vec<u8>)],
     /// The aggregate's bytes, as fetched.
     pub aggregate: &'a [u8],
-    /// This member and its own contribution, if it sent one.
-    pub own: Option<(&'a str, &'a [u8])>,
 }
 
 /// The fetched bytes of `member`'s contribution.
@@ -62,16 +94,106 @@ fn fetched<'e>(ev: &'e Evidence<'_>, member: &str) -> Result<&'e [u8], String> {
         .ok_or_else(|| format!("the contribution of {member} was not fetched"))
 }
 
-/// Runs checks 1-5 and returns the decoded aggregate.
-pub fn verify_before_decrypt(
-    params: &Arc<Params>,
-    ev: &Evidence<'_>,
-) -> Result<EncryptedVector, Refusal> {
+fn identity_key(members: &[MemberSpec], id: &str) -> Result<ed25519_dalek::VerifyingKey, String> {
+    let member = members
+        .iter()
+        .find(|m| m.id == id)
+        .ok_or_else(|| format!("{id} is not a ceremony member"))?;
+    parse_public_key(&member.identity_key).map_err(|e| format!("identity key of {id}: {e}"))
+}
+
+/// Checks 1-4: the frozen commitment list before revealing. Returns the
+/// list's hash.
+pub fn verify_commitments(ev: &CommitmentEvidence<'_>) -> Result<String, Refusal> {
     let refuse = |reason: String| Refusal {
         study: ev.study.to_string(),
         round: ev.round,
         reason,
     };
+    let list_hash = ev
+        .list
+        .list_hash
+        .clone()
+        .ok_or_else(|| refuse("the commitment list is not frozen".into()))?;
+    let values = ev
+        .list
+        .values
+        .ok_or_else(|| refuse("the commitment list has no value count".into()))?;
+    let mut entries = ev.list.commitments.clone();
+    entries.sort_by(|a, b| a.member.cmp(&b.member));
+    if CommitmentList::canonical_hash(ev.study, ev.round, &entries) != list_hash {
+        return Err(refuse(
+            "the commitment list's hash is not the hash of its entries".into(),
+        ));
+    }
+    let mut seen = BTreeSet::new();
+    for c in &entries {
+        if !seen.insert(c.member.as_str()) {
+            return Err(refuse(format!("{} is listed twice", c.member)));
+        }
+        let key = identity_key(ev.members, &c.member).map_err(refuse)?;
+        let hash: [u8; 32] =
+            fedhe_api::signing::decode_fixed(&c.hash, "hash").map_err(|e| refuse(e.to_string()))?;
+        if c.values != values {
+            return Err(refuse(format!(
+                "the commitment of {} holds {} values; the list's value count is {values}",
+                c.member, c.values
+            )));
+        }
+        verify_hex(
+            &key,
+            &round_commitment_statement(
+                ev.study,
+                &c.member,
+                ev.round,
+                &hash,
+                c.values,
+                ev.spec_hash,
+            ),
+            &c.signature,
+            "commitment",
+        )
+        .map_err(|e| {
+            refuse(format!(
+                "the commitment of {} does not verify for the study spec I recorded ({e}): \
+                 it was made for another spec, or forged",
+                c.member
+            ))
+        })?;
+    }
+    if seen.len() < ev.min_contributors.max(1) {
+        return Err(refuse(format!(
+            "{} distinct members committed; at least {} are required",
+            seen.len(),
+            ev.min_contributors.max(1)
+        )));
+    }
+    if let Some((me, own)) = ev.own {
+        match entries.iter().find(|c| c.member == me) {
+            None => return Err(refuse(format!("my own commitment ({me}) is not listed"))),
+            Some(c) if c.hash != blake3::hash(own).to_hex().as_str() => {
+                return Err(refuse(format!(
+                    "the commitment listed for me ({me}) is not the one I made"
+                )))
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(list_hash)
+}
+
+/// Runs checks 1-7 and returns the decoded aggregate.
+pub fn verify_before_decrypt(
+    params: &Arc<Params>,
+    ev: &Evidence<'_>,
+) -> Result<EncryptedVector, Refusal> {
+    let c = &ev.commitments;
+    let refuse = |reason: String| Refusal {
+        study: c.study.to_string(),
+        round: c.round,
+        reason,
+    };
+    let list_hash = verify_commitments(c)?;
     let aggregate_hash = blake3::hash(ev.aggregate).to_hex().to_string();
     if ev.list.aggregate_hash.as_deref() != Some(aggregate_hash.as_str()) {
         return Err(refuse(format!(
@@ -81,31 +203,41 @@ pub fn verify_before_decrypt(
     }
     let mut seen = BTreeSet::new();
     for upload in &ev.list.contributions {
-        let member = ev
-            .members
-            .iter()
-            .find(|m| m.id == upload.member)
-            .ok_or_else(|| refuse(format!("{} is not a ceremony member", upload.member)))?;
+        let key = identity_key(c.members, &upload.member).map_err(refuse)?;
         if !seen.insert(upload.member.as_str()) {
             return Err(refuse(format!("{} is listed twice", upload.member)));
         }
-        let key = parse_public_key(&member.identity_key)
-            .map_err(|e| refuse(format!("identity key of {}: {e}", member.id)))?;
+        let committed = c
+            .list
+            .commitments
+            .iter()
+            .find(|e| e.member == upload.member)
+            .ok_or_else(|| {
+                refuse(format!(
+                    "{} contributed without a commitment in the list I checked",
+                    upload.member
+                ))
+            })?;
+        if committed.hash != upload.hash {
+            return Err(refuse(format!(
+                "the contribution listed for {} is not the one it committed to",
+                upload.member
+            )));
+        }
         let hash: [u8; 32] = fedhe_api::signing::decode_fixed(&upload.hash, "hash")
             .map_err(|e| refuse(e.to_string()))?;
         verify_hex(
             &key,
-            &upload_statement(
-                UploadKind::Contribution,
-                ev.study,
-                &member.id,
-                ev.round,
-                &hash,
-            ),
+            &contribution_statement(c.study, &upload.member, c.round, &hash, &list_hash),
             &upload.signature,
             "contribution",
         )
-        .map_err(|e| refuse(format!("the contribution listed for {}: {e}", member.id)))?;
+        .map_err(|e| {
+            refuse(format!(
+                "the contribution listed for {} was not revealed against the commitment list I saw: {e}",
+                upload.member
+            ))
+        })?;
         let bytes = fetched(ev, &upload.member).map_err(refuse)?;
         if blake3::hash(bytes).as_bytes() != &hash {
             return Err(refuse(format!(
@@ -114,14 +246,14 @@ pub fn verify_before_decrypt(
             )));
         }
     }
-    if seen.len() < ev.min_contributors.max(1) {
+    if seen.len() < c.min_contributors.max(1) {
         return Err(refuse(format!(
             "{} distinct members contributed; at least {} are required",
             seen.len(),
-            ev.min_contributors.max(1)
+            c.min_contributors.max(1)
         )));
     }
-    if let Some((me, own)) = ev.own {
+    if let Some((me, own)) = c.own {
         let listed = ev.list.contributions.iter().find(|u| u.member == me);
         match listed {
             None => {
@@ -161,8 +293,7 @@ pub fn verify_before_decrypt(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fedhe_api::signing::upload_statement;
-    use fedhe_api::{Identity, RoundState, SignedUpload};
+    use fedhe_api::{CommittedContribution, Identity, RoundState, SignedUpload};
     use fedhe_crypto::{
         CeremonyId, CollectivePublicKey, CommonRandomPoly, FixedPointCodec, InsecurePolicy,
         MemberId, ParameterSet, PublicKeyShare, SecretKeyShare,
@@ -220,20 +351,54 @@ mod tests {
         }
     }
 
+    const SPEC: &str = "spec-hash";
+
     impl World {
-        fn signed(&self, i: usize, bytes: &[u8]) -> SignedUpload {
+        /// Member i's commitment to `bytes` under `spec`.
+        fn committed(&self, i: usize, bytes: &[u8], spec: &str) -> CommittedContribution {
             let hash = blake3::hash(bytes);
-            SignedUpload {
+            CommittedContribution {
                 member: self.members[i].id.clone(),
                 hash: hash.to_hex().to_string(),
-                signature: self.identities[i].sign_hex(&upload_statement(
-                    UploadKind::Contribution,
+                values: 1,
+                signature: self.identities[i].sign_hex(&round_commitment_statement(
                     "s",
                     &self.members[i].id,
                     1,
                     hash.as_bytes(),
+                    1,
+                    spec,
                 )),
             }
+        }
+
+        /// The frozen list of every member's commitment to its contribution.
+        fn commitments(&self) -> CommitmentList {
+            let entries: Vec<_> = (0..3)
+                .map(|i| self.committed(i, &self.contributions[i].1, SPEC))
+                .collect();
+            frozen(entries)
+        }
+
+        /// Member i's reveal of `bytes` against the list of hash `list_hash`.
+        fn revealed(&self, i: usize, bytes: &[u8], list_hash: &str) -> SignedUpload {
+            let hash = blake3::hash(bytes);
+            SignedUpload {
+                member: self.members[i].id.clone(),
+                hash: hash.to_hex().to_string(),
+                signature: self.identities[i].sign_hex(&contribution_statement(
+                    "s",
+                    &self.members[i].id,
+                    1,
+                    hash.as_bytes(),
+                    list_hash,
+                )),
+            }
+        }
+
+        fn signed(&self, i: usize, bytes: &[u8]) -> SignedUpload {
+            let list = self.commitments();
+            self.revealed(i, bytes, list.list_hash.as_deref().unwrap())
         }
 
         fn sum(&self, which: &[usize]) -> Vec<u8> {
@@ -266,19 +431,34 @@ mod tests {
                     self.contributions[i].1.as_slice(),
                 )
             });
+            let commitments = self.commitments();
             verify_before_decrypt(
                 &self.params,
                 &Evidence {
-                    study: "s",
-                    round: 1,
-                    members: &self.members,
-                    min_contributors: min,
+                    commitments: CommitmentEvidence {
+                        study: "s",
+                        round: 1,
+                        members: &self.members,
+                        spec_hash: SPEC,
+                        min_contributors: min,
+                        list: &commitments,
+                        own,
+                    },
                     list: &list,
                     contributions: &self.contributions,
                     aggregate,
-                    own,
                 },
             )
+        }
+    }
+
+    fn frozen(mut entries: Vec<CommittedContribution>) -> CommitmentList {
+        entries.sort_by(|a, b| a.member.cmp(&b.member));
+        CommitmentList {
+            state: RoundState::Collecting,
+            values: Some(1),
+            list_hash: Some(CommitmentList::canonical_hash("s", 1, &entries)),
+            commitments: entries,
         }
     }
 
@@ -302,6 +482,11 @@ mod tests {
         // A share of one member's contribution alone.
         let r = w.check(vec![all[1].clone()], &w.sum(&[1]), 2, None);
         assert!(reason(r).contains("1 distinct members contributed; at least 2"));
+        // A contribution revealed against another commitment list than mine.
+        let mut other = all.clone();
+        other[2] = w.revealed(2, &w.contributions[2].1, &"11".repeat(32));
+        let r = w.check(other, &w.sum(&[0, 1, 2]), 2, Some(0));
+        assert!(reason(r).contains("not revealed against the commitment list I saw"));
         // My own contribution dropped.
         let r = w.check(all[1..].to_vec(), &w.sum(&[1, 2]), 2, Some(0));
         assert!(reason(r).contains("my own contribution (a) is not included"));
@@ -324,6 +509,12 @@ mod tests {
         // A member outside the ceremony.
         let mut stranger = all.clone();
         stranger[2].member = "mallory".into();
+        assert!(
+            reason(w.check(stranger.clone(), &w.sum(&[0, 1, 2]), 2, None))
+                .contains("not a ceremony member")
+        );
+        let mut stranger = all.clone();
+        stranger[2].member = "mallory".into();
         assert!(reason(w.check(stranger, &w.sum(&[0, 1, 2]), 2, None))
             .contains("not a ceremony member"));
         // An aggregate other than the listed hash.
@@ -333,19 +524,80 @@ mod tests {
             aggregate_hash: Some("00".repeat(32)),
         };
         let aggregate = w.sum(&[0, 1, 2]);
+        let commitments = w.commitments();
         let r = verify_before_decrypt(
             &w.params,
             &Evidence {
-                study: "s",
-                round: 1,
-                members: &w.members,
-                min_contributors: 2,
+                commitments: CommitmentEvidence {
+                    study: "s",
+                    round: 1,
+                    members: &w.members,
+                    spec_hash: SPEC,
+                    min_contributors: 2,
+                    list: &commitments,
+                    own: None,
+                },
                 list: &list,
                 contributions: &w.contributions,
                 aggregate: &aggregate,
-                own: None,
             },
         );
         assert!(reason(r).contains("is not the listed"));
+    }
+
+    fn check_list(w: &World, list: &CommitmentList, own: Option<usize>) -> String {
+        let own = own.map(|i| (w.members[i].id.as_str(), w.contributions[i].1.as_slice()));
+        match verify_commitments(&CommitmentEvidence {
+            study: "s",
+            round: 1,
+            members: &w.members,
+            spec_hash: SPEC,
+            min_contributors: 2,
+            list,
+            own,
+        }) {
+            Ok(h) => format!("accepted {h}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn a_commitment_list_is_checked_before_revealing() {
+        let w = world();
+        let honest = w.commitments();
+        assert_eq!(
+            check_list(&w, &honest, Some(0)),
+            format!("accepted {}", honest.list_hash.clone().unwrap())
+        );
+        // A member shown another study spec signed its commitment for it.
+        let split = frozen(vec![
+            w.committed(0, &w.contributions[0].1, SPEC),
+            w.committed(1, &w.contributions[1].1, "another-spec"),
+        ]);
+        assert!(check_list(&w, &split, Some(0)).contains("for the study spec I recorded"));
+        // My commitment left out, or replaced.
+        let without_me = frozen(vec![
+            w.committed(1, &w.contributions[1].1, SPEC),
+            w.committed(2, &w.contributions[2].1, SPEC),
+        ]);
+        assert!(
+            check_list(&w, &without_me, Some(0)).contains("my own commitment (a) is not listed")
+        );
+        let replaced = frozen(vec![
+            w.committed(0, &w.contributions[1].1, SPEC),
+            w.committed(2, &w.contributions[2].1, SPEC),
+        ]);
+        assert!(check_list(&w, &replaced, Some(0)).contains("is not the one I made"));
+        // A list whose hash is not of its entries.
+        let mut tampered = honest.clone();
+        tampered.commitments.pop();
+        assert!(check_list(&w, &tampered, None).contains("not the hash of its entries"));
+        // Too few committers for my floor.
+        let one = frozen(vec![w.committed(0, &w.contributions[0].1, SPEC)]);
+        assert!(check_list(&w, &one, None).contains("1 distinct members committed"));
+        // Not frozen yet.
+        let mut open = honest.clone();
+        open.list_hash = None;
+        assert!(check_list(&w, &open, None).contains("not frozen"));
     }
 }

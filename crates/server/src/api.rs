@@ -17,7 +17,8 @@ use axum::http::{header, request::Parts, HeaderMap, HeaderValue, Method, StatusC
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use fedhe_api::signing::{
-    decode_fixed, now_ms, parse_public_key, upload_statement, verify_hex, HEADER_UPLOAD_SIGNATURE,
+    contribution_statement, decode_fixed, now_ms, parse_public_key, round_commitment_statement,
+    study_spec_statement, upload_statement, verify_hex, HEADER_UPLOAD_SIGNATURE,
 };
 use fedhe_api::*;
 use fedhe_crypto::{
@@ -87,6 +88,8 @@ pub fn router(state: Arc<AppState>) -> axum::Router {
         .routes(routes!(create_study))
         .routes(routes!(get_study))
         .routes(routes!(open_round, get_round))
+        .routes(routes!(put_round_commitment))
+        .routes(routes!(list_round_commitments))
         .routes(routes!(put_contribution, get_contribution))
         .routes(routes!(list_contributions))
         .routes(routes!(get_aggregate))
@@ -389,6 +392,7 @@ async fn ceremony_status(state: &AppState, id: &str) -> ApiResult<CeremonyStatus
             .collect(),
         deadline_at: c.deadline_at,
         crs_seed: hex::encode(&c.crs_seed),
+        admin_key: c.admin_key.unwrap_or_default(),
         transcript_hash,
         reason: c.reason,
     })
@@ -424,6 +428,9 @@ async fn create_ceremony(State(state): Shared, req: Incoming) -> ApiResult<Respo
         members.push((m.id.clone(), key.to_bytes()));
         ids.push(mid);
     }
+    let admin_key = parse_public_key(&spec.admin_key)
+        .map_err(|e| ApiError::bad_request(format!("admin_key: {e}")))?;
+    let admin_key = hex::encode(admin_key.as_bytes());
     let seed = CommonRandomPoly::derive_seed(&params, &id, &ids)
         .map_err(|e| ApiError::bad_request(e.to_string()))?;
     let now = now_ms();
@@ -438,6 +445,7 @@ async fn create_ceremony(State(state): Shared, req: Incoming) -> ApiResult<Respo
             deadline,
             &seed,
             &members,
+            &admin_key,
         )
         .await?;
     Ok(created_or_ok(
@@ -487,10 +495,7 @@ async fn put_commitment(
         &state,
         &id,
         &member,
-        UploadKind::Commitment,
-        &id,
-        0,
-        &hash,
+        &upload_statement(UploadKind::Commitment, &id, &member, 0, &hash),
         &commitment.signature,
     )
     .await?;
@@ -508,15 +513,13 @@ async fn put_commitment(
     ))
 }
 
-#[allow(clippy::too_many_arguments)]
+/// Verifies `member`'s signature of `statement` under its identity key in
+/// `ceremony`.
 async fn verify_upload_signature(
     state: &AppState,
     ceremony: &str,
     member: &str,
-    kind: UploadKind,
-    scope: &str,
-    round: u64,
-    hash: &[u8; 32],
+    statement: &[u8],
     signature: &str,
 ) -> ApiResult<()> {
     let key = state
@@ -528,13 +531,8 @@ async fn verify_upload_signature(
         })?;
     let key = ed25519_dalek::VerifyingKey::from_bytes(&key)
         .map_err(|_| ApiError::internal("a stored identity key is invalid"))?;
-    verify_hex(
-        &key,
-        &upload_statement(kind, scope, member, round, hash),
-        signature,
-        "upload",
-    )
-    .map_err(|e| ApiError::unprocessable(e.to_string()))
+    verify_hex(&key, statement, signature, "upload")
+        .map_err(|e| ApiError::unprocessable(e.to_string()))
 }
 
 /// Reveal a public-key share (its hash must match the commitment).
@@ -679,17 +677,40 @@ async fn get_collective_key(
 
 /// Create a study (administrator).
 #[utoipa::path(post, path = "/v1/studies", tag = "studies",
-    request_body = StudySpec,
+    request_body = SignedStudySpec,
     security(("admin" = [])),
     responses((status = 201, body = StudyStatus), (status = 200, body = StudyStatus),
         (status = 409, body = Problem, content_type = "application/problem+json")))]
 async fn create_study(State(state): Shared, req: Incoming) -> ApiResult<Response> {
     let req = req.read(&state, state.config.max_json_bytes).await?;
     auth::require_admin(&state, &req.headers)?;
-    let spec: StudySpec = req.json()?;
+    let signed: SignedStudySpec = req.json()?;
+    let spec = signed.spec;
     check_id("study id", &spec.id)?;
     let c = state.store.ceremony(&spec.ceremony).await?;
     let members = state.store.members(&spec.ceremony).await?.len();
+    let admin_key = c.admin_key.as_deref().ok_or_else(|| {
+        ApiError::conflict(format!(
+            "ceremony {} has no administrator key to sign study specs with; create a new ceremony",
+            spec.ceremony
+        ))
+    })?;
+    let admin_key = parse_public_key(admin_key)
+        .map_err(|_| ApiError::internal("a stored administrator key is invalid"))?;
+    verify_hex(
+        &admin_key,
+        &study_spec_statement(&spec.hash_hex()),
+        &signed.signature,
+        "study spec",
+    )
+    .map_err(|e| {
+        ApiError::unprocessable(format!(
+            "the study spec is not signed by the ceremony's administrator key: {e}"
+        ))
+    })?;
+    let params = state.params(&c.parameter_set, c.allow_insecure)?;
+    engine::contribution_shape(&params, members, spec.bound, 1)
+        .map_err(|e| ApiError::bad_request(format!("bound: {e}")))?;
     if spec.min_contributors == 0 || spec.min_contributors as usize > members {
         return Err(ApiError::bad_request(format!(
             "min_contributors must be between 1 and the ceremony's {members} members, is {}",
@@ -707,7 +728,10 @@ async fn create_study(State(state): Shared, req: Incoming) -> ApiResult<Response
             spec.ceremony
         )));
     }
-    let created = state.store.create_study(&spec, now_ms()).await?;
+    let created = state
+        .store
+        .create_study(&spec, &signed.signature, now_ms())
+        .await?;
     Ok(created_or_ok(
         created,
         study_status(&state, &spec.id).await?,
@@ -715,7 +739,8 @@ async fn create_study(State(state): Shared, req: Incoming) -> ApiResult<Response
 }
 
 async fn study_status(state: &AppState, id: &str) -> ApiResult<StudyStatus> {
-    let spec = state.store.study(id).await?.spec;
+    let row = state.store.study(id).await?;
+    let spec = row.spec;
     let members = state
         .store
         .members(&spec.ceremony)
@@ -725,6 +750,8 @@ async fn study_status(state: &AppState, id: &str) -> ApiResult<StudyStatus> {
         .collect();
     Ok(StudyStatus {
         latest_round: state.store.latest_round(id).await?,
+        spec_hash: spec.hash_hex(),
+        admin_signature: row.admin_signature.unwrap_or_default(),
         spec,
         members,
     })
@@ -841,8 +868,99 @@ async fn get_round(
     }
 }
 
-/// Upload a contribution: an EncryptedVector under the ceremony's collective
-/// key, with the member's signature of (study, round, hash) in `fedhe-upload-signature`.
+/// Commit to a contribution while the round is `committing`: BLAKE3 of its
+/// wire bytes and its value count, signed with the study spec's hash.
+#[utoipa::path(put, path = "/v1/studies/{study}/rounds/{round}/commitments/{member}", tag = "studies",
+    params(("study" = String, Path), ("round" = u64, Path), ("member" = String, Path)),
+    request_body = RoundCommitment,
+    security(("member" = [])),
+    responses((status = 201, body = UploadReceipt), (status = 200, description = "The same commitment again", body = UploadReceipt),
+        (status = 409, description = "A different commitment, or the round is not committing", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "The signature does not verify", body = Problem, content_type = "application/problem+json")))]
+async fn put_round_commitment(
+    State(state): Shared,
+    P((study, round, member)): P<(String, String, String)>,
+    req: Incoming,
+) -> ApiResult<Response> {
+    let req = req.read(&state, state.config.max_json_bytes).await?;
+    let round = parse_round(&round)?;
+    let spec = state.store.study(&study).await?.spec;
+    let caller = auth::require_member(&state, &spec.ceremony, &req.parts()).await?;
+    auth::require_self(&caller, &member)?;
+    let body: RoundCommitment = req.json()?;
+    let hash: [u8; 32] =
+        decode_fixed(&body.hash, "hash").map_err(|e| ApiError::bad_request(e.to_string()))?;
+    if body.values == 0 || body.values > MAX_VALUES {
+        return Err(ApiError::bad_request(format!(
+            "values must be between 1 and {MAX_VALUES}, is {}",
+            body.values
+        )));
+    }
+    verify_upload_signature(
+        &state,
+        &spec.ceremony,
+        &member,
+        &round_commitment_statement(&study, &member, round, &hash, body.values, &spec.hash_hex()),
+        &body.signature,
+    )
+    .await?;
+    let entry = CommittedContribution {
+        member: member.clone(),
+        hash: hex::encode(hash),
+        values: body.values,
+        signature: body.signature,
+    };
+    let created = state
+        .store
+        .put_round_commitment(&study, round, &entry, &hash, now_ms())
+        .await?;
+    if created {
+        state.changed.notify_waiters();
+        engine::advance_round(&state, &study, round).await?;
+    }
+    Ok(created_or_ok(
+        created,
+        UploadReceipt {
+            hash: entry.hash,
+            created,
+        },
+    ))
+}
+
+/// The most values one contribution may hold.
+const MAX_VALUES: u64 = 1 << 24;
+
+/// A round's signed commitments; frozen (with its hash) once the round
+/// leaves `committing`.
+#[utoipa::path(get, path = "/v1/studies/{study}/rounds/{round}/commitments", tag = "studies",
+    params(("study" = String, Path), ("round" = u64, Path)),
+    security(("admin" = []), ("member" = [])),
+    responses((status = 200, body = CommitmentList), (status = 404, body = Problem, content_type = "application/problem+json")))]
+async fn list_round_commitments(
+    State(state): Shared,
+    P((study, round)): P<(String, String)>,
+    req: Incoming,
+) -> ApiResult<Json<CommitmentList>> {
+    let req = req.read(&state, 0).await?;
+    let round = parse_round(&round)?;
+    let spec = state.store.study(&study).await?.spec;
+    auth::require_reader(&state, &spec.ceremony, &req.parts()).await?;
+    let r = state.store.round(&study, round).await?;
+    Ok(Json(CommitmentList {
+        state: r.state,
+        values: r.value_count.map(|v| v as u64),
+        commitments: state
+            .store
+            .round_commitments(&study, round, r.value_count)
+            .await?,
+        list_hash: r.commitment_list_hash,
+    }))
+}
+
+/// Upload (reveal) a committed contribution: an EncryptedVector under the
+/// ceremony's collective key whose hash is the member's commitment, with the
+/// member's signature of (study, round, hash, frozen commitment list's hash)
+/// in `fedhe-upload-signature`.
 #[utoipa::path(put, path = "/v1/studies/{study}/rounds/{round}/contributions/{member}", tag = "studies",
     params(("study" = String, Path), ("round" = u64, Path), ("member" = String, Path),
         ("fedhe-upload-signature" = String, Header, description = "ed25519 signature of the upload statement, hex")),
@@ -909,21 +1027,22 @@ async fn put_upload(
             ApiError::bad_request(format!("header {HEADER_UPLOAD_SIGNATURE} is missing"))
         })?
         .to_string();
-    let kind = match table {
-        UploadTable::Contributions => UploadKind::Contribution,
-        UploadTable::DecryptionShares => UploadKind::DecryptionShare,
+    let statement = match table {
+        // A reveal names the frozen commitment list the member saw.
+        UploadTable::Contributions => {
+            let list_hash = r.commitment_list_hash.as_deref().ok_or_else(|| {
+                ApiError::conflict(format!(
+                    "round {round} of study {study} is {}: contributions are revealed only once the commitments are frozen",
+                    r.state.as_str()
+                ))
+            })?;
+            contribution_statement(&study, &member, round, &hash, list_hash)
+        }
+        UploadTable::DecryptionShares => {
+            upload_statement(UploadKind::DecryptionShare, &study, &member, round, &hash)
+        }
     };
-    verify_upload_signature(
-        &state,
-        &spec.ceremony,
-        &member,
-        kind,
-        &study,
-        round,
-        &hash,
-        &signature,
-    )
-    .await?;
+    verify_upload_signature(&state, &spec.ceremony, &member, &statement, &signature).await?;
     let c = state.store.ceremony(&spec.ceremony).await?;
     let params = state.params(&c.parameter_set, c.allow_insecure)?;
     let members = state.store.members(&spec.ceremony).await?.len();
@@ -943,13 +1062,7 @@ async fn put_upload(
                         e.members
                     )));
                 }
-                Ok(Some(format!(
-                    "members={} bound={} fractional_bits={} values={}",
-                    e.members,
-                    e.bound,
-                    e.fractional_bits,
-                    v.len()
-                )))
+                Ok(Some(engine::shape_text(e, v.len() as u64)))
             }
             UploadTable::DecryptionShares => {
                 let s = DecryptionShare::from_bytes(&params, &body)
@@ -1052,6 +1165,17 @@ async fn get_upload(
     let round = parse_round(&round)?;
     let spec = state.store.study(&study).await?.spec;
     auth::require_reader(&state, &spec.ceremony, &req.parts()).await?;
+    if table == UploadTable::Contributions {
+        // No member may see another's contribution before the round's
+        // contributions are fixed and summed (the copy attack, DESIGN.md §6).
+        let r = state.store.round(&study, round).await?;
+        if r.aggregate_hash.is_none() {
+            return Err(ApiError::conflict(format!(
+                "round {round} of study {study} is {}: contributions can be read only once the aggregate exists",
+                r.state.as_str()
+            )));
+        }
+    }
     Ok(octet_response(
         state
             .store

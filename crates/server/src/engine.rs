@@ -1,6 +1,8 @@
-//! The state machines (DESIGN.md §2, §5): ceremonies
+//! The state machines (DESIGN.md §2, §5, §6): ceremonies
 //! `committing → revealing → complete | failed` and rounds
-//! `collecting → decrypting → done | failed`. Each step reads the stored
+//! `committing → collecting → decrypting → done | failed`. A round's
+//! contributions are committed (signed hashes) before any can be uploaded or
+//! read, so no member can make its contribution depend on another's. Each step reads the stored
 //! state, computes outside any transaction (aggregation, combining) and then
 //! commits with a compare-and-swap on the version it read; a step that lost
 //! the race simply reads again. Steps run after every upload and from a
@@ -21,9 +23,12 @@ use std::sync::Arc;
 /// How often a step retries after losing a compare-and-swap.
 const CAS_RETRIES: usize = 8;
 
-/// Moves a round forward if it can: closes collection once every member
-/// contributed or, at the deadline, with at least `min_contributors`; fails it
-/// at the deadline otherwise; combines once every member's decryption share is
+/// Moves a round forward if it can: freezes the commitments once every
+/// member committed or, at the deadline, with at least `min_contributors`
+/// (keeping the commitments of the most common value count: one member
+/// cannot impose its shape on the others); closes collection once every
+/// frozen commitment is revealed or, at the deadline, with at least
+/// `min_contributors`; fails it at a deadline otherwise; combines once every member's decryption share is
 /// in; fails it when the decryption deadline passes.
 pub async fn advance_round(state: &AppState, study: &str, round: u64) -> ApiResult<()> {
     // One task advances a round at a time; a request arriving meanwhile marks
@@ -54,13 +59,51 @@ async fn advance_round_once(state: &AppState, study: &str, round: u64) -> ApiRes
         let r = state.store.round(study, round).await?;
         let now = now_ms();
         let moved = match r.state {
+            RoundState::Committing => {
+                let all = state.store.round_commitments(study, round, None).await?;
+                let required = spec.min_contributors.max(1) as usize;
+                if all.len() == members.len() || (now >= r.deadline_at && all.len() >= required) {
+                    let values = plurality_values(&all);
+                    let frozen: Vec<_> = all.into_iter().filter(|c| c.values == values).collect();
+                    if frozen.len() < required {
+                        let reason = format!(
+                            "only {} commitments share the most common value count {values}; {required} are required",
+                            frozen.len()
+                        );
+                        state.store.fail_round(&r, &reason).await?
+                    } else {
+                        let list_hash =
+                            fedhe_api::CommitmentList::canonical_hash(study, round, &frozen);
+                        let shape = contribution_shape(&params, members.len(), spec.bound, values)
+                            .map_err(ApiError::internal)?;
+                        let deadline = now.saturating_add(secs_ms(spec.round_timeout_secs));
+                        state
+                            .store
+                            .freeze_commitments(&r, values as i64, &list_hash, &shape, deadline)
+                            .await?
+                    }
+                } else if now >= r.deadline_at {
+                    let reason = format!(
+                        "the commitment deadline passed with {} of {required} required commitments",
+                        all.len()
+                    );
+                    state.store.fail_round(&r, &reason).await?
+                } else {
+                    return Ok(());
+                }
+            }
             RoundState::Collecting => {
                 let list = state
                     .store
                     .uploads(UploadTable::Contributions, study, round)
                     .await?;
                 let required = spec.min_contributors.max(1) as usize;
-                if list.len() == members.len() || (now >= r.deadline_at && list.len() >= required) {
+                let committed = state
+                    .store
+                    .round_commitments(study, round, r.value_count)
+                    .await?
+                    .len();
+                if list.len() == committed || (now >= r.deadline_at && list.len() >= required) {
                     let (aggregate, parts) = aggregate(state, &params, &r, &list).await?;
                     let deadline = now.saturating_add(secs_ms(spec.decrypt_timeout_secs));
                     state
@@ -115,13 +158,51 @@ async fn advance_round_once(state: &AppState, study: &str, round: u64) -> ApiRes
         if moved {
             state.metrics.transition();
             state.changed.notify_waiters();
-            if r.state == RoundState::Collecting {
+            if matches!(r.state, RoundState::Committing | RoundState::Collecting) {
                 continue; // the new state may be ready to move at once
             }
             return Ok(());
         }
     }
     Ok(())
+}
+
+/// The value count most commitments declare (the smallest of a tie), which
+/// becomes the round's shape.
+fn plurality_values(commitments: &[fedhe_api::CommittedContribution]) -> u64 {
+    let mut counts = std::collections::BTreeMap::<u64, usize>::new();
+    for c in commitments {
+        *counts.entry(c.values).or_default() += 1;
+    }
+    let mut best = (0u64, 0usize);
+    for (values, n) in counts {
+        if n > best.1 {
+            best = (values, n);
+        }
+    }
+    best.0
+}
+
+/// The shape every contribution of a study's round must have: the encoding
+/// the study spec fixes (the ceremony's member count, the spec's bound, the
+/// codec's fractional bits for them) and the round's value count.
+pub fn contribution_shape(
+    params: &Arc<fedhe_crypto::Params>,
+    members: usize,
+    bound: f64,
+    values: u64,
+) -> Result<String, String> {
+    let codec = FixedPointCodec::new(params, members, bound)
+        .map_err(|e| format!("the study's bound {bound} gives no encoding: {e}"))?;
+    Ok(shape_text(codec.info(), values))
+}
+
+/// The text form of a shape, as stored with each contribution.
+pub fn shape_text(e: &fedhe_crypto::EncodingInfo, values: u64) -> String {
+    format!(
+        "members={} bound={} fractional_bits={} values={values}",
+        e.members, e.bound, e.fractional_bits
+    )
 }
 
 /// C = Σ c_i over the listed contributions (DESIGN.md §2 step 3), decoding
@@ -292,6 +373,7 @@ async fn advance_ceremony_once(state: &AppState, id: &str) -> ApiResult<()> {
                             })
                             .collect(),
                         collective_key_hash: blake3::hash(&key).to_hex().to_string(),
+                        admin_key: c.admin_key.clone().unwrap_or_default(),
                     };
                     let text = serde_json::to_string(&transcript)
                         .map_err(|_| ApiError::internal("transcript encoding failed"))?;

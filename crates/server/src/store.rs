@@ -26,7 +26,7 @@
 //! `migrations/postgres`) with the same tables.
 
 use crate::problem::{ApiError, ApiResult};
-use fedhe_api::{CeremonyPhase, RoundState, SignedUpload};
+use fedhe_api::{CeremonyPhase, CommittedContribution, RoundState, SignedUpload};
 use sqlx::any::{AnyPoolOptions, AnyRow};
 use sqlx::{AnyPool, Connection, Executor, Row};
 use std::time::Duration;
@@ -180,6 +180,9 @@ pub struct CeremonyRow {
     pub transcript: Option<String>,
     /// Why it failed.
     pub reason: Option<String>,
+    /// The administrator's ed25519 public key, hex (none for ceremonies made
+    /// before study specs were signed).
+    pub admin_key: Option<String>,
 }
 
 /// A ceremony member as stored.
@@ -202,6 +205,8 @@ pub struct MemberRow {
 pub struct StudyRow {
     /// The specification as created (JSON).
     pub spec: fedhe_api::StudySpec,
+    /// The administrator's signature of the spec's hash, hex.
+    pub admin_signature: Option<String>,
 }
 
 /// A round as stored.
@@ -227,6 +232,11 @@ pub struct RoundRow {
     pub parts: Option<i64>,
     /// The decoded result (JSON `[f64]`).
     pub result: Option<String>,
+    /// The value count of the round's contributions, fixed when the
+    /// commitments are frozen.
+    pub value_count: Option<i64>,
+    /// The frozen commitment list's canonical hash, hex.
+    pub commitment_list_hash: Option<String>,
 }
 
 /// Which upload table.
@@ -256,6 +266,7 @@ impl UploadTable {
     /// The round state in which uploads to this table are accepted.
     fn accepting(self) -> RoundState {
         match self {
+            // Reveals of committed contributions.
             Self::Contributions => RoundState::Collecting,
             Self::DecryptionShares => RoundState::Decrypting,
         }
@@ -327,11 +338,12 @@ fn round_from_row(row: &AnyRow) -> Result<RoundRow, sqlx::Error> {
         aggregate_hash: hash32(row.try_get("aggregate_hash")?),
         parts: row.try_get("parts")?,
         result: row.try_get("result")?,
+        value_count: row.try_get("value_count")?,
+        commitment_list_hash: row.try_get("commitment_list_hash")?,
     })
 }
 
-const ROUND_COLUMNS: &str =
-    "study, round, state, version, deadline_at, reason, shape, aggregate_hash, parts, result";
+const ROUND_COLUMNS: &str = "study, round, state, version, deadline_at, reason, shape, aggregate_hash, parts, result, value_count, commitment_list_hash";
 
 impl Store {
     /// Opens the database at `url` (see [`Backend::of_url`]), creating an
@@ -496,13 +508,14 @@ impl Store {
         deadline_at: i64,
         crs_seed: &[u8; 32],
         members: &[(String, [u8; 32])],
+        admin_key: &str,
     ) -> ApiResult<bool> {
         let mut tx = self.begin_write().await?;
         // Insert first: of two replicas creating the same ceremony at once,
         // the second waits on the key and then inserts nothing, and compares.
         let inserted = sqlx::query(
-            "INSERT INTO ceremonies (id, parameter_set, allow_insecure, phase, version, created_at, deadline_at, crs_seed) \
-             VALUES ($1, $2, $3, 'committing', 1, $4, $5, $6) ON CONFLICT (id) DO NOTHING",
+            "INSERT INTO ceremonies (id, parameter_set, allow_insecure, phase, version, created_at, deadline_at, crs_seed, admin_key) \
+             VALUES ($1, $2, $3, 'committing', 1, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING",
         )
         .bind(id)
         .bind(parameter_set)
@@ -510,15 +523,19 @@ impl Store {
         .bind(now)
         .bind(deadline_at)
         .bind(&crs_seed[..])
+        .bind(admin_key)
         .execute(&mut *tx)
         .await?
         .rows_affected();
         if inserted == 0 {
-            let row = sqlx::query("SELECT parameter_set, crs_seed FROM ceremonies WHERE id = $1")
-                .bind(id)
-                .fetch_one(&mut *tx)
-                .await?;
-            let same_set = row.try_get::<String, _>("parameter_set")? == parameter_set;
+            let row = sqlx::query(
+                "SELECT parameter_set, crs_seed, admin_key FROM ceremonies WHERE id = $1",
+            )
+            .bind(id)
+            .fetch_one(&mut *tx)
+            .await?;
+            let same_set = row.try_get::<String, _>("parameter_set")? == parameter_set
+                && row.try_get::<Option<String>, _>("admin_key")?.as_deref() == Some(admin_key);
             let same_seed = row.try_get::<Vec<u8>, _>("crs_seed")? == crs_seed;
             let keys: Vec<(String, Vec<u8>)> = sqlx::query_as(
                 "SELECT member, identity_key FROM ceremony_members WHERE ceremony = $1 ORDER BY member",
@@ -556,7 +573,7 @@ impl Store {
     /// A ceremony.
     pub async fn ceremony(&self, id: &str) -> ApiResult<CeremonyRow> {
         let row = sqlx::query(
-            "SELECT id, parameter_set, allow_insecure, phase, version, deadline_at, crs_seed, transcript, reason \
+            "SELECT id, parameter_set, allow_insecure, phase, version, deadline_at, crs_seed, transcript, reason, admin_key \
              FROM ceremonies WHERE id = $1",
         )
         .bind(id)
@@ -573,6 +590,7 @@ impl Store {
             crs_seed: row.try_get("crs_seed")?,
             transcript: row.try_get("transcript")?,
             reason: row.try_get("reason")?,
+            admin_key: row.try_get("admin_key")?,
         })
     }
 
@@ -819,14 +837,19 @@ impl Store {
     // ---- studies ---------------------------------------------------------
 
     /// Inserts a study (idempotent as [`Self::create_ceremony`]).
-    pub async fn create_study(&self, spec: &fedhe_api::StudySpec, now: i64) -> ApiResult<bool> {
+    pub async fn create_study(
+        &self,
+        spec: &fedhe_api::StudySpec,
+        admin_signature: &str,
+        now: i64,
+    ) -> ApiResult<bool> {
         let text = serde_json::to_string(spec)
             .map_err(|e| ApiError::bad_request(format!("study spec: {e}")))?;
         // Insert first, as in `create_ceremony`: a concurrent creation of the
         // same study waits on the key, inserts nothing and compares.
         let inserted = sqlx::query(
-            "INSERT INTO studies (id, ceremony, spec, min_contributors, round_timeout_ms, decrypt_timeout_ms, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING",
+            "INSERT INTO studies (id, ceremony, spec, min_contributors, round_timeout_ms, decrypt_timeout_ms, created_at, admin_signature) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING",
         )
         .bind(&spec.id)
         .bind(&spec.ceremony)
@@ -835,6 +858,7 @@ impl Store {
         .bind(ms(spec.round_timeout_secs))
         .bind(ms(spec.decrypt_timeout_secs))
         .bind(now)
+        .bind(admin_signature)
         .execute(&self.write)
         .await?
         .rows_affected();
@@ -857,14 +881,16 @@ impl Store {
 
     /// A study.
     pub async fn study(&self, id: &str) -> ApiResult<StudyRow> {
-        let spec: String = sqlx::query_scalar("SELECT spec FROM studies WHERE id = $1")
-            .bind(id)
-            .fetch_optional(&self.read)
-            .await?
-            .ok_or_else(|| ApiError::not_found(format!("no study {id}")))?;
+        let (spec, admin_signature): (String, Option<String>) =
+            sqlx::query_as("SELECT spec, admin_signature FROM studies WHERE id = $1")
+                .bind(id)
+                .fetch_optional(&self.read)
+                .await?
+                .ok_or_else(|| ApiError::not_found(format!("no study {id}")))?;
         Ok(StudyRow {
             spec: serde_json::from_str(&spec)
                 .map_err(|_| ApiError::internal("a stored study is malformed"))?,
+            admin_signature,
         })
     }
 
@@ -880,7 +906,7 @@ impl Store {
     }
 
     /// Opens round `round` of a study if it is the next one (the previous round
-    /// done or failed), collecting until `deadline_at`. Opening the round that
+    /// done or failed), committing until `deadline_at`. Opening the round that
     /// is already the latest one is a no-op (idempotent).
     pub async fn open_round(
         &self,
@@ -924,7 +950,7 @@ impl Store {
         sqlx::query(
             // A replica that opened the same first round at the same time
             // inserted it already: nothing to do.
-            "INSERT INTO rounds (study, round, state, version, created_at, deadline_at) VALUES ($1, $2, 'collecting', 1, $3, $4) \
+            "INSERT INTO rounds (study, round, state, version, created_at, deadline_at) VALUES ($1, $2, 'committing', 1, $3, $4) \
              ON CONFLICT (study, round) DO NOTHING",
         )
         .bind(study)
@@ -953,7 +979,7 @@ impl Store {
     /// Rounds not yet done or failed, for the deadline sweeper.
     pub async fn active_rounds(&self) -> ApiResult<Vec<(String, u64)>> {
         let rows: Vec<(String, i64)> = sqlx::query_as(
-            "SELECT study, round FROM rounds WHERE state IN ('collecting', 'decrypting') ORDER BY study, round",
+            "SELECT study, round FROM rounds WHERE state IN ('committing', 'collecting', 'decrypting') ORDER BY study, round",
         )
         .fetch_all(&self.read)
         .await?;
@@ -1025,6 +1051,33 @@ impl Store {
                 )));
             }
         }
+        if table == UploadTable::Contributions {
+            // Only a committed contribution of the frozen list is revealed.
+            let committed: Option<Vec<u8>> = sqlx::query_scalar(
+                "SELECT hash FROM round_commitments WHERE study = $1 AND round = $2 AND member = $3 AND value_count = $4",
+            )
+            .bind(u.study)
+            .bind(u.round as i64)
+            .bind(u.member)
+            .bind(round.value_count.unwrap_or(-1))
+            .fetch_optional(&mut *tx)
+            .await?;
+            match committed {
+                None => {
+                    return Err(ApiError::conflict(format!(
+                    "{} has no commitment in the frozen commitment list of round {} of study {}",
+                    u.member, u.round, u.study
+                )))
+                }
+                Some(h) if h != u.hash => {
+                    return Err(ApiError::unprocessable(format!(
+                    "the contribution of {} is not the one it committed to in round {} of study {}",
+                    u.member, u.round, u.study
+                )))
+                }
+                Some(_) => {}
+            }
+        }
         sqlx::query(&format!(
             "INSERT INTO {} (study, round, member, bytes, hash, signature, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
             table.name()
@@ -1051,6 +1104,143 @@ impl Store {
         .rows_affected())?;
         tx.commit().await?;
         Ok(true)
+    }
+
+    /// Stores a member's commitment to its contribution while the round is
+    /// `committing` (idempotent: the same commitment again is `Ok(false)` in
+    /// any state; a different one is 409).
+    pub async fn put_round_commitment(
+        &self,
+        study: &str,
+        round: u64,
+        c: &CommittedContribution,
+        hash: &[u8; 32],
+        now: i64,
+    ) -> ApiResult<bool> {
+        let mut tx = self.begin_write().await?;
+        let r = sqlx::query(&format!(
+            "SELECT {ROUND_COLUMNS} FROM rounds WHERE study = $1 AND round = $2{}",
+            self.for_update()
+        ))
+        .bind(study)
+        .bind(round as i64)
+        .fetch_optional(&mut *tx)
+        .await?
+        .map(|r| round_from_row(&r))
+        .transpose()?
+        .ok_or_else(|| ApiError::not_found(format!("no round {round} in study {study}")))?;
+        let existing: Option<(Vec<u8>, i64)> = sqlx::query_as(
+            "SELECT hash, value_count FROM round_commitments WHERE study = $1 AND round = $2 AND member = $3",
+        )
+        .bind(study)
+        .bind(round as i64)
+        .bind(&c.member)
+        .fetch_optional(&mut *tx)
+        .await?;
+        if let Some((h, values)) = existing {
+            return if h == hash && values as u64 == c.values {
+                Ok(false)
+            } else {
+                Err(ApiError::conflict(format!(
+                    "{} already committed to a different contribution in round {round} of study {study}",
+                    c.member
+                )))
+            };
+        }
+        if r.state != RoundState::Committing {
+            return Err(ApiError::conflict(format!(
+                "round {round} of study {study} is {}, not accepting commitments",
+                r.state.as_str()
+            )));
+        }
+        sqlx::query(
+            "INSERT INTO round_commitments (study, round, member, hash, value_count, signature, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        )
+        .bind(study)
+        .bind(round as i64)
+        .bind(&c.member)
+        .bind(&hash[..])
+        .bind(c.values as i64)
+        .bind(&c.signature)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        cas(sqlx::query(
+            "UPDATE rounds SET version = version + 1 WHERE study = $1 AND round = $2 AND version = $3",
+        )
+        .bind(study)
+        .bind(round as i64)
+        .bind(r.version)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected())?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    /// A round's commitments, sorted by member; only those of `values` when
+    /// given (the frozen list).
+    pub async fn round_commitments(
+        &self,
+        study: &str,
+        round: u64,
+        values: Option<i64>,
+    ) -> ApiResult<Vec<CommittedContribution>> {
+        let columns = "SELECT member, hash, value_count, signature FROM round_commitments WHERE study = $1 AND round = $2";
+        let rows: Vec<(String, Vec<u8>, i64, String)> = match values {
+            Some(v) => {
+                sqlx::query_as(&format!("{columns} AND value_count = $3 ORDER BY member"))
+                    .bind(study)
+                    .bind(round as i64)
+                    .bind(v)
+                    .fetch_all(&self.read)
+                    .await?
+            }
+            None => {
+                sqlx::query_as(&format!("{columns} ORDER BY member"))
+                    .bind(study)
+                    .bind(round as i64)
+                    .fetch_all(&self.read)
+                    .await?
+            }
+        };
+        Ok(rows
+            .into_iter()
+            .map(|(member, hash, values, signature)| CommittedContribution {
+                member,
+                hash: hex::encode(hash),
+                values: values as u64,
+                signature,
+            })
+            .collect())
+    }
+
+    /// Compare-and-swap: `committing` at `version` → `collecting`, freezing
+    /// the commitments of `values` values (whose canonical hash is
+    /// `list_hash`) and the contributions' `shape`, until `deadline_at`.
+    pub async fn freeze_commitments(
+        &self,
+        r: &RoundRow,
+        values: i64,
+        list_hash: &str,
+        shape: &str,
+        deadline_at: i64,
+    ) -> ApiResult<bool> {
+        let done = sqlx::query(
+            "UPDATE rounds SET state = 'collecting', version = version + 1, value_count = $1, commitment_list_hash = $2, shape = $3, deadline_at = $4 \
+             WHERE study = $5 AND round = $6 AND version = $7 AND state = 'committing'",
+        )
+        .bind(values)
+        .bind(list_hash)
+        .bind(shape)
+        .bind(deadline_at)
+        .bind(&r.study)
+        .bind(r.round as i64)
+        .bind(r.version)
+        .execute(&self.write)
+        .await?;
+        Ok(done.rows_affected() == 1)
     }
 
     /// The signed uploads of a round in `table`, sorted by member.
@@ -1162,7 +1352,7 @@ impl Store {
     pub async fn fail_round(&self, r: &RoundRow, reason: &str) -> ApiResult<bool> {
         let done = sqlx::query(
             "UPDATE rounds SET state = 'failed', version = version + 1, reason = $1 \
-             WHERE study = $2 AND round = $3 AND version = $4 AND state IN ('collecting', 'decrypting')",
+             WHERE study = $2 AND round = $3 AND version = $4 AND state IN ('committing', 'collecting', 'decrypting')",
         )
         .bind(reason)
         .bind(&r.study)

@@ -6,8 +6,9 @@
 //! requests (each a 4xx problem+json that changes nothing).
 
 use fedhe_api::signing::{
-    fresh_nonce, now_ms, request_message, upload_statement, HEADER_MEMBER, HEADER_NONCE,
-    HEADER_SIGNATURE, HEADER_TIMESTAMP, HEADER_UPLOAD_SIGNATURE,
+    contribution_statement, fresh_nonce, now_ms, request_message, round_commitment_statement,
+    upload_statement, HEADER_MEMBER, HEADER_NONCE, HEADER_SIGNATURE, HEADER_TIMESTAMP,
+    HEADER_UPLOAD_SIGNATURE,
 };
 use fedhe_api::*;
 use fedhe_crypto::{
@@ -42,6 +43,10 @@ struct Harness {
     db: TestDb,
     params: Arc<Params>,
     members: Vec<Member>,
+    /// The administrator's signing identity.
+    admin: Identity,
+    /// Each study's spec hash.
+    specs: std::sync::Mutex<std::collections::HashMap<String, String>>,
 }
 
 fn config(db: &TestDb) -> Config {
@@ -79,6 +84,8 @@ impl Harness {
             db,
             params,
             members,
+            admin: Identity::generate(),
+            specs: Default::default(),
         }
     }
 
@@ -225,6 +232,7 @@ impl Harness {
             "parameter_set": "toy-n1024",
             "allow_insecure": true,
             "deadline_secs": 600,
+            "admin_key": self.admin.public_key_hex(),
             "members": self.members.iter().map(|m| serde_json::json!({
                 "id": m.id, "identity_key": m.identity.public_key_hex()
             })).collect::<Vec<_>>(),
@@ -354,18 +362,138 @@ impl Harness {
     }
 
     async fn study(&self, id: &str, ceremony: &str, min: u32, round_secs: u64) {
-        let _: StudyStatus = self
+        let spec = StudySpec {
+            id: id.into(),
+            ceremony: ceremony.into(),
+            algorithm: "sum".into(),
+            config: serde_json::Value::Null,
+            min_contributors: min,
+            round_timeout_secs: round_secs,
+            decrypt_timeout_secs: 600,
+            bound: 100.0,
+        };
+        let signed = SignedStudySpec::sign(spec, &self.admin);
+        let status: StudyStatus = self
             .json(
                 None,
                 Method::POST,
                 "/v1/studies",
-                Some(serde_json::json!({
-                    "id": id, "ceremony": ceremony, "algorithm": "sum",
-                    "min_contributors": min, "round_timeout_secs": round_secs, "decrypt_timeout_secs": 600
-                })),
+                Some(serde_json::to_value(&signed).unwrap()),
                 StatusCode::CREATED,
             )
             .await;
+        assert_eq!(status.spec_hash, signed.spec.hash_hex());
+        assert_eq!(status.admin_signature, signed.signature);
+        self.specs
+            .lock()
+            .unwrap()
+            .insert(id.into(), status.spec_hash);
+    }
+
+    /// `who` commits to `bytes` (a contribution of `values` values).
+    async fn commit(
+        &self,
+        who: &str,
+        study: &str,
+        round: u64,
+        bytes: &[u8],
+        values: u64,
+    ) -> reqwest::Response {
+        let spec = self.specs.lock().unwrap()[study].clone();
+        let hash = blake3::hash(bytes);
+        let sig = self
+            .member(who)
+            .identity
+            .sign_hex(&round_commitment_statement(
+                study,
+                who,
+                round,
+                hash.as_bytes(),
+                values,
+                &spec,
+            ));
+        self.send(
+            Some(who),
+            Method::PUT,
+            &format!("/v1/studies/{study}/rounds/{round}/commitments/{who}"),
+            serde_json::to_vec(&RoundCommitment {
+                hash: hash.to_hex().to_string(),
+                values,
+                signature: sig,
+            })
+            .unwrap(),
+            "application/json",
+            &[],
+        )
+        .await
+    }
+
+    /// The round's commitment list as `who` sees it.
+    async fn commitments(&self, who: &str, study: &str, round: u64) -> CommitmentList {
+        self.json(
+            Some(who),
+            Method::GET,
+            &format!("/v1/studies/{study}/rounds/{round}/commitments"),
+            None,
+            StatusCode::OK,
+        )
+        .await
+    }
+
+    /// Every `(member, bytes, values)` commits, then (the list frozen) reveals.
+    async fn contribute(&self, study: &str, round: u64, all: &[(&str, Vec<u8>, u64)]) {
+        for (who, bytes, values) in all {
+            let r = self.commit(who, study, round, bytes, *values).await;
+            assert_eq!(
+                r.status(),
+                StatusCode::CREATED,
+                "{}",
+                r.text().await.unwrap()
+            );
+        }
+        for (who, bytes, _) in all {
+            let r = self
+                .upload(who, "contributions", study, round, bytes.clone())
+                .await;
+            assert_eq!(
+                r.status(),
+                StatusCode::CREATED,
+                "{}",
+                r.text().await.unwrap()
+            );
+        }
+    }
+
+    /// `who`'s signature of the upload statement of `bytes`: a reveal
+    /// against the round's frozen commitment list, or a decryption share.
+    async fn upload_signature(
+        &self,
+        who: &str,
+        what: &str,
+        study: &str,
+        round: u64,
+        bytes: &[u8],
+    ) -> String {
+        let hash = blake3::hash(bytes);
+        let statement = if what == "contributions" {
+            let list = self.commitments(who, study, round).await;
+            contribution_statement(
+                study,
+                who,
+                round,
+                hash.as_bytes(),
+                list.list_hash.as_deref().unwrap_or("not-frozen"),
+            )
+        } else {
+            upload_statement(
+                UploadKind::DecryptionShare,
+                study,
+                who,
+                round,
+                hash.as_bytes(),
+            )
+        };
+        self.member(who).identity.sign_hex(&statement)
     }
 
     fn encrypt(&self, key: &CollectivePublicKey, values: &[f64], seed: u128) -> Vec<u8> {
@@ -384,18 +512,7 @@ impl Harness {
         round: u64,
         bytes: Vec<u8>,
     ) -> reqwest::Response {
-        let kind = if what == "contributions" {
-            UploadKind::Contribution
-        } else {
-            UploadKind::DecryptionShare
-        };
-        let sig = self.member(who).identity.sign_hex(&upload_statement(
-            kind,
-            study,
-            who,
-            round,
-            blake3::hash(&bytes).as_bytes(),
-        ));
+        let sig = self.upload_signature(who, what, study, round, &bytes).await;
         self.send(
             Some(who),
             Method::PUT,
@@ -490,27 +607,72 @@ async fn a_round_runs_end_to_end_over_http(kind: Kind) {
         .await;
     assert_eq!(
         (r.state, r.received, r.members),
-        (RoundState::Collecting, 0, 3)
+        (RoundState::Committing, 0, 3)
     );
     let inputs = [
         vec![1.5, -2.0, 3.25],
         vec![0.5, 4.0, -1.0],
         vec![-3.0, 1.0, 0.125],
     ];
-    let mut first = Vec::new();
-    for (i, (m, v)) in ["alpha", "beta", "gamma"].iter().zip(&inputs).enumerate() {
-        let bytes = h.encrypt(&key, v, i as u128 + 1);
-        let r = h.upload(m, "contributions", "s1", 1, bytes.clone()).await;
-        assert_eq!(
-            r.status(),
-            StatusCode::CREATED,
-            "{}",
-            r.text().await.unwrap()
-        );
-        if i == 0 {
-            first = bytes;
-        }
-    }
+    let names = ["alpha", "beta", "gamma"];
+    let all: Vec<(&str, Vec<u8>, u64)> = names
+        .iter()
+        .zip(&inputs)
+        .enumerate()
+        .map(|(i, (m, v))| (*m, h.encrypt(&key, v, i as u128 + 1), 3))
+        .collect();
+    let first = all[0].1.clone();
+    // Before the list is frozen, nothing can be revealed.
+    assert_eq!(
+        h.commit("alpha", "s1", 1, &first, 3).await.status(),
+        StatusCode::CREATED
+    );
+    assert_problem(
+        h.upload("alpha", "contributions", "s1", 1, first.clone())
+            .await,
+        StatusCode::CONFLICT,
+        "only once the commitments are frozen",
+    )
+    .await;
+    // A commitment is idempotent; another one for the same slot is refused.
+    assert_eq!(
+        h.commit("alpha", "s1", 1, &first, 3).await.status(),
+        StatusCode::OK
+    );
+    assert_problem(
+        h.commit("alpha", "s1", 1, b"other", 3).await,
+        StatusCode::CONFLICT,
+        "different",
+    )
+    .await;
+    h.contribute("s1", 1, &all[1..]).await;
+    assert_eq!(
+        h.round("s1", 1).await.state,
+        RoundState::Collecting,
+        "alpha has not revealed"
+    );
+    let frozen = h.commitments("beta", "s1", 1).await;
+    assert_eq!(frozen.commitments.len(), 3);
+    assert_eq!(frozen.values, Some(3));
+    // No contribution can be read before the aggregate exists.
+    assert_problem(
+        h.send(
+            Some("gamma"),
+            Method::GET,
+            "/v1/studies/s1/rounds/1/contributions/beta",
+            vec![],
+            "application/json",
+            &[],
+        )
+        .await,
+        StatusCode::CONFLICT,
+        "only once the aggregate exists",
+    )
+    .await;
+    let r = h
+        .upload("alpha", "contributions", "s1", 1, first.clone())
+        .await;
+    assert_eq!(r.status(), StatusCode::CREATED);
     // Idempotent: the same bytes again are 200; different bytes 409.
     let again = h
         .upload("alpha", "contributions", "s1", 1, first.clone())
@@ -588,14 +750,22 @@ async fn bad_requests_get_problems_and_change_nothing(kind: Kind) {
         )
         .await;
     let bytes = h.encrypt(&key, &[1.0], 1);
+    // Both commit, so the list is frozen and alpha may reveal.
+    for (who, b) in [
+        ("alpha", bytes.clone()),
+        ("beta", h.encrypt(&key, &[2.0], 2)),
+    ] {
+        assert_eq!(
+            h.commit(who, "s1", 1, &b, 1).await.status(),
+            StatusCode::CREATED
+        );
+    }
+    let frozen = h.round("s1", 1).await;
+    assert_eq!(frozen.state, RoundState::Collecting);
     let path = "/v1/studies/s1/rounds/1/contributions/alpha";
-    let sig = h.member("alpha").identity.sign_hex(&upload_statement(
-        UploadKind::Contribution,
-        "s1",
-        "alpha",
-        1,
-        blake3::hash(&bytes).as_bytes(),
-    ));
+    let sig = h
+        .upload_signature("alpha", "contributions", "s1", 1, &bytes)
+        .await;
     let url = format!("{}{path}", h.base);
 
     // Unsigned.
@@ -676,13 +846,9 @@ async fn bad_requests_get_problems_and_change_nothing(kind: Kind) {
     // Malformed wire object, correctly signed.
     let mut corrupt = bytes.clone();
     corrupt[100] ^= 1;
-    let csig = h.member("alpha").identity.sign_hex(&upload_statement(
-        UploadKind::Contribution,
-        "s1",
-        "alpha",
-        1,
-        blake3::hash(&corrupt).as_bytes(),
-    ));
+    let csig = h
+        .upload_signature("alpha", "contributions", "s1", 1, &corrupt)
+        .await;
     let r = h
         .send(
             Some("alpha"),
@@ -807,7 +973,7 @@ async fn bad_requests_get_problems_and_change_nothing(kind: Kind) {
 
     // Nothing changed.
     let st = h.round("s1", 1).await;
-    assert_eq!((st.received, st.version), (0, 1), "{st:?}");
+    assert_eq!((st.received, st.version), (0, frozen.version), "{st:?}");
 
     // A valid request goes through once; its replay is refused.
     let nonce = fresh_nonce();
@@ -825,7 +991,7 @@ async fn bad_requests_get_problems_and_change_nothing(kind: Kind) {
         .unwrap();
     assert_problem(replay, StatusCode::UNAUTHORIZED, "replayed").await;
     let st = h.round("s1", 1).await;
-    assert_eq!((st.received, st.version), (1, 2), "{st:?}");
+    assert_eq!((st.received, st.version), (1, frozen.version + 1), "{st:?}");
     h.server.take().unwrap().shutdown().await.unwrap();
 }
 
@@ -843,13 +1009,7 @@ async fn a_round_fails_at_its_deadline_and_the_next_one_opens(kind: Kind) {
         )
         .await;
     let r = h
-        .upload(
-            "alpha",
-            "contributions",
-            "s1",
-            1,
-            h.encrypt(&key, &[1.0], 1),
-        )
+        .commit("alpha", "s1", 1, &h.encrypt(&key, &[1.0], 1), 1)
         .await;
     assert_eq!(r.status(), StatusCode::CREATED);
     let st: RoundStatus = h
@@ -867,7 +1027,7 @@ async fn a_round_fails_at_its_deadline_and_the_next_one_opens(kind: Kind) {
         "{st:?}"
     );
     let r = h
-        .upload("beta", "contributions", "s1", 1, h.encrypt(&key, &[1.0], 2))
+        .commit("beta", "s1", 1, &h.encrypt(&key, &[1.0], 2), 1)
         .await;
     assert_problem(r, StatusCode::CONFLICT, "failed").await;
     // Round 2: two of three contribute; it closes at the deadline with both and
@@ -881,16 +1041,28 @@ async fn a_round_fails_at_its_deadline_and_the_next_one_opens(kind: Kind) {
             StatusCode::OK,
         )
         .await;
-    for (i, m) in ["alpha", "beta"].iter().enumerate() {
-        let r = h
-            .upload(
-                m,
-                "contributions",
-                "s1",
-                2,
-                h.encrypt(&key, &[2.0, i as f64], 10 + i as u128),
-            )
-            .await;
+    let two: Vec<(&str, Vec<u8>, u64)> = ["alpha", "beta"]
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (*m, h.encrypt(&key, &[2.0, i as f64], 10 + i as u128), 2))
+        .collect();
+    for (who, bytes, values) in &two {
+        let r = h.commit(who, "s1", 2, bytes, *values).await;
+        assert_eq!(r.status(), StatusCode::CREATED);
+    }
+    // The commitments freeze at the deadline with the two.
+    let st: RoundStatus = h
+        .json(
+            None,
+            Method::GET,
+            "/v1/studies/s1/rounds/2?wait=5&since=3",
+            None,
+            StatusCode::OK,
+        )
+        .await;
+    assert_eq!(st.state, RoundState::Collecting, "{st:?}");
+    for (who, bytes, _) in &two {
+        let r = h.upload(who, "contributions", "s1", 2, bytes.clone()).await;
         assert_eq!(r.status(), StatusCode::CREATED);
     }
     h.decrypt("s1", 2, &["alpha", "beta", "gamma"]).await;
@@ -925,6 +1097,21 @@ async fn acknowledged_uploads_survive_a_restart(kind: Kind) {
         )
         .await;
     let a = h.encrypt(&key, &[1.0, 2.0], 1);
+    let b = h.encrypt(&key, &[3.0, 4.0], 2);
+    assert_eq!(
+        h.commit("alpha", "s1", 1, &a, 2).await.status(),
+        StatusCode::CREATED
+    );
+    h.restart().await;
+    assert_eq!(
+        h.commit("alpha", "s1", 1, &a, 2).await.status(),
+        StatusCode::OK,
+        "the commitment is still stored"
+    );
+    assert_eq!(
+        h.commit("beta", "s1", 1, &b, 2).await.status(),
+        StatusCode::CREATED
+    );
     assert_eq!(
         h.upload("alpha", "contributions", "s1", 1, a.clone())
             .await
@@ -939,7 +1126,6 @@ async fn acknowledged_uploads_survive_a_restart(kind: Kind) {
         StatusCode::OK,
         "still stored"
     );
-    let b = h.encrypt(&key, &[3.0, 4.0], 2);
     assert_eq!(
         h.upload("beta", "contributions", "s1", 1, b).await.status(),
         StatusCode::CREATED
@@ -999,6 +1185,11 @@ async fn operational_routes_and_the_openapi_document(kind: Kind) {
         ("/v1/studies", &["post"]),
         ("/v1/studies/{study}", &["get"]),
         ("/v1/studies/{study}/rounds/{round}", &["put", "get"]),
+        ("/v1/studies/{study}/rounds/{round}/commitments", &["get"]),
+        (
+            "/v1/studies/{study}/rounds/{round}/commitments/{member}",
+            &["put"],
+        ),
         ("/v1/studies/{study}/rounds/{round}/contributions", &["get"]),
         (
             "/v1/studies/{study}/rounds/{round}/contributions/{member}",

@@ -8,7 +8,7 @@
 //! - bad URLs, unreachable databases and failed migrations are reported with
 //!   what was wrong.
 
-use fedhe_api::{RoundState, StudySpec};
+use fedhe_api::{CommittedContribution, RoundState, StudySpec};
 use fedhe_server::store::{Backend, Store, Upload, UploadTable};
 use reqwest::StatusCode;
 use support::databases::{Kind, TestDb};
@@ -34,6 +34,7 @@ fn spec() -> StudySpec {
         min_contributors: 2,
         round_timeout_secs: 600,
         decrypt_timeout_secs: 600,
+        bound: 100.0,
     }
 }
 
@@ -52,8 +53,17 @@ async fn replicas_stay_consistent(kind: Kind) {
     let created = futures_join(stores.iter().map(|s| {
         let (s, members) = (s.clone(), members.clone());
         async move {
-            s.create_ceremony("c1", "toy-n1024", true, 1, i64::MAX, &[7; 32], &members)
-                .await
+            s.create_ceremony(
+                "c1",
+                "toy-n1024",
+                true,
+                1,
+                i64::MAX,
+                &[7; 32],
+                &members,
+                &"ab".repeat(32),
+            )
+            .await
         }
     }))
     .await;
@@ -61,7 +71,7 @@ async fn replicas_stay_consistent(kind: Kind) {
     assert_eq!(created.iter().filter(|c| **c).count(), 1, "{created:?}");
     let created: Vec<bool> = futures_join(stores.iter().map(|s| {
         let s = s.clone();
-        async move { s.create_study(&spec(), 1).await }
+        async move { s.create_study(&spec(), "admin-signature", 1).await }
     }))
     .await
     .into_iter()
@@ -77,9 +87,74 @@ async fn replicas_stay_consistent(kind: Kind) {
         let r = r.unwrap();
         assert_eq!(
             (r.round, r.state, r.version),
-            (1, RoundState::Collecting, 1)
+            (1, RoundState::Committing, 1)
         );
     }
+
+    // Every member commits through both replicas at once: each commitment is
+    // stored once; then both replicas race to freeze the list, and one wins.
+    let commitments = futures_join((0..MEMBERS).flat_map(|i| {
+        stores.iter().map(move |s| {
+            let s = s.clone();
+            async move {
+                let bytes = vec![i as u8; 1000];
+                let hash = *blake3::hash(&bytes).as_bytes();
+                let c = CommittedContribution {
+                    member: member(i),
+                    hash: hex::encode(hash),
+                    values: 3,
+                    signature: "sig".into(),
+                };
+                s.put_round_commitment("s1", 1, &c, &hash, 2).await
+            }
+        })
+    }))
+    .await;
+    let new = commitments
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|e| panic!("{}: {}", e.status, e.detail)))
+        .filter(|n| *n)
+        .count();
+    assert_eq!(new, MEMBERS, "each commitment new exactly once");
+    let committing = a.round("s1", 1).await.unwrap();
+    assert_eq!(committing.version, 1 + MEMBERS as i64);
+    // An upload before the list is frozen is refused.
+    let early = b
+        .put_upload(
+            UploadTable::Contributions,
+            &upload(&member(0), &[0u8; 1000]),
+            2,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(early.status, StatusCode::CONFLICT, "{}", early.detail);
+    let frozen = futures_join(stores.iter().map(|s| {
+        let (s, r) = (s.clone(), committing.clone());
+        async move {
+            s.freeze_commitments(&r, 3, "list-hash", "shape", i64::MAX)
+                .await
+        }
+    }))
+    .await;
+    let frozen: Vec<bool> = frozen.into_iter().map(Result::unwrap).collect();
+    assert_eq!(frozen.iter().filter(|m| **m).count(), 1, "{frozen:?}");
+    let listed = a.round_commitments("s1", 1, Some(3)).await.unwrap();
+    assert_eq!(listed.len(), MEMBERS);
+    assert!(b
+        .round_commitments("s1", 1, Some(4))
+        .await
+        .unwrap()
+        .is_empty());
+    // A contribution other than the committed one is refused.
+    let e = a
+        .put_upload(
+            UploadTable::Contributions,
+            &upload(&member(1), &[7u8; 1000]),
+            2,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", e.detail);
 
     // Every member uploads through both replicas at once (a retry that went
     // to the other replica): each upload is stored once, and the round's
@@ -107,8 +182,9 @@ async fn replicas_stay_consistent(kind: Kind) {
         .unwrap();
     assert_eq!(listed.len(), MEMBERS);
     let round = a.round("s1", 1).await.unwrap();
-    assert_eq!(round.version, 1 + MEMBERS as i64);
+    assert_eq!(round.version, 2 + 2 * MEMBERS as i64);
     assert_eq!(round.shape.as_deref(), Some("shape"));
+    assert_eq!(round.commitment_list_hash.as_deref(), Some("list-hash"));
     // A different upload for a filled slot is refused by either replica.
     let other = vec![99u8; 1000];
     let name = member(0);

@@ -4,7 +4,7 @@
 use super::serve::ADMIN_TOKEN_ENV;
 use crate::error::CliError;
 use clap::{Args, Subcommand};
-use fedhe_api::{CeremonySpec, Identity, MemberSpec, StudySpec};
+use fedhe_api::{CeremonySpec, Identity, MemberSpec, SignedStudySpec, StudySpec};
 use fedhe_client::keys::{self, KeyDir, Passphrase};
 use fedhe_client::member::{join_ceremony, verify_ceremony};
 use fedhe_client::{Auth, Client, Tls};
@@ -111,6 +111,27 @@ pub struct CreateArgs {
     /// Allow an insecure (test-only) parameter set.
     #[arg(long)]
     allow_insecure: bool,
+    #[command(flatten)]
+    admin: AdminKeyArgs,
+}
+
+/// The administrator's signing identity (a key folder made by `fedhe
+/// ceremony identity`): its public key goes into the ceremony's transcript,
+/// and it signs every study spec of the ceremony.
+#[derive(Args, Debug)]
+pub struct AdminKeyArgs {
+    /// The administrator's key folder.
+    #[arg(long, value_name = "DIR")]
+    admin_keys: PathBuf,
+    #[command(flatten)]
+    passphrase: PassphraseArgs,
+}
+
+impl AdminKeyArgs {
+    /// The administrator's identity.
+    fn identity(&self) -> Result<Identity, CliError> {
+        load_identity(&self.passphrase.open(&self.admin_keys)?)
+    }
 }
 
 /// Arguments of `fedhe ceremony join`.
@@ -212,6 +233,7 @@ pub fn run(command: CeremonyCommand) -> Result<(), CliError> {
                 members,
                 deadline_secs: a.deadline_secs,
                 allow_insecure: a.allow_insecure,
+                admin_key: a.admin.identity()?.public_key_hex(),
             })?;
             say(&serde_json::to_string_pretty(&status).unwrap_or_default());
             Ok(())
@@ -315,15 +337,30 @@ pub struct StudyCreateArgs {
     /// Algorithm configuration (JSON).
     #[arg(long, default_value = "{}")]
     config: String,
+    /// The bound on every |value| members encrypt (fixes the encoding);
+    /// default: the config's `fbo_fedgp.channel_bound`, else 1024.
+    #[arg(long)]
+    bound: Option<f64>,
+    #[command(flatten)]
+    admin: AdminKeyArgs,
 }
 
 /// Runs `fedhe study ...`.
 pub fn run_study(command: StudyCommand) -> Result<(), CliError> {
     match command {
         StudyCommand::Create(a) => {
-            let config = serde_json::from_str(&a.config)
+            let config: serde_json::Value = serde_json::from_str(&a.config)
                 .map_err(|e| CliError::Usage(format!("--config: {e}")))?;
-            let status = admin_client(&a.server)?.create_study(&StudySpec {
+            let bound = match a.bound {
+                Some(b) => b,
+                None => config
+                    .pointer("/fbo_fedgp/channel_bound")
+                    .and_then(serde_json::Value::as_f64)
+                    .unwrap_or_else(|| {
+                        fedhe_algorithms::fbo_fedgp::FboFedGpParams::paper_defaults().channel_bound
+                    }),
+            };
+            let spec = StudySpec {
                 id: a.id,
                 ceremony: a.ceremony,
                 algorithm: a.algorithm,
@@ -331,7 +368,10 @@ pub fn run_study(command: StudyCommand) -> Result<(), CliError> {
                 min_contributors: a.min_contributors,
                 round_timeout_secs: a.round_timeout_secs,
                 decrypt_timeout_secs: a.decrypt_timeout_secs,
-            })?;
+                bound,
+            };
+            let signed = SignedStudySpec::sign(spec, &a.admin.identity()?);
+            let status = admin_client(&a.server)?.create_study(&signed)?;
             say(&serde_json::to_string_pretty(&status).unwrap_or_default());
             Ok(())
         }

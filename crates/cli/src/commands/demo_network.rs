@@ -153,12 +153,16 @@ pub fn run(args: DemoArgs) -> Result<(), CliError> {
         });
     }
     let admin = Client::new(&url, Auth::Admin(token.clone().into()))?;
+    // The administrator's signing key lives only in this process: it signs
+    // the one study spec of the demo.
+    let admin_identity = fedhe_api::Identity::generate();
     admin.create_ceremony(&CeremonySpec {
         id: "demo".into(),
         parameter_set: a.params.clone(),
         members,
         deadline_secs: 600,
         allow_insecure: a.allow_insecure,
+        admin_key: admin_identity.public_key_hex(),
     })?;
     say(&format!(
         "Key ceremony 'demo' on {} : each institution commits to its public-key share,",
@@ -210,7 +214,7 @@ pub fn run(args: DemoArgs) -> Result<(), CliError> {
         seed: a.seed,
         fbo_fedgp: fbo.clone(),
     };
-    admin.create_study(&StudySpec {
+    let spec = StudySpec {
         id: "demo-study".into(),
         ceremony: "demo".into(),
         algorithm: fedhe_client::agent::ALGORITHM.into(),
@@ -218,7 +222,9 @@ pub fn run(args: DemoArgs) -> Result<(), CliError> {
         min_contributors: a.members as u32,
         round_timeout_secs: 600,
         decrypt_timeout_secs: 600,
-    })?;
+        bound: fbo.channel_bound,
+    };
+    admin.create_study(&fedhe_api::SignedStudySpec::sign(spec, &admin_identity))?;
     say(&format!(
         "Study 'demo-study': {} rounds; initialisation ({} random points each, secure sums of",
         a.rounds, fbo.initial_points

@@ -1,0 +1,385 @@
+//! The security test suite (SECURITY.md): each test is an attack on a real
+//! `fedhe serve` process on loopback (an SQLite file), written as the
+//! attacker would run it, and asserts that the attack fails.
+//!
+//! The attacker is a ceremony member with its own valid identity (DESIGN.md
+//! §6: members may attack one another's privacy), talking to the server with
+//! the ordinary client.
+
+use fedhe_api::{RoundState, SignedStudySpec, StudyStatus};
+use fedhe_client::{Client, ClientError};
+use fedhe_crypto::{EncryptedVector, WireObject};
+use std::time::Duration;
+
+mod server_process;
+use server_process::ServerProcess;
+mod toy_federation;
+use toy_federation::{admin_identity, toy_federation, Terms};
+
+const ADMIN: &str = "security-admin";
+
+fn serve(root: &std::path::Path) -> ServerProcess {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_fedhe"));
+    command
+        .args(["serve", "--allow-insecure", "--listen", "127.0.0.1:0"])
+        .arg("--database-url")
+        .arg(format!("sqlite://{}", root.join("fedhe.db").display()))
+        .env("FEDHE_ADMIN_TOKEN", ADMIN);
+    server_process::spawn(command)
+}
+
+/// The HTTP status of a refused request.
+fn status(e: ClientError) -> u16 {
+    match e {
+        ClientError::Problem { problem, .. } => problem.status,
+        other => panic!("not a refusal by the server: {other}"),
+    }
+}
+
+/// Waits until round 1 of `s1` leaves `state`.
+fn wait_past(client: &Client, state: RoundState) -> RoundState {
+    let mut since = None;
+    for _ in 0..60 {
+        let st = client
+            .round("s1", 1, Duration::from_secs(2), since)
+            .unwrap();
+        if st.state != state {
+            return st.state;
+        }
+        since = Some(st.version);
+    }
+    panic!("round 1 stayed {state:?}");
+}
+
+/// The copy attack of issue 13: gamma, a member, would upload last
+/// `c_alpha − c_beta` (or any function of alpha's ciphertext), so that the
+/// round's sum reveals alpha's exact vector. Commit-then-reveal stops it:
+/// alpha's contribution is revealed only once every contribution of the
+/// round is fixed by a signed commitment, and nobody can read it before the
+/// aggregate exists.
+#[test]
+fn copy_attack_a_member_cannot_make_its_contribution_depend_on_anothers() {
+    let root = tempfile::tempdir().unwrap();
+    let server = serve(root.path());
+    let (mut seats, _) = toy_federation(
+        &server.url,
+        ADMIN,
+        root.path(),
+        &["alpha", "beta", "gamma"],
+        &Terms {
+            min_contributors: 2,
+            round_secs: 2,
+            bound: 10.0,
+        },
+    );
+    let (mut gamma, gamma_client) = seats.pop().unwrap();
+    let (mut beta, _) = seats.pop().unwrap();
+    let (mut alpha, _) = seats.pop().unwrap();
+    // alpha and beta commit; gamma waits to see alpha's ciphertext first.
+    let c_alpha = alpha.commit("s1", 1, &[3.0, -1.0], 10.0).unwrap();
+    beta.commit("s1", 1, &[0.5, 0.25], 10.0).unwrap();
+    // 1. Nothing of alpha's can be read while the round is open.
+    let e = gamma_client.contribution("s1", 1, "alpha").unwrap_err();
+    assert_eq!(status(e), 409, "alpha's contribution is not readable yet");
+    // 2. alpha cannot even be made to reveal before the list is frozen: the
+    //    server refuses a reveal against no frozen list.
+    let e = gamma_client
+        .put_contribution("s1", 1, &c_alpha, &"00".repeat(32))
+        .unwrap_err();
+    assert_eq!(status(e), 409);
+    // At the deadline the list freezes without gamma; alpha and beta reveal.
+    assert_eq!(
+        wait_past(&gamma_client, RoundState::Committing),
+        RoundState::Collecting
+    );
+    std::thread::scope(|s| {
+        let a = s.spawn(|| alpha.reveal("s1", 1).unwrap());
+        let b = s.spawn(|| beta.reveal("s1", 1).unwrap());
+        a.join().unwrap();
+        b.join().unwrap();
+    });
+    // 3. Having (say, from a colluding server) alpha's ciphertext now, gamma
+    //    tries to join the round with one derived from it: too late.
+    let mut derived = EncryptedVector::from_bytes(gamma.params(), &c_alpha).unwrap();
+    derived
+        .add_assign(&EncryptedVector::from_bytes(gamma.params(), &c_alpha).unwrap())
+        .unwrap();
+    let derived = derived.to_bytes(gamma.params());
+    let e = gamma_client
+        .put_round_commitment("s1", 1, &derived, 2, &gamma_spec_hash(&gamma_client))
+        .unwrap_err();
+    assert_eq!(status(e), 409, "no commitment once the list is frozen");
+    let frozen = gamma_client.round_commitments("s1", 1).unwrap();
+    let e = gamma_client
+        .put_contribution("s1", 1, &derived, frozen.list_hash.as_deref().unwrap())
+        .unwrap_err();
+    assert_eq!(status(e), 409, "no reveal without a frozen commitment");
+    // The round sums alpha's and beta's vectors only, and every member
+    // decrypts it (gamma too, contributing nothing).
+    let sums: Vec<Vec<f64>> = std::thread::scope(|s| {
+        let hs: Vec<_> = [&mut alpha, &mut beta, &mut gamma]
+            .into_iter()
+            .map(|m| {
+                s.spawn(move || {
+                    m.decrypt("s1", 1).unwrap();
+                    m.result("s1", 1).unwrap()
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for sum in sums {
+        assert!(
+            (sum[0] - 3.5).abs() < 1e-6 && (sum[1] + 0.75).abs() < 1e-6,
+            "{sum:?}"
+        );
+    }
+}
+
+/// The spec hash a member signs into its commitments (from the served study).
+fn gamma_spec_hash(client: &Client) -> String {
+    client.study("s1").unwrap().spec_hash
+}
+
+/// A server that shows one member another study spec than the one the member
+/// recorded (or a spec the administrator never signed) gets no contribution
+/// from it; and a commitment made for another spec is refused.
+#[test]
+fn split_study_spec_a_member_refuses_a_spec_other_than_the_one_it_recorded() {
+    let root = tempfile::tempdir().unwrap();
+    let server = serve(root.path());
+    let (mut seats, study) = toy_federation(
+        &server.url,
+        ADMIN,
+        root.path(),
+        &["alpha", "beta"],
+        &Terms {
+            min_contributors: 2,
+            round_secs: 60,
+            bound: 10.0,
+        },
+    );
+    let (alpha, alpha_client) = &mut seats[0];
+    // The server changes the spec (a lower quorum) but cannot sign it.
+    let mut lowered: StudyStatus = study.clone();
+    lowered.spec.min_contributors = 1;
+    lowered.spec_hash = lowered.spec.hash_hex();
+    let e = alpha.accept_study(&lowered).unwrap_err().to_string();
+    assert!(
+        e.contains("not signed by the ceremony's administrator"),
+        "{e}"
+    );
+    // Even a spec the administrator did sign is refused once another one is
+    // recorded for the study (the server shows members different specs).
+    let resigned = SignedStudySpec::sign(lowered.spec.clone(), &admin_identity());
+    lowered.admin_signature = resigned.signature;
+    let e = alpha.accept_study(&lowered).unwrap_err().to_string();
+    assert!(e.contains("is not the one I recorded"), "{e}");
+    // A commitment signed for another spec's hash is refused by the server,
+    // and would be by every member checking the list.
+    let bytes = alpha.encrypt_contribution(&[1.0], 10.0).unwrap();
+    let e = alpha_client
+        .put_round_commitment("s1", 1, &bytes, 1, &lowered.spec_hash)
+        .unwrap_err();
+    assert_eq!(status(e), 422);
+}
+
+/// One member cannot lock the others out of a round by committing first to a
+/// contribution of another shape: the round takes the value count most
+/// members committed to, and the others still contribute.
+#[test]
+fn shape_lockout_a_first_commitment_of_another_shape_does_not_lock_others_out() {
+    let root = tempfile::tempdir().unwrap();
+    let server = serve(root.path());
+    let (mut seats, _) = toy_federation(
+        &server.url,
+        ADMIN,
+        root.path(),
+        &["alpha", "beta", "gamma"],
+        &Terms {
+            min_contributors: 2,
+            round_secs: 60,
+            bound: 10.0,
+        },
+    );
+    let (mut gamma, gamma_client) = seats.pop().unwrap();
+    let (mut beta, _) = seats.pop().unwrap();
+    let (mut alpha, _) = seats.pop().unwrap();
+    // gamma commits first, to five values; alpha and beta to two.
+    gamma.commit("s1", 1, &[9.0; 5], 10.0).unwrap();
+    alpha.commit("s1", 1, &[1.0, 2.0], 10.0).unwrap();
+    beta.commit("s1", 1, &[3.0, 4.0], 10.0).unwrap();
+    let frozen = gamma_client.round_commitments("s1", 1).unwrap();
+    assert_eq!(frozen.values, Some(2));
+    let listed: Vec<&str> = frozen
+        .commitments
+        .iter()
+        .map(|c| c.member.as_str())
+        .collect();
+    assert_eq!(listed, ["alpha", "beta"]);
+    // gamma's reveal is refused (its own check sees it is not listed).
+    let e = gamma.reveal("s1", 1).unwrap_err().to_string();
+    assert!(e.contains("my own commitment (gamma) is not listed"), "{e}");
+    // The others reveal, and the round's aggregate is their sum.
+    std::thread::scope(|s| {
+        for m in [&mut alpha, &mut beta] {
+            s.spawn(move || m.reveal("s1", 1).unwrap());
+        }
+    });
+    let listed = gamma_client.contributions("s1", 1).unwrap();
+    assert_eq!(listed.contributions.len(), 2);
+    assert!(listed.aggregate_hash.is_some());
+    // n-of-n decryption needs gamma's share too (any member can stall a
+    // round by withholding it: SECURITY.md, "Not defended"). Here gamma,
+    // its own contribution refused, takes part as a member that contributed
+    // nothing.
+    std::fs::remove_file(root.path().join("gamma/state/s1.1.contribution")).unwrap();
+    let sums: Vec<Vec<f64>> = std::thread::scope(|s| {
+        let hs: Vec<_> = [&mut alpha, &mut beta, &mut gamma]
+            .into_iter()
+            .map(|m| {
+                s.spawn(move || {
+                    m.decrypt("s1", 1).unwrap();
+                    m.result("s1", 1).unwrap()
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for sum in sums {
+        assert!((sum[0] - 4.0).abs() < 1e-6 && (sum[1] - 6.0).abs() < 1e-6);
+    }
+}
+
+/// A contribution encoded with another bound (so other fractional bits) than
+/// the study's signed one is refused, whoever sends it first.
+#[test]
+fn shape_lockout_an_encoding_other_than_the_studys_is_refused() {
+    let root = tempfile::tempdir().unwrap();
+    let server = serve(root.path());
+    let (mut seats, _) = toy_federation(
+        &server.url,
+        ADMIN,
+        root.path(),
+        &["alpha", "beta"],
+        &Terms {
+            min_contributors: 2,
+            round_secs: 60,
+            bound: 10.0,
+        },
+    );
+    let (mut beta, _) = seats.pop().unwrap();
+    let (alpha, alpha_client) = &mut seats[0];
+    // The session refuses to encode with another bound ...
+    let e = alpha.commit("s1", 1, &[1.0], 20.0).unwrap_err().to_string();
+    assert!(e.contains("is not study s1's bound 10"), "{e}");
+    // ... and a hand-made one, committed and frozen, is refused at reveal.
+    let other = alpha.encrypt_contribution(&[1.0], 20.0).unwrap();
+    let spec_hash = alpha_client.study("s1").unwrap().spec_hash;
+    alpha_client.open_round("s1", 1).unwrap();
+    alpha_client
+        .put_round_commitment("s1", 1, &other, 1, &spec_hash)
+        .unwrap();
+    beta.commit("s1", 1, &[2.0], 10.0).unwrap();
+    let list = alpha_client.round_commitments("s1", 1).unwrap();
+    let e = alpha_client
+        .put_contribution("s1", 1, &other, list.list_hash.as_deref().unwrap())
+        .unwrap_err();
+    assert_eq!(status(e), 422, "another encoding than the study's");
+}
+
+/// A rogue public-key share: a member that committed to one share and then
+/// reveals another (chosen after seeing the others', to bias the collective
+/// key) is refused.
+#[test]
+fn rogue_public_key_share_a_share_other_than_the_committed_one_is_refused() {
+    let root = tempfile::tempdir().unwrap();
+    let server = serve(root.path());
+    let admin = Client::new(
+        &server.url,
+        fedhe_client::Auth::Admin(ADMIN.to_string().into()),
+    )
+    .unwrap();
+    let names = ["alpha", "beta"];
+    let identities: Vec<_> = names
+        .iter()
+        .map(|_| std::sync::Arc::new(fedhe_api::Identity::generate()))
+        .collect();
+    admin
+        .create_ceremony(&fedhe_api::CeremonySpec {
+            id: "c1".into(),
+            parameter_set: "toy-n1024".into(),
+            members: names
+                .iter()
+                .zip(&identities)
+                .map(|(n, id)| fedhe_api::MemberSpec {
+                    id: n.to_string(),
+                    identity_key: id.public_key_hex(),
+                })
+                .collect(),
+            deadline_secs: 600,
+            allow_insecure: true,
+            admin_key: admin_identity().public_key_hex(),
+        })
+        .unwrap();
+    let clients: Vec<Client> = names
+        .iter()
+        .zip(&identities)
+        .map(|(n, id)| {
+            Client::new(
+                &server.url,
+                fedhe_client::Auth::Member {
+                    id: n.to_string(),
+                    identity: id.clone(),
+                },
+            )
+            .unwrap()
+        })
+        .collect();
+    clients[0].commit("c1", b"the committed share").unwrap();
+    clients[1].commit("c1", b"beta's share").unwrap();
+    let e = clients[0]
+        .reveal("c1", b"a share chosen after seeing beta's")
+        .unwrap_err();
+    assert_eq!(status(e), 422, "not the committed share");
+    let st = admin.ceremony("c1").unwrap();
+    assert!(st.revealed.is_empty(), "{st:?}");
+}
+
+/// A server that shows a member a second, different aggregate for a round
+/// the member already decrypted gets no second decryption share.
+#[test]
+fn second_decryption_a_member_decrypts_at_most_one_aggregate_per_round() {
+    let root = tempfile::tempdir().unwrap();
+    let server = serve(root.path());
+    let (mut seats, _) = toy_federation(
+        &server.url,
+        ADMIN,
+        root.path(),
+        &["alpha", "beta"],
+        &Terms {
+            min_contributors: 2,
+            round_secs: 60,
+            bound: 10.0,
+        },
+    );
+    std::thread::scope(|s| {
+        for (m, _) in seats.iter_mut() {
+            s.spawn(move || {
+                m.contribute("s1", 1, &[1.0], 10.0).unwrap();
+                m.decrypt("s1", 1).unwrap();
+            });
+        }
+    });
+    // alpha's record says it decrypted another aggregate of round 1 (what it
+    // holds after a server showed it one): the served aggregate now differs.
+    let record = root.path().join("alpha/state/s1.1.share");
+    let mut bytes = std::fs::read(&record).unwrap();
+    bytes[0] ^= 1;
+    std::fs::write(&record, bytes).unwrap();
+    let e = seats[0].0.decrypt("s1", 1).unwrap_err().to_string();
+    assert!(
+        e.contains("already produced a decryption share for this round, of another aggregate"),
+        "{e}"
+    );
+}
