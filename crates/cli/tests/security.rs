@@ -92,14 +92,17 @@ fn copy_attack_a_member_cannot_make_its_contribution_depend_on_anothers() {
         wait_past(&gamma_client, RoundState::Committing),
         RoundState::Collecting
     );
-    std::thread::scope(|s| {
-        let a = s.spawn(|| alpha.reveal("s1", 1).unwrap());
-        let b = s.spawn(|| beta.reveal("s1", 1).unwrap());
-        a.join().unwrap();
-        b.join().unwrap();
-    });
-    // 3. Having (say, from a colluding server) alpha's ciphertext now, gamma
-    //    tries to join the round with one derived from it: too late.
+    alpha.reveal("s1", 1).unwrap();
+    // alpha's ciphertext is on the server now, and still unreadable.
+    let e = gamma_client.contribution("s1", 1, "alpha").unwrap_err();
+    assert_eq!(
+        status(e),
+        409,
+        "alpha's revealed contribution is not readable yet"
+    );
+    // 3. Having (say, from a colluding server) alpha's ciphertext now, while
+    //    the round still collects, gamma tries to join the round with one
+    //    derived from it: too late.
     let mut derived = EncryptedVector::from_bytes(gamma.params(), &c_alpha).unwrap();
     derived
         .add_assign(&EncryptedVector::from_bytes(gamma.params(), &c_alpha).unwrap())
@@ -114,6 +117,15 @@ fn copy_attack_a_member_cannot_make_its_contribution_depend_on_anothers() {
         .put_contribution("s1", 1, &derived, frozen.list_hash.as_deref().unwrap())
         .unwrap_err();
     assert_eq!(status(e), 409, "no reveal without a frozen commitment");
+    assert_eq!(
+        gamma_client
+            .round("s1", 1, Duration::ZERO, None)
+            .unwrap()
+            .state,
+        RoundState::Collecting,
+        "refused on its merits, not because the round had moved on"
+    );
+    beta.reveal("s1", 1).unwrap();
     // The round sums alpha's and beta's vectors only, and every member
     // decrypts it (gamma too, contributing nothing).
     let sums: Vec<Vec<f64>> = std::thread::scope(|s| {
