@@ -25,9 +25,12 @@ use fedhe_crypto::{
 };
 use std::sync::{Arc, OnceLock};
 
+/// What a fuzz target runs on one input (it panics on a failed invariant).
+pub type Check = fn(&[u8]);
+
 /// Every fuzz target: its name (the file in `fuzz_targets/` and the folder in
 /// `corpus/`) and its check.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Check)] = &[
     ("wire_inspect", check_wire_inspect),
     ("wire_public_key_share", check_wire_public_key_share),
     (
@@ -135,8 +138,8 @@ pub fn build_payload(params: &Params, input: &mut Input<'_>) -> Vec<u8> {
     let mut out = Vec::new();
     let mut polys = 0;
     while !input.is_empty() {
-        let op = input.byte();
-        if op % 4 == 0 {
+        let op = input.byte() % 4;
+        if op == 0 {
             let len = input.byte() as usize;
             out.extend_from_slice(input.take(len));
             continue;
@@ -145,13 +148,13 @@ pub fn build_payload(params: &Params, input: &mut Input<'_>) -> Vec<u8> {
             break;
         }
         polys += 1;
-        match op % 4 {
+        match op {
             1 | 2 => {
                 let mut state = input.u64();
                 for &p in moduli {
                     for _ in 0..n {
                         let mut v = splitmix(&mut state);
-                        if op % 4 == 1 {
+                        if op == 1 {
                             // ⌊v·p / 2^64⌋ < p, cheaper than a division.
                             v = ((u128::from(v) * u128::from(p)) >> 64) as u64;
                         }
