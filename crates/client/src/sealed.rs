@@ -265,6 +265,13 @@ fn parse_header(bytes: &[u8]) -> Result<Header<'_>, String> {
     })
 }
 
+/// The key-derivation costs in a sealed file's header, bounds-checked
+/// exactly as [`open`] checks them before it runs the KDF (same errors), without
+/// deriving a key: what a caller (or a fuzzer) can inspect cheaply.
+pub fn read_kdf_params(bytes: &[u8]) -> Result<KdfParams, String> {
+    parse_header(bytes).map(|h| h.params)
+}
+
 /// Decrypts a sealed file called `name`. A wrong passphrase and a modified
 /// file are indistinguishable by design (both fail authentication) and get
 /// the same message.
@@ -373,6 +380,21 @@ mod tests {
         version[8] = 9;
         let err = open(&version, "identity.key", &pass("p")).unwrap_err();
         assert!(err.contains("version 9"), "{err}");
+    }
+
+    #[test]
+    fn the_header_is_read_without_the_kdf_and_open_agrees() {
+        let sealed = seal(b"seed", "identity.key", &pass("p"), FAST).unwrap();
+        assert_eq!(read_kdf_params(&sealed), Ok(FAST));
+        let mut huge = sealed.clone();
+        huge[10..14].copy_from_slice(&(KdfParams::MAX_M_COST_KIB + 1).to_le_bytes());
+        let err = read_kdf_params(&huge).unwrap_err();
+        assert!(err.contains("out of range"), "{err}");
+        assert_eq!(open(&huge, "identity.key", &pass("p")).unwrap_err(), err);
+        assert!(read_kdf_params(b"FEDHESEC")
+            .unwrap_err()
+            .contains("truncated"));
+        assert!(read_kdf_params(b"plain").is_err());
     }
 
     #[test]

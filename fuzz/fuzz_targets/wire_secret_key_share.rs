@@ -1,0 +1,3 @@
+#![no_main]
+//! `wire_secret_key_share`: see `fedhe_fuzz::check_wire_secret_key_share`.
+libfuzzer_sys::fuzz_target!(|data: &[u8]| fedhe_fuzz::check_wire_secret_key_share(data));
