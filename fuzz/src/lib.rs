@@ -338,7 +338,7 @@ pub fn check_api_json(data: &[u8]) {
     let mut input = Input::new(data);
     let selector = input.byte();
     let body = input.rest();
-    match selector % 16 {
+    match selector % 20 {
         0 => drop(json_round_trip::<CeremonySpec>(body)),
         1 => drop(json_round_trip::<CeremonyStatus>(body)),
         2 => drop(json_round_trip::<Commitment>(body)),
@@ -360,6 +360,15 @@ pub fn check_api_json(data: &[u8]) {
         14 => {
             if let Some(s) = json_round_trip::<RoundState>(body) {
                 assert_eq!(RoundState::parse(s.as_str()), Some(s));
+            }
+        }
+        15 => drop(json_round_trip::<SignedStudySpec>(body)),
+        16 => drop(json_round_trip::<RoundCommitment>(body)),
+        17 => drop(json_round_trip::<CommittedContribution>(body)),
+        18 => {
+            if let Some(list) = json_round_trip::<CommitmentList>(body) {
+                let h = CommitmentList::canonical_hash("s", 1, &list.commitments);
+                assert_eq!(h.len(), 64);
             }
         }
         _ => {
@@ -385,7 +394,8 @@ fn to_hex(bytes: &[u8]) -> String {
 /// path, timestamp, nonce, seed byte, then the body.
 pub fn check_api_signing(data: &[u8]) {
     use fedhe_api::signing::{
-        decode_fixed, parse_public_key, request_message, upload_statement, verify_hex, UploadKind,
+        contribution_statement, decode_fixed, parse_public_key, request_message,
+        round_commitment_statement, study_spec_statement, upload_statement, verify_hex, UploadKind,
     };
     use fedhe_api::Identity;
     let mut fields = data.splitn(8, |b| *b == b'\n');
@@ -421,12 +431,16 @@ pub fn check_api_signing(data: &[u8]) {
     other.push(b'x');
     assert!(verify_hex(&public, &other, &good, "request").is_err());
     let hash = blake3::hash(body);
-    for kind in [
-        UploadKind::Commitment,
-        UploadKind::Contribution,
-        UploadKind::DecryptionShare,
-    ] {
+    for kind in [UploadKind::Commitment, UploadKind::DecryptionShare] {
         let statement = upload_statement(kind, &path, &method, timestamp as u64, hash.as_bytes());
+        assert!(verify_hex(&public, &statement, &good, "upload").is_err());
+    }
+    let round = timestamp as u64;
+    for statement in [
+        round_commitment_statement(&path, &method, round, hash.as_bytes(), round, &nonce),
+        contribution_statement(&path, &method, round, hash.as_bytes(), &nonce),
+        study_spec_statement(&nonce),
+    ] {
         assert!(verify_hex(&public, &statement, &good, "upload").is_err());
     }
 }
