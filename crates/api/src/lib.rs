@@ -2,8 +2,10 @@
 //! (DESIGN.md §5): the JSON bodies, the request signatures and the signed
 //! upload statements. Neither side imports the other; both import this.
 
+pub mod audit;
 pub mod signing;
 pub mod types;
 
+pub use audit::{AuditEntry, AuditLog};
 pub use signing::{Identity, SignatureError, UploadKind};
 pub use types::*;

@@ -33,8 +33,10 @@ pub enum SignatureError {
         /// The expected length in bytes.
         bytes: usize,
     },
-    /// Not a valid ed25519 public key.
-    #[error("not a valid ed25519 public key")]
+    /// Not a valid ed25519 public key: not a point of the curve, or a point
+    /// of small order (all zeros, the identity) under which any message
+    /// could be forged.
+    #[error("not a valid ed25519 public key (not a curve point, or a small-order point such as all zeros)")]
     InvalidKey,
     /// The signature does not verify under the key.
     #[error("the {0} signature does not verify under the member's identity key")]
@@ -229,7 +231,10 @@ pub fn fresh_nonce() -> String {
 /// Decodes a hex public key.
 pub fn parse_public_key(hex_key: &str) -> Result<VerifyingKey, SignatureError> {
     let bytes: [u8; 32] = decode_fixed(hex_key, "public key")?;
-    VerifyingKey::from_bytes(&bytes).map_err(|_| SignatureError::InvalidKey)
+    VerifyingKey::from_bytes(&bytes)
+        .ok()
+        .filter(|key| !key.is_weak())
+        .ok_or(SignatureError::InvalidKey)
 }
 
 /// Decodes exactly `K` bytes of hex.
@@ -286,6 +291,17 @@ mod tests {
         assert!(verify_hex(&key2, &msg, &sig, "request").is_err());
         assert!(verify_hex(&key, &msg, "zz", "request").is_err());
         assert!(parse_public_key("00").is_err());
+        // Small-order points (all zeros, the identity) and non-points.
+        for weak in [[0u8; 32], {
+            let mut one = [0u8; 32];
+            one[0] = 1;
+            one
+        }] {
+            assert!(matches!(
+                parse_public_key(&hex::encode(weak)),
+                Err(SignatureError::InvalidKey)
+            ));
+        }
     }
 
     #[test]

@@ -6,6 +6,7 @@
 
 mod commands;
 mod error;
+mod logging;
 mod report;
 
 use clap::{Parser, Subcommand};
@@ -15,6 +16,10 @@ use std::process::ExitCode;
 #[derive(Parser, Debug)]
 #[command(name = "fedhe", version, about, long_about = None)]
 struct Cli {
+    /// Log format on stderr: `human` (the default) or `json` (one object a
+    /// line). The level comes from RUST_LOG (default: info for fedhe).
+    #[arg(long, global = true, value_enum, default_value_t = logging::LogFormat::Human)]
+    log_format: logging::LogFormat,
     #[command(subcommand)]
     command: Command,
 }
@@ -54,10 +59,13 @@ enum Command {
     /// An institution's agent: run its side of a study, or show its records.
     #[command(subcommand)]
     Agent(commands::agent::AgentCommand),
+    /// The server's audit trail of a study (administrator).
+    Audit(commands::audit::AuditArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    logging::install(cli.log_format);
     let outcome = match cli.command {
         Command::Demo(args) => commands::demo::run(args),
         Command::Channel(cmd) => commands::channel::run(cmd),
@@ -72,11 +80,17 @@ fn main() -> ExitCode {
         Command::Ceremony(cmd) => commands::ceremony::run(cmd),
         Command::Study(cmd) => commands::ceremony::run_study(cmd),
         Command::Agent(cmd) => commands::agent::run(cmd),
+        Command::Audit(args) => commands::audit::run(args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("fedhe: error: {err}");
+            // Errors quote input (ids, paths, fields of a file): never let
+            // one drive the terminal.
+            eprintln!(
+                "fedhe: error: {}",
+                fedhe_crypto::text::escape_controls(&err.to_string())
+            );
             ExitCode::from(2)
         }
     }

@@ -60,7 +60,10 @@ fn serve_on(database_url: &str, listen: &str) -> ServerProcess {
 }
 
 fn peak_memory_mib(url: &str) -> f64 {
-    let text = reqwest::blocking::get(format!("{url}/metrics"))
+    let text = reqwest::blocking::Client::new()
+        .get(format!("{url}/metrics"))
+        .bearer_auth(ADMIN)
+        .send()
         .unwrap()
         .text()
         .unwrap();

@@ -99,6 +99,7 @@ fn transient(status: StatusCode) -> bool {
 #[derive(Clone, Debug, Default)]
 pub struct Tls {
     ca_cert_pem: Option<Vec<u8>>,
+    allow_plain_http: bool,
 }
 
 impl Tls {
@@ -116,6 +117,7 @@ impl Tls {
         }
         Ok(Self {
             ca_cert_pem: Some(pem.to_vec()),
+            allow_plain_http: false,
         })
     }
 
@@ -131,6 +133,14 @@ impl Tls {
             )),
             e => e,
         })
+    }
+
+    /// The same trust, and whether a member may speak plain `http://` to a
+    /// host other than loopback (`--allow-plain-http`: study metadata and
+    /// results then cross the network in clear text). Off by default.
+    pub fn allow_plain_http(mut self, allow: bool) -> Self {
+        self.allow_plain_http = allow;
+        self
     }
 
     /// Whether a private CA replaces the built-in roots.
@@ -227,6 +237,19 @@ impl Client {
                 "server URL {base}: the administrator token would cross the network in clear \
                  text; serve with --tls-cert/--tls-key and use https://, or run the \
                  administrator command on the server's host against a loopback address"
+            )));
+        }
+        if matches!(auth, Auth::Member { .. })
+            && !https
+            && !tls.allow_plain_http
+            && !is_loopback_url(base)
+        {
+            // Signatures protect integrity, not confidentiality: study
+            // metadata, aggregates and results would be readable on the way.
+            return Err(ClientError::Usage(format!(
+                "server URL {base}: a member's requests and the results it reads would cross \
+                 the network in clear text; use https:// (the server with --tls-cert/--tls-key), \
+                 or give --allow-plain-http if a trusted network or a TLS proxy protects it"
             )));
         }
         let mut builder = Http::builder()
@@ -361,6 +384,12 @@ impl Client {
                 status: status.as_u16(),
                 detail: String::from_utf8_lossy(&bytes).chars().take(500).collect(),
             });
+            // The server's words reach a terminal: no control characters.
+            let problem = Problem {
+                detail: fedhe_crypto::text::escape_controls(&problem.detail),
+                title: fedhe_crypto::text::escape_controls(&problem.title),
+                ..problem
+            };
             last = ClientError::Problem {
                 method: method.to_string(),
                 path: path.to_string(),
@@ -398,6 +427,27 @@ impl Client {
             _ => Err(ClientError::Usage(
                 "this action needs a member identity".into(),
             )),
+        }
+    }
+
+    // ---- audit -------------------------------------------------------------
+
+    /// The audit trail of a study, oldest first (administrator), every page.
+    pub fn audit(&self, study: &str) -> Result<AuditLog, ClientError> {
+        let study = fedhe_crypto::MemberId::new(study)
+            .map_err(|e| ClientError::Usage(format!("study id: {e}")))?;
+        let mut entries = Vec::new();
+        loop {
+            let after = entries.last().map_or(0, |e: &AuditEntry| e.seq);
+            let page: AuditLog = self.json(
+                Method::GET,
+                &format!("/v1/audit?study={}&after={after}", study.as_str()),
+                None::<&()>,
+            )?;
+            if page.entries.is_empty() {
+                return Ok(AuditLog { entries });
+            }
+            entries.extend(page.entries);
         }
     }
 
@@ -713,7 +763,31 @@ mod tests {
         ] {
             assert!(Client::new(url, admin()).is_ok(), "{url}");
         }
-        // Members sign their requests: plain HTTP off loopback is the server's call.
+        // Operational routes (health) carry nothing private.
         assert!(Client::new("http://10.1.2.3:8080", Auth::Anonymous).is_ok());
+    }
+
+    fn member() -> Auth {
+        Auth::Member {
+            id: "alpha".into(),
+            identity: Arc::new(Identity::generate()),
+        }
+    }
+
+    #[test]
+    fn a_member_refuses_plain_http_off_loopback_unless_allowed() {
+        for url in ["http://10.1.2.3:8080", "http://fedhe.example.org"] {
+            let err = Client::new(url, member()).unwrap_err().to_string();
+            assert!(err.contains("--allow-plain-http"), "{url}: {err}");
+            let tls = Tls::default().allow_plain_http(true);
+            assert!(Client::with_tls(url, member(), &tls).is_ok(), "{url}");
+        }
+        for url in [
+            "http://127.0.0.1:8080",
+            "http://localhost:1",
+            "https://10.1.2.3:8443",
+        ] {
+            assert!(Client::new(url, member()).is_ok(), "{url}");
+        }
     }
 }

@@ -27,11 +27,12 @@ pub enum ChannelError {
     #[error("ring: {0}")]
     Ring(#[from] RingError),
     /// An identifier is empty, too long or uses characters outside [A-Za-z0-9._-].
-    #[error("invalid {what} '{value}': use 1 to 64 characters from A-Z a-z 0-9 . _ -")]
+    #[error("invalid {what} {value}: use 1 to 64 characters from A-Z a-z 0-9 . _ -")]
     InvalidIdentifier {
         /// What kind of identifier.
         what: &'static str,
-        /// The value given (public: identifiers are not secret).
+        /// The value given, quoted with control characters escaped
+        /// ([`crate::text::quote`]; public: identifiers are not secret).
         value: String,
     },
     /// A member appears twice where each must appear once.

@@ -13,7 +13,7 @@ fn validate(what: &'static str, value: &str) -> Result<(), ChannelError> {
     } else {
         Err(ChannelError::InvalidIdentifier {
             what,
-            value: value.chars().take(80).collect(),
+            value: crate::text::quote(value, 80),
         })
     }
 }

@@ -22,6 +22,7 @@ mod identity;
 pub mod params;
 pub mod public_key;
 pub mod secure_sum;
+pub mod text;
 pub mod wire;
 
 pub use codec::{EncodingInfo, FixedPointCodec};

@@ -45,6 +45,7 @@ const OCTET: &str = "application/octet-stream";
     tags(
         (name = "ceremonies", description = "Key ceremonies: commit-then-reveal of public-key shares"),
         (name = "studies", description = "Studies and their rounds"),
+        (name = "audit", description = "The append-only audit trail of state changes (administrator)"),
         (name = "operations", description = "Health, readiness, metrics, this document")
     ),
     components(schemas(Problem)),
@@ -95,6 +96,7 @@ pub fn router(state: Arc<AppState>) -> axum::Router {
         .routes(routes!(get_aggregate))
         .routes(routes!(put_decryption_share, get_decryption_share))
         .routes(routes!(get_result))
+        .routes(routes!(get_audit))
         .routes(routes!(healthz))
         .routes(routes!(readyz))
         .routes(routes!(metrics))
@@ -105,6 +107,10 @@ pub fn router(state: Arc<AppState>) -> axum::Router {
     router
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            crate::gate::gate,
+        ))
         .layer(axum::Extension(openapi))
         .layer(
             tower::ServiceBuilder::new()
@@ -425,6 +431,13 @@ async fn create_ceremony(State(state): Shared, req: Incoming) -> ApiResult<Respo
         let mid = MemberId::new(m.id.clone()).map_err(|e| ApiError::bad_request(e.to_string()))?;
         let key = parse_public_key(&m.identity_key)
             .map_err(|e| ApiError::bad_request(format!("identity key of {}: {e}", m.id)))?;
+        // One key for two members would let one holder sign as both.
+        if let Some((other, _)) = members.iter().find(|(_, k)| *k == key.to_bytes()) {
+            return Err(ApiError::bad_request(format!(
+                "identity key of {}: the same key is given for {other}; each member needs its own",
+                m.id
+            )));
+        }
         members.push((m.id.clone(), key.to_bytes()));
         ids.push(mid);
     }
@@ -732,6 +745,18 @@ async fn create_study(State(state): Shared, req: Incoming) -> ApiResult<Response
         .store
         .create_study(&spec, &signed.signature, now_ms())
         .await?;
+    if created {
+        let entry = crate::store::audit::NewAudit {
+            actor: "admin",
+            action: "study.created",
+            ceremony: Some(&spec.ceremony),
+            study: Some(&spec.id),
+            hash: Some(spec.hash_hex()),
+            detail: Some(format!("min_contributors {}", spec.min_contributors)),
+            ..Default::default()
+        };
+        state.store.append_audit(&entry).await;
+    }
     Ok(created_or_ok(
         created,
         study_status(&state, &spec.id).await?,
@@ -814,7 +839,7 @@ async fn open_round(
     let req = req.read(&state, 0).await?;
     let round = parse_round(&round)?;
     let spec = state.store.study(&study).await?.spec;
-    auth::require_reader(&state, &spec.ceremony, &req.parts()).await?;
+    let caller = auth::require_reader(&state, &spec.ceremony, &req.parts()).await?;
     let c = state.store.ceremony(&spec.ceremony).await?;
     if c.phase != CeremonyPhase::Complete {
         return Err(ApiError::conflict(format!(
@@ -826,7 +851,11 @@ async fn open_round(
     let now = now_ms();
     let deadline =
         now.saturating_add((spec.round_timeout_secs.min(10 * 365 * 86_400) * 1000) as i64);
-    state.store.open_round(&study, round, now, deadline).await?;
+    let actor = caller.member().unwrap_or("admin");
+    state
+        .store
+        .open_round(&study, round, now, deadline, actor)
+        .await?;
     state.changed.notify_waiters();
     Ok(Json(round_status(&state, &study, round).await?))
 }
@@ -1306,6 +1335,51 @@ async fn get_result(
     }))
 }
 
+// ---- audit ---------------------------------------------------------------------
+
+/// The audit trail of a study (`?study=S`) or a ceremony (`?ceremony=C`),
+/// oldest first: every state change with its actor, ids and hashes
+/// (administrator). `after=SEQ` and `limit=N` (at most 10000) page it.
+#[utoipa::path(get, path = "/v1/audit", tag = "audit",
+    params(("study" = Option<String>, Query, description = "The study's entries"),
+        ("ceremony" = Option<String>, Query, description = "The ceremony's entries"),
+        ("after" = Option<i64>, Query, description = "Only entries with a larger seq"),
+        ("limit" = Option<i64>, Query, description = "At most this many (default and maximum 10000)")),
+    security(("admin" = [])),
+    responses((status = 200, body = AuditLog),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 401, body = Problem, content_type = "application/problem+json")))]
+async fn get_audit(State(state): Shared, req: Incoming) -> ApiResult<Json<AuditLog>> {
+    let req = req.read(&state, 0).await?;
+    auth::require_admin(&state, &req.headers)?;
+    let number = |name: &str, default: i64| -> ApiResult<i64> {
+        match req.query(name)? {
+            None => Ok(default),
+            Some(v) => v.parse::<i64>().map_err(|_| {
+                ApiError::bad_request(format!(
+                    "{name}={} is not an integer",
+                    fedhe_crypto::text::quote(&v, 40)
+                ))
+            }),
+        }
+    };
+    let after = number("after", 0)?;
+    let limit = number("limit", 10_000)?.clamp(1, 10_000);
+    let (study, ceremony) = (req.query("study")?, req.query("ceremony")?);
+    let filter = match (&study, &ceremony) {
+        (Some(s), None) => crate::store::audit::AuditFilter::Study(s),
+        (None, Some(c)) => crate::store::audit::AuditFilter::Ceremony(c),
+        _ => {
+            return Err(ApiError::bad_request(
+                "give exactly one of ?study=ID or ?ceremony=ID",
+            ))
+        }
+    };
+    Ok(Json(AuditLog {
+        entries: state.store.audit(filter, after, limit).await?,
+    }))
+}
+
 // ---- operations -----------------------------------------------------------------
 
 /// Liveness: the process answers.
@@ -1326,8 +1400,8 @@ async fn readyz(State(state): Shared) -> ApiResult<&'static str> {
     Ok("ready\n")
 }
 
-/// Prometheus metrics (text format).
-#[utoipa::path(get, path = "/metrics", tag = "operations",
+/// Prometheus metrics (text format; administrator's bearer token).
+#[utoipa::path(get, path = "/metrics", tag = "operations", security(("admin" = [])),
     responses((status = 200, description = "Prometheus text exposition", content_type = "text/plain", body = String)))]
 async fn metrics(State(state): Shared) -> ApiResult<Response> {
     let rounds = state.store.round_counts().await?;

@@ -84,24 +84,35 @@ pub fn require_admin(state: &AppState, headers: &HeaderMap) -> ApiResult<Caller>
     }
 }
 
-/// Verifies a member's request signature within `ceremony`: the member is one
-/// of its members, the timestamp is within the allowed skew, the signature
-/// verifies under the member's identity key, and the nonce is new.
-pub async fn require_member(
-    state: &AppState,
-    ceremony: &str,
-    req: &RequestParts<'_>,
-) -> ApiResult<Caller> {
-    let member = header(req.headers, HEADER_MEMBER)?.ok_or_else(|| {
+/// The signature headers of a member's request, checked for presence and
+/// form (the timestamp within the allowed skew), not yet against a key.
+#[derive(Debug)]
+pub struct SignedHeaders<'h> {
+    /// `fedhe-member`.
+    pub member: &'h str,
+    /// `fedhe-timestamp`, unix milliseconds.
+    pub timestamp: i64,
+    /// `fedhe-nonce`, 32 hex digits.
+    pub nonce: &'h str,
+    /// `fedhe-signature`, 128 hex digits.
+    pub signature: &'h str,
+    /// The server's clock when checked.
+    pub now: i64,
+}
+
+/// Reads and checks the signature headers (everything that needs neither
+/// the store nor the body).
+pub fn signed_headers(headers: &HeaderMap) -> ApiResult<SignedHeaders<'_>> {
+    let member = header(headers, HEADER_MEMBER)?.ok_or_else(|| {
         ApiError::unauthorized(format!(
             "unsigned request: header {HEADER_MEMBER} is missing"
         ))
     })?;
-    let timestamp = header(req.headers, HEADER_TIMESTAMP)?
+    let timestamp = header(headers, HEADER_TIMESTAMP)?
         .ok_or_else(|| ApiError::unauthorized(format!("header {HEADER_TIMESTAMP} is missing")))?;
-    let nonce = header(req.headers, HEADER_NONCE)?
+    let nonce = header(headers, HEADER_NONCE)?
         .ok_or_else(|| ApiError::unauthorized(format!("header {HEADER_NONCE} is missing")))?;
-    let signature = header(req.headers, HEADER_SIGNATURE)?
+    let signature = header(headers, HEADER_SIGNATURE)?
         .ok_or_else(|| ApiError::unauthorized(format!("header {HEADER_SIGNATURE} is missing")))?;
     let timestamp: i64 = timestamp.parse().map_err(|_| {
         ApiError::unauthorized(format!("{HEADER_TIMESTAMP} is not an integer (unix ms)"))
@@ -118,21 +129,56 @@ pub async fn require_member(
             "{HEADER_NONCE} must be 32 hex digits"
         )));
     }
+    if signature.len() != 128 || !signature.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(ApiError::unauthorized(format!(
+            "{HEADER_SIGNATURE} must be 128 hex digits (an ed25519 signature)"
+        )));
+    }
+    Ok(SignedHeaders {
+        member,
+        timestamp,
+        nonce,
+        signature,
+        now,
+    })
+}
+
+/// The 401 for a request that is not signed by a member of the ceremony in
+/// scope: the member is unknown there, the ceremony or study does not exist,
+/// or the signature does not verify. One text for all, so neither ids nor
+/// member names can be probed.
+pub fn unknown_member(member: &str) -> ApiError {
+    ApiError::unauthorized(format!(
+        "unknown member or wrong signature: {} is not a member here, or the request signature does not verify under its identity key",
+        fedhe_crypto::text::quote(member, 64)
+    ))
+}
+
+/// Verifies a member's request signature within `ceremony`: the member is one
+/// of its members, the timestamp is within the allowed skew, the signature
+/// verifies under the member's identity key, and the nonce is new.
+pub async fn require_member(
+    state: &AppState,
+    ceremony: &str,
+    req: &RequestParts<'_>,
+) -> ApiResult<Caller> {
+    let SignedHeaders {
+        member,
+        timestamp,
+        nonce,
+        signature,
+        now,
+    } = signed_headers(req.headers)?;
     let key_bytes = state
         .store
         .member_key(ceremony, member)
         .await?
-        .ok_or_else(|| {
-            ApiError::unauthorized(format!(
-                "unknown member: {:?} is not a member of ceremony {ceremony}",
-                member.chars().take(64).collect::<String>()
-            ))
-        })?;
+        .ok_or_else(|| unknown_member(member))?;
     let key = ed25519_dalek::VerifyingKey::from_bytes(&key_bytes)
         .map_err(|_| ApiError::internal("a stored identity key is invalid"))?;
     let path = req.uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
     let message = request_message(req.method.as_str(), path, req.body, timestamp, nonce);
-    verify_hex(&key, &message, signature, "request")?;
+    verify_hex(&key, &message, signature, "request").map_err(|_| unknown_member(member))?;
     if !state
         .store
         .record_nonce(&key_bytes, nonce, now, now - 2 * MAX_CLOCK_SKEW_MS)

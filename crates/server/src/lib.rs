@@ -12,10 +12,12 @@
 //! | [`api`] | the routes and their handlers, the OpenAPI document |
 //! | [`auth`] | member request signatures, the administrator's token |
 //! | [`engine`] | the ceremony and round state machines |
-//! | [`store`] | the SQLite or PostgreSQL store: migrations, transactions, compare-and-swap |
+//! | [`store`] | the SQLite or PostgreSQL store: migrations, transactions, compare-and-swap, the audit table ([`store::audit`]) |
 //! | [`problem`] | `application/problem+json` errors |
 //! | [`metrics`] | Prometheus counters |
 //! | [`tls`] | the rustls configuration from PEM files |
+//! | [`listener`] | the accept loop: connection cap, header-read and idle timeouts |
+//! | [`gate`] | authentication from the headers before a body is read; the in-flight body budget |
 //!
 //! The server speaks HTTPS when given a certificate and key
 //! ([`Config::tls_cert`], [`Config::tls_key`]); plain HTTP is refused on an
@@ -24,6 +26,8 @@
 pub mod api;
 pub mod auth;
 pub mod engine;
+pub mod gate;
+pub mod listener;
 pub mod metrics;
 pub mod problem;
 pub mod store;
@@ -74,6 +78,21 @@ pub struct Config {
     /// request bodies then cross the network in the clear: only behind a
     /// TLS-terminating proxy on a trusted network).
     pub allow_plain_http: bool,
+    /// Limit on receiving a request's head (request line and headers),
+    /// milliseconds; also how long a kept-alive connection may wait for its
+    /// next request head (hyper starts the same timer then).
+    pub header_read_timeout_ms: u64,
+    /// A connection with no request in flight for this long is closed,
+    /// milliseconds.
+    pub idle_timeout_ms: u64,
+    /// Most connections open at once (TLS handshakes included). At the cap a
+    /// new connection closes the oldest idle one, or is closed itself if none
+    /// is idle. Lowered at start to what the process's descriptor limit allows.
+    pub max_connections: usize,
+    /// Most request-body bytes being received and held at once, over all
+    /// requests (declared `Content-Length`s, reserved before a body is read).
+    /// At least [`Self::max_upload_bytes`].
+    pub max_inflight_body_bytes: usize,
 }
 
 impl std::fmt::Debug for Config {
@@ -86,6 +105,7 @@ impl std::fmt::Debug for Config {
             .field("tls_cert", &self.tls_cert)
             .field("tls_key", &self.tls_key)
             .field("allow_plain_http", &self.allow_plain_http)
+            .field("max_connections", &self.max_connections)
             .finish_non_exhaustive()
     }
 }
@@ -106,6 +126,10 @@ impl Default for Config {
             tls_cert: None,
             tls_key: None,
             allow_plain_http: false,
+            header_read_timeout_ms: 10_000,
+            idle_timeout_ms: 60_000,
+            max_connections: 1024,
+            max_inflight_body_bytes: 1 << 30,
         }
     }
 }
@@ -167,18 +191,22 @@ pub struct AppState {
     pub busy: Busy,
     /// Counters.
     pub metrics: metrics::Metrics,
+    /// What is left of [`Config::max_inflight_body_bytes`] ([`gate`]).
+    pub body_budget: Arc<tokio::sync::Semaphore>,
     params: Mutex<HashMap<&'static str, Arc<Params>>>,
 }
 
 impl AppState {
     /// State over an open store.
     pub fn new(store: Store, config: Config) -> Self {
+        let body_budget = gate::body_budget(&config);
         Self {
             store,
             config,
             changed: Notify::new(),
             busy: Busy::default(),
             metrics: metrics::Metrics::default(),
+            body_budget,
             params: Mutex::new(HashMap::new()),
         }
     }
@@ -186,15 +214,19 @@ impl AppState {
     /// The validated parameters of a set (cached: building NTT tables costs).
     pub fn params(&self, name: &str, allow_insecure: bool) -> ApiResult<Arc<Params>> {
         let set = ParameterSet::by_name(name).map_err(|e| ApiError::bad_request(e.to_string()))?;
-        let mut cache = self.params.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(p) = cache.get(set.name) {
-            return Ok(p.clone());
-        }
         let policy = if allow_insecure && self.config.allow_insecure_params {
             InsecurePolicy::Allow
         } else {
             InsecurePolicy::Refuse
         };
+        let mut cache = self.params.lock().unwrap_or_else(|p| p.into_inner());
+        // The cache holds sets validated for earlier ceremonies; an insecure
+        // set is only handed out under this caller's own policy.
+        if let Some(p) = cache.get(set.name) {
+            if set.is_secure() || policy == InsecurePolicy::Allow {
+                return Ok(p.clone());
+            }
+        }
         let params = set
             .validate(policy)
             .map_err(|e| ApiError::bad_request(e.to_string()))?;
@@ -262,6 +294,12 @@ pub fn tls_config(config: &Config) -> Result<Option<Arc<rustls::ServerConfig>>, 
 /// sweep, until [`Running::shutdown`].
 pub async fn start(config: Config) -> Result<Running, StartError> {
     let tls = tls_config(&config)?;
+    if config.max_inflight_body_bytes < config.max_upload_bytes {
+        return Err(StartError::Config(format!(
+            "max_inflight_body_bytes ({}) is below max_upload_bytes ({}): no upload could ever be received",
+            config.max_inflight_body_bytes, config.max_upload_bytes
+        )));
+    }
     let store = Store::open(&config.database_url).await?;
     let listener = tokio::net::TcpListener::bind(config.listen).await?;
     let addr = listener.local_addr()?;
@@ -273,45 +311,18 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
         let interval = Duration::from_millis(sweeper_state.config.sweep_interval_ms.max(10));
         loop {
             if let Err(e) = engine::sweep(&sweeper_state).await {
-                tracing::warn!(error = %e, "deadline sweep failed");
+                tracing::error!(error = %e, "deadline sweep failed");
             }
             tokio::time::sleep(interval).await;
         }
     });
     let is_tls = tls.is_some();
-    let task = match tls {
-        None => tokio::spawn(async move {
-            let result = axum::serve(listener, app)
-                .with_graceful_shutdown(async move {
-                    let _ = rx.await;
-                })
-                .await;
-            sweeper.abort();
-            result
-        }),
-        Some(tls) => {
-            // axum-server does the TLS handshake per connection, in the
-            // connection's task and under a handshake timeout, so a slow
-            // client cannot hold up the accept loop.
-            let handle = axum_server::Handle::new();
-            let server = axum_server::from_tcp_rustls(
-                listener.into_std()?,
-                axum_server::tls_rustls::RustlsConfig::from_config(tls),
-            )?
-            .handle(handle.clone());
-            tokio::spawn(async move {
-                tokio::spawn(async move {
-                    let _ = rx.await;
-                    // Like axum::serve's graceful shutdown: running requests
-                    // finish (each is bounded by the request timeout).
-                    handle.graceful_shutdown(None);
-                });
-                let result = server.serve(app.into_make_service()).await;
-                sweeper.abort();
-                result
-            })
-        }
-    };
+    let limits = listener::Limits::from_config(&state.config);
+    let task = tokio::spawn(async move {
+        let result = listener::serve(listener, app, tls, limits, rx).await;
+        sweeper.abort();
+        result
+    });
     Ok(Running {
         addr,
         tls: is_tls,

@@ -28,8 +28,12 @@ macro_rules! constructors {
         impl ApiError {
             $(
                 $(#[$doc])*
+                ///
+                /// Control characters in `detail` (an id or path it quotes)
+                /// are escaped ([`fedhe_crypto::text::escape_controls`]).
                 pub fn $name(detail: impl Into<String>) -> Self {
-                    Self { status: StatusCode::$status, kind: $kind, detail: detail.into() }
+                    let detail = fedhe_crypto::text::escape_controls(&detail.into());
+                    Self { status: StatusCode::$status, kind: $kind, detail }
                 }
             )*
         }
@@ -49,6 +53,8 @@ constructors! {
     method_not_allowed => METHOD_NOT_ALLOWED, "method-not-allowed";
     /// 408: the body did not arrive in time.
     request_timeout => REQUEST_TIMEOUT, "request-timeout";
+    /// 411: a request body without a `Content-Length`.
+    length_required => LENGTH_REQUIRED, "length-required";
     /// 409: conflicts with the stored state (different bytes in a slot, wrong phase).
     conflict => CONFLICT, "conflict";
     /// 413: the body exceeds the route's limit.
@@ -83,6 +89,13 @@ impl ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
+        // Inside the request's span (method, path, member): a refusal is a
+        // state change of the conversation the administrator may need to see.
+        if self.status.is_server_error() {
+            tracing::warn!(status = self.status.as_u16(), reason = %self.detail, "request failed");
+        } else {
+            tracing::info!(status = self.status.as_u16(), reason = %self.detail, "request refused");
+        }
         let body = serde_json::to_vec(&self.problem()).unwrap_or_default();
         let mut response = (self.status, body).into_response();
         response

@@ -25,7 +25,10 @@
 //! `bool`). Each backend has its own migrations (`migrations/sqlite`,
 //! `migrations/postgres`) with the same tables.
 
+pub mod audit;
+
 use crate::problem::{ApiError, ApiResult};
+use audit::NewAudit;
 use fedhe_api::{CeremonyPhase, CommittedContribution, RoundState, SignedUpload};
 use sqlx::any::{AnyPoolOptions, AnyRow};
 use sqlx::{AnyPool, Connection, Executor, Row};
@@ -301,6 +304,16 @@ pub struct Upload<'a> {
     pub shape: Option<String>,
 }
 
+/// An audit entry of the server's own about round `r` (action to fill in).
+fn round_entry(r: &RoundRow) -> NewAudit<'_> {
+    NewAudit {
+        actor: "server",
+        study: Some(&r.study),
+        round: Some(r.round),
+        ..NewAudit::default()
+    }
+}
+
 fn phase_str(p: CeremonyPhase) -> &'static str {
     match p {
         CeremonyPhase::Committing => "committing",
@@ -566,7 +579,26 @@ impl Store {
             .execute(&mut *tx)
             .await?;
         }
+        let names: Vec<&str> = members.iter().map(|(m, _)| m.as_str()).collect();
+        let entry = NewAudit {
+            actor: "admin",
+            action: "ceremony.created",
+            ceremony: Some(id),
+            hash: Some(hex::encode(crs_seed)),
+            detail: Some(format!(
+                "parameter set {parameter_set}{}; members {}",
+                if allow_insecure {
+                    " (insecure allowed)"
+                } else {
+                    ""
+                },
+                names.join(", ")
+            )),
+            ..NewAudit::default()
+        };
+        audit::insert(&mut *tx, &entry, now).await?;
         tx.commit().await?;
+        audit::log(&entry);
         Ok(true)
     }
 
@@ -722,6 +754,21 @@ impl Store {
             .bind(member)
             .execute(&mut *tx)
             .await?;
+        let entry = NewAudit {
+            actor: member,
+            action: match slot {
+                CeremonySlot::Commitment => "ceremony.commitment_accepted",
+                CeremonySlot::Share => "ceremony.share_accepted",
+            },
+            ceremony: Some(ceremony),
+            member: Some(member),
+            hash: Some(match slot {
+                CeremonySlot::Commitment => hex::encode(value),
+                CeremonySlot::Share => blake3::hash(value).to_hex().to_string(),
+            }),
+            ..NewAudit::default()
+        };
+        audit::insert(&mut *tx, &entry, fedhe_api::signing::now_ms()).await?;
         let missing: i64 = sqlx::query_scalar(
             "SELECT COUNT(*) FROM ceremony_members WHERE ceremony = $1 AND share_hash IS NULL",
         )
@@ -743,6 +790,7 @@ impl Store {
         .await?
         .rows_affected())?;
         tx.commit().await?;
+        audit::log(&entry);
         Ok(true)
     }
 
@@ -793,17 +841,23 @@ impl Store {
         collective_key: &[u8],
         transcript: &str,
     ) -> ApiResult<bool> {
-        let done = sqlx::query(
+        let update = sqlx::query(
             "UPDATE ceremonies SET phase = 'complete', version = version + 1, collective_key = $1, transcript = $2 \
              WHERE id = $3 AND version = $4 AND phase = 'revealing'",
         )
         .bind(collective_key)
         .bind(transcript)
         .bind(ceremony)
-        .bind(version)
-        .execute(&self.write)
-        .await?;
-        Ok(done.rows_affected() == 1)
+        .bind(version);
+        let entry = NewAudit {
+            actor: "server",
+            action: "ceremony.complete",
+            ceremony: Some(ceremony),
+            hash: Some(blake3::hash(collective_key).to_hex().to_string()),
+            detail: Some("hash: the collective public key".into()),
+            ..NewAudit::default()
+        };
+        self.transition(update, &entry).await
     }
 
     /// Compare-and-swap: a ceremony at `version` → `failed`.
@@ -813,16 +867,21 @@ impl Store {
         version: i64,
         reason: &str,
     ) -> ApiResult<bool> {
-        let done = sqlx::query(
+        let update = sqlx::query(
             "UPDATE ceremonies SET phase = 'failed', version = version + 1, reason = $1 \
              WHERE id = $2 AND version = $3 AND phase IN ('committing', 'revealing')",
         )
         .bind(reason)
         .bind(ceremony)
-        .bind(version)
-        .execute(&self.write)
-        .await?;
-        Ok(done.rows_affected() == 1)
+        .bind(version);
+        let entry = NewAudit {
+            actor: "server",
+            action: "ceremony.failed",
+            ceremony: Some(ceremony),
+            detail: Some(reason.to_string()),
+            ..NewAudit::default()
+        };
+        self.transition(update, &entry).await
     }
 
     /// Ceremonies not yet complete or failed.
@@ -907,13 +966,15 @@ impl Store {
 
     /// Opens round `round` of a study if it is the next one (the previous round
     /// done or failed), committing until `deadline_at`. Opening the round that
-    /// is already the latest one is a no-op (idempotent).
+    /// is already the latest one is a no-op (idempotent). Opening is audited
+    /// in the same transaction, as done by `opened_by`.
     pub async fn open_round(
         &self,
         study: &str,
         round: u64,
         now: i64,
         deadline_at: i64,
+        opened_by: &str,
     ) -> ApiResult<RoundRow> {
         let mut tx = self.begin_write().await?;
         let latest = sqlx::query(&format!(
@@ -947,7 +1008,7 @@ impl Store {
             }
             _ => {}
         }
-        sqlx::query(
+        let inserted = sqlx::query(
             // A replica that opened the same first round at the same time
             // inserted it already: nothing to do.
             "INSERT INTO rounds (study, round, state, version, created_at, deadline_at) VALUES ($1, $2, 'committing', 1, $3, $4) \
@@ -958,8 +1019,23 @@ impl Store {
         .bind(now)
         .bind(deadline_at)
         .execute(&mut *tx)
-        .await?;
-        tx.commit().await?;
+        .await?
+        .rows_affected();
+        if inserted == 1 {
+            let entry = NewAudit {
+                actor: opened_by,
+                action: "round.opened",
+                study: Some(study),
+                round: Some(round),
+                detail: Some(format!("deadline {deadline_at}")),
+                ..NewAudit::default()
+            };
+            audit::insert(&mut *tx, &entry, now).await?;
+            tx.commit().await?;
+            audit::log(&entry);
+        } else {
+            tx.commit().await?;
+        }
         self.round(study, round).await
     }
 
@@ -1102,7 +1178,22 @@ impl Store {
         .execute(&mut *tx)
         .await?
         .rows_affected())?;
+        let entry = NewAudit {
+            actor: u.member,
+            action: match table {
+                UploadTable::Contributions => "contribution.accepted",
+                UploadTable::DecryptionShares => "decryption_share.accepted",
+            },
+            study: Some(u.study),
+            round: Some(u.round),
+            member: Some(u.member),
+            hash: Some(hex::encode(u.hash)),
+            detail: Some(format!("{} bytes", u.bytes.len())),
+            ..NewAudit::default()
+        };
+        audit::insert(&mut *tx, &entry, now).await?;
         tx.commit().await?;
+        audit::log(&entry);
         Ok(true)
     }
 
@@ -1166,6 +1257,17 @@ impl Store {
         .bind(now)
         .execute(&mut *tx)
         .await?;
+        let entry = NewAudit {
+            actor: &c.member,
+            action: "round.commitment_accepted",
+            study: Some(study),
+            round: Some(round),
+            member: Some(&c.member),
+            hash: Some(c.hash.clone()),
+            detail: Some(format!("{} values", c.values)),
+            ..NewAudit::default()
+        };
+        audit::insert(&mut *tx, &entry, now).await?;
         cas(sqlx::query(
             "UPDATE rounds SET version = version + 1 WHERE study = $1 AND round = $2 AND version = $3",
         )
@@ -1176,6 +1278,7 @@ impl Store {
         .await?
         .rows_affected())?;
         tx.commit().await?;
+        audit::log(&entry);
         Ok(true)
     }
 
@@ -1227,7 +1330,7 @@ impl Store {
         shape: &str,
         deadline_at: i64,
     ) -> ApiResult<bool> {
-        let done = sqlx::query(
+        let update = sqlx::query(
             "UPDATE rounds SET state = 'collecting', version = version + 1, value_count = $1, commitment_list_hash = $2, shape = $3, deadline_at = $4 \
              WHERE study = $5 AND round = $6 AND version = $7 AND state = 'committing'",
         )
@@ -1237,10 +1340,14 @@ impl Store {
         .bind(deadline_at)
         .bind(&r.study)
         .bind(r.round as i64)
-        .bind(r.version)
-        .execute(&self.write)
-        .await?;
-        Ok(done.rows_affected() == 1)
+        .bind(r.version);
+        let entry = NewAudit {
+            action: "round.commitments_frozen",
+            hash: Some(list_hash.to_string()),
+            detail: Some(format!("{values} values per contribution")),
+            ..round_entry(r)
+        };
+        self.transition(update, &entry).await
     }
 
     /// The signed uploads of a round in `table`, sorted by member.
@@ -1317,50 +1424,80 @@ impl Store {
         parts: usize,
         deadline_at: i64,
     ) -> ApiResult<bool> {
-        let done = sqlx::query(
+        let hash = blake3::hash(aggregate);
+        let update = sqlx::query(
             "UPDATE rounds SET state = 'decrypting', version = version + 1, aggregate = $1, aggregate_hash = $2, parts = $3, deadline_at = $4 \
              WHERE study = $5 AND round = $6 AND version = $7 AND state = 'collecting'",
         )
         .bind(aggregate)
-        .bind(&blake3::hash(aggregate).as_bytes()[..])
+        .bind(&hash.as_bytes()[..])
         .bind(parts as i64)
         .bind(deadline_at)
         .bind(&r.study)
         .bind(r.round as i64)
-        .bind(r.version)
-        .execute(&self.write)
-        .await?;
-        Ok(done.rows_affected() == 1)
+        .bind(r.version);
+        let entry = NewAudit {
+            action: "round.aggregated",
+            hash: Some(hash.to_hex().to_string()),
+            detail: Some(format!("{parts} ciphertexts")),
+            ..round_entry(r)
+        };
+        self.transition(update, &entry).await
     }
 
     /// Compare-and-swap: `decrypting` at `version` → `done` with the result.
     pub async fn finish(&self, r: &RoundRow, result: &str) -> ApiResult<bool> {
-        let done = sqlx::query(
+        let update = sqlx::query(
             "UPDATE rounds SET state = 'done', version = version + 1, result = $1 \
              WHERE study = $2 AND round = $3 AND version = $4 AND state = 'decrypting'",
         )
         .bind(result)
         .bind(&r.study)
         .bind(r.round as i64)
-        .bind(r.version)
-        .execute(&self.write)
-        .await?;
-        Ok(done.rows_affected() == 1)
+        .bind(r.version);
+        let entry = NewAudit {
+            action: "round.result_published",
+            hash: r.aggregate_hash.map(hex::encode),
+            ..round_entry(r)
+        };
+        self.transition(update, &entry).await
     }
 
     /// Compare-and-swap: a round at `version` → `failed` with a reason.
     pub async fn fail_round(&self, r: &RoundRow, reason: &str) -> ApiResult<bool> {
-        let done = sqlx::query(
+        let update = sqlx::query(
             "UPDATE rounds SET state = 'failed', version = version + 1, reason = $1 \
              WHERE study = $2 AND round = $3 AND version = $4 AND state IN ('committing', 'collecting', 'decrypting')",
         )
         .bind(reason)
         .bind(&r.study)
         .bind(r.round as i64)
-        .bind(r.version)
-        .execute(&self.write)
-        .await?;
-        Ok(done.rows_affected() == 1)
+        .bind(r.version);
+        let entry = NewAudit {
+            action: "round.failed",
+            detail: Some(reason.to_string()),
+            ..round_entry(r)
+        };
+        self.transition(update, &entry).await
+    }
+
+    /// Runs a compare-and-swap `update` and, if it moved the row, inserts
+    /// `entry` in the same transaction (and logs it after the commit).
+    async fn transition<'q>(
+        &self,
+        update: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>,
+        entry: &NewAudit<'_>,
+    ) -> ApiResult<bool> {
+        let mut tx = self.begin_write().await?;
+        let moved = update.execute(&mut *tx).await?.rows_affected() == 1;
+        if moved {
+            audit::insert(&mut *tx, entry, fedhe_api::signing::now_ms()).await?;
+        }
+        tx.commit().await?;
+        if moved {
+            audit::log(entry);
+        }
+        Ok(moved)
     }
 
     // ---- nonces ----------------------------------------------------------

@@ -733,6 +733,41 @@ async fn a_round_runs_end_to_end_over_http(kind: Kind) {
         )
         .await;
     assert_problem(r, StatusCode::CONFLICT, "latest round is 2").await;
+    // Every state change of the round is in the audit trail, in order, with
+    // who did it and the hashes; the refused upload (409) is not.
+    let audit: AuditLog = h
+        .json(
+            None,
+            Method::GET,
+            "/v1/audit?study=s1",
+            None,
+            StatusCode::OK,
+        )
+        .await;
+    let trail: Vec<(&str, &str, Option<u64>)> = audit
+        .entries
+        .iter()
+        .map(|e| (e.action.as_str(), e.actor.as_str(), e.round))
+        .collect();
+    let mut expected = vec![
+        ("study.created", "admin", None),
+        ("round.opened", "alpha", Some(1)),
+    ];
+    for m in ["alpha", "beta", "gamma"] {
+        expected.push(("contribution.accepted", m, Some(1)));
+    }
+    expected.push(("round.aggregated", "server", Some(1)));
+    for m in ["alpha", "beta", "gamma"] {
+        expected.push(("decryption_share.accepted", m, Some(1)));
+    }
+    expected.push(("round.result_published", "server", Some(1)));
+    expected.push(("round.opened", "admin", Some(2)));
+    assert_eq!(trail, expected);
+    let published = audit
+        .entries
+        .iter()
+        .find(|e| e.action == "round.result_published");
+    assert_eq!(published.and_then(|e| e.hash.clone()), list.aggregate_hash);
     h.server.take().unwrap().shutdown().await.unwrap();
 }
 
@@ -1157,7 +1192,17 @@ async fn operational_routes_and_the_openapi_document(kind: Kind) {
     let get = |p: &str| h.http.get(format!("{}{p}", h.base)).send();
     assert_eq!(get("/healthz").await.unwrap().status(), StatusCode::OK);
     assert_eq!(get("/readyz").await.unwrap().status(), StatusCode::OK);
-    let metrics = get("/metrics").await.unwrap().text().await.unwrap();
+    // /metrics is the administrator's (bearer token).
+    assert_eq!(
+        get("/metrics").await.unwrap().status(),
+        StatusCode::UNAUTHORIZED
+    );
+    let metrics = h
+        .http
+        .get(format!("{}/metrics", h.base))
+        .bearer_auth(ADMIN)
+        .send();
+    let metrics = metrics.await.unwrap().text().await.unwrap();
     assert!(metrics.contains("fedhe_http_responses_total"), "{metrics}");
     let ui = get("/docs").await.unwrap();
     assert_eq!(ui.status(), StatusCode::OK);
@@ -1204,6 +1249,7 @@ async fn operational_routes_and_the_openapi_document(kind: Kind) {
         ("/healthz", &["get"]),
         ("/readyz", &["get"]),
         ("/metrics", &["get"]),
+        ("/v1/audit", &["get"]),
         ("/openapi.json", &["get"]),
     ];
     assert_eq!(

@@ -80,7 +80,7 @@ async fn replicas_stay_consistent(kind: Kind) {
     assert_eq!(created.iter().filter(|c| **c).count(), 1, "{created:?}");
     let opened = futures_join(stores.iter().map(|s| {
         let s = s.clone();
-        async move { s.open_round("s1", 1, 1, i64::MAX).await }
+        async move { s.open_round("s1", 1, 1, i64::MAX, "admin").await }
     }))
     .await;
     for r in opened {

@@ -65,6 +65,9 @@ pub struct AgentStatusArgs {
     /// Trust only this PEM CA certificate for an https:// server.
     #[arg(long, value_name = "PEM")]
     ca_cert: Option<PathBuf>,
+    /// Allow plain http:// to a host other than loopback (see `agent run`).
+    #[arg(long)]
+    allow_plain_http: bool,
     #[command(flatten)]
     passphrase: PassphraseArgs,
 }
@@ -92,6 +95,7 @@ pub fn run(command: AgentCommand) -> Result<(), CliError> {
                 let server = ServerArgs {
                     server,
                     ca_cert: a.ca_cert,
+                    allow_plain_http: a.allow_plain_http,
                 };
                 let client = member_client(&server, &member_of(&dir)?, &dir)?;
                 out["server_latest_round"] = client.study(&a.study)?.latest_round.into();

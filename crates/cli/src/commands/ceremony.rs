@@ -51,6 +51,11 @@ pub struct ServerArgs {
     /// self-signed certificate) for an https:// server.
     #[arg(long, value_name = "PEM")]
     pub ca_cert: Option<PathBuf>,
+    /// Let a member speak plain http:// to a host other than loopback (study
+    /// metadata and results then cross the network in clear text; only on a
+    /// trusted network). The administrator's token is never sent that way.
+    #[arg(long)]
+    pub allow_plain_http: bool,
 }
 
 impl ServerArgs {
@@ -60,6 +65,7 @@ impl ServerArgs {
             Some(path) => Tls::ca_cert_file(path)?,
             None => Tls::default(),
         };
+        let tls = tls.allow_plain_http(self.allow_plain_http);
         Ok(Client::with_tls(&self.server, auth, &tls)?)
     }
 }

@@ -2,6 +2,7 @@
 
 use crate::error::CliError;
 use clap::Args;
+use fedhe_crypto::text::escape_controls;
 use std::path::PathBuf;
 
 /// Arguments of `fedhe inspect`.
@@ -28,6 +29,8 @@ pub fn run(args: InspectArgs) -> Result<(), CliError> {
     if args.json {
         println!("{}", serde_json::to_string(&d).unwrap_or_default());
     } else {
+        // The path and the file's fields may hold control characters.
+        let path = escape_controls(&path);
         println!("{path}: {} ({} bytes)", d.kind, d.bytes);
         let security = match d.security_bits {
             0 => "INSECURE, tests only".to_string(),
@@ -37,7 +40,7 @@ pub fn run(args: InspectArgs) -> Result<(), CliError> {
         println!("  format         version {}", d.format_version);
         println!("  fingerprint    {}", d.fingerprint);
         for (k, v) in &d.details {
-            println!("  {k:<14} {v}");
+            println!("  {k:<14} {}", escape_controls(&v.to_string()));
         }
     }
     Ok(())

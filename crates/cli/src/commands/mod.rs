@@ -1,6 +1,7 @@
 //! One module per `fedhe` subcommand.
 
 pub mod agent;
+pub mod audit;
 pub mod bench;
 pub mod ceremony;
 pub mod channel;

@@ -1,0 +1,509 @@
+//! Issue 13 against a real `fedhe serve` process on loopback: what a client
+//! without credentials can do to the server (slow headers, an idle-connection
+//! flood, unsigned uploads of 200 MiB), the member commands' refusal of plain
+//! HTTP off loopback, and the logger and audit trail seen from outside.
+//!
+//! The 200 MiB test is slow and ignored by default; run it (and report the
+//! server's memory) with the release binary:
+//!
+//! ```text
+//! cargo test --release -p fedhe-cli --test dos_process -- --ignored --nocapture
+//! ```
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+mod server_process;
+use server_process::ServerProcess;
+
+const ADMIN: &str = "dos-admin-token";
+
+/// `fedhe serve` with `extra` lines of configuration, an SQLite file in
+/// `dir`, listening on `listen`.
+fn serve(dir: &std::path::Path, listen: &str, extra: &str, args: &[&str]) -> ServerProcess {
+    let config = dir.join("server.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "listen = \"{listen}\"\ndatabase_url = \"sqlite://{}\"\n{extra}\n",
+            dir.join("fedhe.db").display()
+        ),
+    )
+    .unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_fedhe"));
+    command
+        .arg("serve")
+        .arg("--config")
+        .arg(&config)
+        .args(args)
+        .env("FEDHE_ADMIN_TOKEN", ADMIN)
+        .env("RUST_LOG", "warn")
+        .stderr(Stdio::null());
+    server_process::spawn(command)
+}
+
+fn addr(server: &ServerProcess) -> String {
+    server
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_string()
+}
+
+/// `GET /healthz` on a new connection: the status line, within `limit`.
+fn healthz(addr: &str, limit: Duration) -> Result<String, String> {
+    let started = Instant::now();
+    let mut stream = TcpStream::connect_timeout(&addr.parse().unwrap(), limit)
+        .map_err(|e| format!("connect: {e}"))?;
+    stream.set_read_timeout(Some(limit)).unwrap();
+    stream
+        .write_all(
+            format!("GET /healthz HTTP/1.1\r\nhost: {addr}\r\nconnection: close\r\n\r\n")
+                .as_bytes(),
+        )
+        .map_err(|e| format!("write: {e}"))?;
+    let mut response = Vec::new();
+    let _ = stream.read_to_end(&mut response);
+    let text = String::from_utf8_lossy(&response);
+    let line = text.lines().next().unwrap_or("").to_string();
+    if started.elapsed() > limit {
+        return Err(format!("answered after {:?}: {line:?}", started.elapsed()));
+    }
+    Ok(line)
+}
+
+/// This process's (soft, hard) open-file limits, from `/proc/self/limits`.
+fn open_files() -> (u64, u64) {
+    let limits = std::fs::read_to_string("/proc/self/limits").unwrap();
+    let line = limits
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .unwrap();
+    let mut fields = line.split_whitespace().skip(3);
+    let mut next = || fields.next().unwrap().parse::<u64>().unwrap_or(u64::MAX);
+    (next(), next())
+}
+
+/// The soft open-file limit raised to `want` (at most the hard limit) with
+/// `prlimit` on this process (the workspace forbids `unsafe`, so not
+/// `setrlimit`); the limit now in force. The server inherits it.
+fn raise_open_files(want: u64) -> u64 {
+    let (soft, hard) = open_files();
+    if soft < want {
+        let to = want.min(hard);
+        let status = Command::new("prlimit")
+            .arg(format!("--pid={}", std::process::id()))
+            .arg(format!("--nofile={to}:{hard}"))
+            .status()
+            .expect("prlimit (util-linux) runs");
+        assert!(status.success(), "prlimit failed");
+    }
+    open_files().0
+}
+
+/// Attack (slowloris): open a connection and send a request head one byte
+/// at a time, never finishing it. The server cuts it within its
+/// `header_read_timeout_ms` (1 s here), however steadily bytes arrive.
+#[test]
+fn slow_headers_are_cut_within_the_header_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = serve(
+        dir.path(),
+        "127.0.0.1:0",
+        "header_read_timeout_ms = 1000",
+        &[],
+    );
+    let mut stream = TcpStream::connect(addr(&server)).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    let started = Instant::now();
+    let head = b"GET /healthz HTTP/1.1\r\nhost: x\r\nx-slow: ";
+    let mut cut = None;
+    for i in 0..200 {
+        if stream.write_all(&head[i % head.len()..][..1]).is_err() {
+            cut = Some(started.elapsed());
+            break;
+        }
+        let mut buf = [0u8; 512];
+        match stream.read(&mut buf) {
+            // Closed (0), or the 408 hyper may send before closing.
+            Ok(_) => {
+                cut = Some(started.elapsed());
+                break;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {}
+            Err(_) => {
+                cut = Some(started.elapsed());
+                break;
+            }
+        }
+    }
+    let cut = cut.expect("the slow head was still open after 20 s");
+    println!("slow head cut after {cut:?} (header_read_timeout_ms = 1000)");
+    assert!(
+        cut >= Duration::from_millis(900) && cut < Duration::from_millis(2500),
+        "cut after {cut:?}"
+    );
+    // The server still serves.
+    assert!(healthz(&addr(&server), Duration::from_secs(1))
+        .unwrap()
+        .contains("200"));
+}
+
+/// Attack: open 2,000 connections and send nothing on them (more than the
+/// server's connection cap, here 500, and than a default descriptor
+/// limit). `/healthz` on a new connection still answers within 1 s: at the
+/// cap a new connection closes the oldest idle one; and the server holds
+/// no more than its cap.
+#[test]
+fn idle_connections_do_not_keep_healthz_out() {
+    let limit = raise_open_files(8192);
+    assert!(
+        limit >= 2300,
+        "need 2,300 descriptors, the hard limit allows {limit}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let server = serve(
+        dir.path(),
+        "127.0.0.1:0",
+        "max_connections = 500\nheader_read_timeout_ms = 60000\nidle_timeout_ms = 60000",
+        &[],
+    );
+    let addr = addr(&server);
+    let mut idle = Vec::with_capacity(2000);
+    for _ in 0..2000 {
+        match TcpStream::connect_timeout(&addr.parse().unwrap(), Duration::from_secs(2)) {
+            Ok(s) => idle.push(s),
+            Err(e) => panic!("connection {} failed: {e}", idle.len()),
+        }
+    }
+    // Let the server accept them all.
+    std::thread::sleep(Duration::from_millis(500));
+    let started = Instant::now();
+    let line = healthz(&addr, Duration::from_secs(1)).expect("healthz within 1 s");
+    let took = started.elapsed();
+    println!("2,000 idle connections: /healthz answered {line:?} in {took:?}");
+    assert!(line.contains("200"), "{line}");
+    let fds = std::fs::read_dir(format!("/proc/{}/fd", server.child.id()))
+        .unwrap()
+        .count();
+    println!("server descriptors with 2,000 idle connections open: {fds}");
+    // The cap, the listener, the store's files and the runtime's own.
+    assert!(fds < 500 + 100, "the server holds {fds} descriptors");
+    drop(idle);
+}
+
+/// The server's resident memory, KiB.
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap()
+}
+
+/// Attack: four unsigned 200 MiB uploads at once (the server's default
+/// limit is 256 MiB). Refused from the headers: the server's resident
+/// memory grows by less than 64 MiB while they are sent.
+#[test]
+#[ignore = "sends 800 MiB; run with --ignored (release) and --nocapture for the numbers"]
+fn unsigned_200_mib_uploads_do_not_raise_the_server_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = serve(dir.path(), "127.0.0.1:0", "", &[]);
+    let addr = addr(&server);
+    let pid = server.child.id();
+    // Warm up (the first requests allocate pools and buffers).
+    for _ in 0..20 {
+        healthz(&addr, Duration::from_secs(2)).unwrap();
+    }
+    let before = rss_kib(pid);
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let peak = {
+        let done = done.clone();
+        std::thread::spawn(move || {
+            let mut peak = 0;
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                peak = peak.max(rss_kib(pid));
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            peak
+        })
+    };
+    let size: usize = 200 << 20;
+    let started = Instant::now();
+    let senders: Vec<_> = (0..4)
+        .map(|i| {
+            let addr = addr.clone();
+            std::thread::spawn(move || {
+                let path = format!("/v1/studies/s{i}/rounds/1/contributions/m{i}");
+                let mut stream = TcpStream::connect(&addr).unwrap();
+                stream
+                    .set_write_timeout(Some(Duration::from_secs(30)))
+                    .unwrap();
+                let head = format!(
+                    "PUT {path} HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/octet-stream\r\ncontent-length: {size}\r\n\r\n"
+                );
+                stream.write_all(head.as_bytes()).unwrap();
+                let chunk = vec![0x5au8; 1 << 20];
+                let mut sent = 0usize;
+                while sent < size {
+                    if stream.write_all(&chunk).is_err() {
+                        break;
+                    }
+                    sent += chunk.len();
+                }
+                sent
+            })
+        })
+        .collect();
+    let sent: Vec<usize> = senders.into_iter().map(|t| t.join().unwrap()).collect();
+    std::thread::sleep(Duration::from_millis(300));
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    let peak = peak.join().unwrap();
+    let grew_mib = peak.saturating_sub(before) as f64 / 1024.0;
+    println!(
+        "RSS before {:.1} MiB, peak {:.1} MiB, growth {grew_mib:.1} MiB; bytes the server let each client send: {sent:?}; {:?}",
+        before as f64 / 1024.0,
+        peak as f64 / 1024.0,
+        started.elapsed()
+    );
+    assert!(grew_mib < 64.0, "the server grew by {grew_mib:.1} MiB");
+    assert!(healthz(&addr, Duration::from_secs(1))
+        .unwrap()
+        .contains("200"));
+}
+
+fn fedhe(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_fedhe"))
+        .args(args)
+        .env("FEDHE_ADMIN_TOKEN", ADMIN)
+        .env("RUST_LOG", "warn")
+        .output()
+        .unwrap()
+}
+
+/// Attack (on the network path): a member command pointed at a plain
+/// `http://` server off loopback would send its study metadata and read
+/// results in clear text. Refused unless `--allow-plain-http`; the
+/// administrator's token is refused that way even with it.
+#[test]
+fn member_commands_refuse_plain_http_off_loopback() {
+    let dir = tempfile::tempdir().unwrap();
+    // 0.0.0.0 is not loopback, yet reachable from this host.
+    let server = serve(
+        dir.path(),
+        "0.0.0.0:0",
+        "",
+        &["--allow-plain-http", "--allow-insecure"],
+    );
+    let port = server.url.rsplit(':').next().unwrap().to_string();
+    let open = format!("http://0.0.0.0:{port}");
+    let local = format!("http://127.0.0.1:{port}");
+    let keys = dir.path().join("alpha");
+    let keys = keys.to_str().unwrap();
+    let out = fedhe(&["ceremony", "identity", "--keys", keys]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let key = String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .find(|w| w.len() == 64 && w.bytes().all(|b| b.is_ascii_hexdigit()))
+        .expect("the identity's public key")
+        .to_string();
+    let member = format!("alpha={key}");
+    let create = |url: &str, extra: &[&str]| {
+        let mut args = vec![
+            "ceremony",
+            "create",
+            "--server",
+            url,
+            "--id",
+            "c1",
+            "--params",
+            "toy-n1024",
+            "--allow-insecure",
+            "--member",
+            &member,
+        ];
+        args.extend_from_slice(extra);
+        fedhe(&args)
+    };
+    let refused = create(&open, &["--allow-plain-http"]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("administrator token"));
+    let created = create(&local, &[]);
+    assert!(
+        created.status.success(),
+        "{}",
+        String::from_utf8_lossy(&created.stderr)
+    );
+    let status = |extra: &[&str]| {
+        let mut args = vec![
+            "ceremony",
+            "status",
+            "--server",
+            &open,
+            "--ceremony",
+            "c1",
+            "--member",
+            "alpha",
+            "--keys",
+            keys,
+        ];
+        args.extend_from_slice(extra);
+        fedhe(&args)
+    };
+    let refused = status(&[]);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--allow-plain-http") && stderr.contains("clear text"),
+        "{stderr}"
+    );
+    let allowed = status(&["--allow-plain-http"]);
+    assert!(
+        allowed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&allowed.stderr)
+    );
+    assert!(String::from_utf8_lossy(&allowed.stdout).contains("committing"));
+}
+
+/// The logger and the audit trail from outside: with `--log-format json` the
+/// server writes one JSON object a line on stderr, every state change among
+/// them with its action and ids, and never the administrator's token;
+/// `fedhe audit` lists the study's trail.
+#[test]
+fn the_server_logs_json_and_fedhe_audit_lists_the_trail() {
+    let dir = tempfile::tempdir().unwrap();
+    let log_path = dir.path().join("server.log");
+    let config = dir.path().join("server.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "listen = \"127.0.0.1:0\"\ndatabase_url = \"sqlite://{}\"\n",
+            dir.path().join("fedhe.db").display()
+        ),
+    )
+    .unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_fedhe"));
+    command
+        .args([
+            "--log-format",
+            "json",
+            "serve",
+            "--allow-insecure",
+            "--config",
+        ])
+        .arg(&config)
+        .env("FEDHE_ADMIN_TOKEN", ADMIN)
+        .env_remove("RUST_LOG")
+        .stderr(std::fs::File::create(&log_path).unwrap());
+    let server = server_process::spawn(command);
+    let url = server.url.clone();
+    let identity = fedhe_api::Identity::generate();
+    let member = format!("alpha={}", identity.public_key_hex());
+    let out = fedhe(&[
+        "ceremony",
+        "create",
+        "--server",
+        &url,
+        "--id",
+        "c1",
+        "--params",
+        "toy-n1024",
+        "--allow-insecure",
+        "--member",
+        &member,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = fedhe(&[
+        "study",
+        "create",
+        "--server",
+        &url,
+        "--id",
+        "s1",
+        "--ceremony",
+        "c1",
+        "--min-contributors",
+        "1",
+        "--config",
+        r#"{"objective": "x", "lower": [0], "upper": [1], "sense": "minimise", "seed": 1,
+            "fbo_fedgp": {"members": 1, "rounds": 1, "initial_points": 1, "support_size": 2}}"#,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // An unsigned probe: refused, and the refusal logged.
+    let probe = reqwest::blocking::get(format!("{url}/v1/studies/s1")).unwrap();
+    assert_eq!(probe.status().as_u16(), 401);
+    let out = fedhe(&["audit", "--server", &url, "--study", "s1", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let log: fedhe_api::AuditLog = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(log.entries.len(), 1, "{log:?}");
+    assert_eq!(log.entries[0].action, "study.created");
+    let human = fedhe(&["audit", "--server", &url, "--study", "s1"]);
+    assert!(String::from_utf8_lossy(&human.stdout).contains("study.created"));
+    drop(server);
+    let text = std::fs::read_to_string(&log_path).unwrap();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l:?}: {e}")))
+        .collect();
+    let has = |action: &str| {
+        lines
+            .iter()
+            .any(|l| l["fields"]["action"] == action && l["level"] == "INFO")
+    };
+    assert!(has("ceremony.created") && has("study.created"), "{text}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["fields"]["status"] == 401 && l["span"]["path"] == "/v1/studies/s1"),
+        "the refusal is logged with its path: {text}"
+    );
+    assert!(!text.contains(ADMIN), "the token is in the log");
+}
+
+/// Attack: a file name (or any input an error quotes) with terminal escape
+/// sequences, given to `fedhe inspect`: the error line shows them escaped.
+#[test]
+fn cli_errors_escape_control_characters() {
+    let dir = tempfile::tempdir().unwrap();
+    let evil = dir.path().join("obj\u{1b}[2J\u{1b}]0;pwned\u{7}.bin");
+    std::fs::write(&evil, b"not a wire object \x1b[31m").unwrap();
+    for path in [evil.clone(), dir.path().join("missing\u{1b}[31m")] {
+        let out = Command::new(env!("CARGO_BIN_EXE_fedhe"))
+            .arg("inspect")
+            .arg(&path)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.starts_with("fedhe: error:"), "{stderr}");
+        assert!(
+            !stderr.trim_end().chars().any(char::is_control),
+            "raw control characters in {stderr:?}"
+        );
+        assert!(stderr.contains("\\u{1b}["), "{stderr}");
+    }
+}

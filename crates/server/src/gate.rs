@@ -1,0 +1,294 @@
+//! The gate every request passes before its handler reads a body
+//! (DESIGN.md §5: "checked from the headers before a body is read").
+//!
+//! From the method, the path and the headers alone it decides:
+//!
+//! - who may call the route: the administrator's bearer token for
+//!   administrative routes (creating ceremonies and studies, the audit
+//!   trail, `/metrics`); for anything under `/v1/ceremonies/{c}` or
+//!   `/v1/studies/{s}` the administrator or a member of that ceremony (of
+//!   the study's ceremony) whose signature headers are present, well formed
+//!   and fresh. Whether the ceremony or study exists is not revealed: an
+//!   unknown id, an id the caller is not a member of and a signature that
+//!   does not verify (found by the handler) get the same 401
+//!   ([`crate::auth::unknown_member`]).
+//! - how large the body may be: a body needs a `Content-Length` (chunked
+//!   bodies are refused with 411) within the route's limit (413).
+//! - whether the server has room for it: the declared length is reserved
+//!   from a budget of [`crate::Config::max_inflight_body_bytes`] shared by
+//!   all requests, held until the response; a request that cannot get its
+//!   share within half the slow-body deadline is answered 503.
+//!
+//! The handler then reads the body and verifies the signature over it (its
+//! digest is signed) and records the nonce, as before
+//! ([`crate::auth::require_member`]).
+
+use crate::auth::{self, signed_headers};
+use crate::problem::{ApiError, ApiResult};
+use crate::{AppState, Config};
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderMap, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+/// The unit of the body budget (a semaphore counts at most `u32` permits per
+/// acquisition; bodies are reserved in KiB, rounded up).
+const BUDGET_UNIT: usize = 1024;
+
+/// The in-flight body budget: [`crate::Config::max_inflight_body_bytes`] in
+/// KiB permits.
+pub fn body_budget(config: &Config) -> Arc<Semaphore> {
+    let units = config
+        .max_inflight_body_bytes
+        .div_ceil(BUDGET_UNIT)
+        .min(Semaphore::MAX_PERMITS);
+    Arc::new(Semaphore::new(units))
+}
+
+/// Who may call a route.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scope<'p> {
+    /// No credentials (health, readiness, this API's document).
+    Open,
+    /// The administrator only.
+    Admin,
+    /// The administrator or a member of this ceremony.
+    Ceremony(&'p str),
+    /// The administrator or a member of this study's ceremony.
+    Study(&'p str),
+}
+
+/// A route's caller scope and body limit (bytes).
+fn classify<'p>(method: &Method, path: &'p str, config: &Config) -> (Scope<'p>, usize) {
+    let writes = method == Method::PUT || method == Method::POST;
+    let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let upload = config.max_upload_bytes;
+    // Any other write (a JSON body) gets the JSON limit.
+    let json = if writes { config.max_json_bytes } else { 0 };
+    match segments.as_slice() {
+        ["metrics"] => (Scope::Admin, 0),
+        ["v1", "audit"] => (Scope::Admin, 0),
+        ["v1", "ceremonies"] | ["v1", "studies"] => (Scope::Admin, json),
+        ["v1", "ceremonies", c, rest @ ..] => {
+            let limit = match rest {
+                ["public-key-shares", _] if writes => upload,
+                _ => json,
+            };
+            (Scope::Ceremony(c), limit)
+        }
+        ["v1", "studies", s, rest @ ..] => {
+            let limit = match rest {
+                ["rounds", _, "contributions" | "decryption-shares", _] if writes => upload,
+                _ => json,
+            };
+            (Scope::Study(s), limit)
+        }
+        _ => (Scope::Open, json),
+    }
+}
+
+/// The middleware: refuses what the headers already show to be refused,
+/// reserves the body's share of the budget, then runs the handler.
+pub async fn gate(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
+    let method = request.method().clone();
+    let path = request.uri().path().to_string();
+    let span = tracing::info_span!(
+        "request",
+        method = %method,
+        path = %fedhe_crypto::text::escape_controls(&path),
+        member = tracing::field::Empty,
+    );
+    if let Some(m) = request
+        .headers()
+        .get(fedhe_api::signing::HEADER_MEMBER)
+        .and_then(|v| v.to_str().ok())
+    {
+        span.record("member", fedhe_crypto::text::escape_controls(m).as_str());
+    }
+    let admitted = tracing::Instrument::instrument(
+        admit(&state, &method, &path, request.headers()),
+        span.clone(),
+    )
+    .await;
+    match admitted {
+        Ok(permit) => {
+            let response = tracing::Instrument::instrument(next.run(request), span.clone()).await;
+            drop(permit);
+            response
+        }
+        Err(e) => span.in_scope(|| e.into_response()),
+    }
+}
+
+/// The checks of [`gate`]; the permit holds the body's share of the budget.
+async fn admit(
+    state: &AppState,
+    method: &Method,
+    path: &str,
+    headers: &HeaderMap,
+) -> ApiResult<Option<OwnedSemaphorePermit>> {
+    let (scope, limit) = classify(method, path, &state.config);
+    match scope {
+        Scope::Open => {}
+        Scope::Admin => {
+            auth::require_admin(state, headers)?;
+        }
+        Scope::Ceremony(_) | Scope::Study(_) if auth::is_admin(state, headers) => {}
+        Scope::Ceremony(_) | Scope::Study(_) if headers.contains_key(header::AUTHORIZATION) => {
+            auth::require_admin(state, headers)?;
+        }
+        Scope::Ceremony(id) => {
+            let signed = signed_headers(headers)?;
+            if state.store.member_key(id, signed.member).await?.is_none() {
+                return Err(auth::unknown_member(signed.member));
+            }
+        }
+        Scope::Study(id) => {
+            let signed = signed_headers(headers)?;
+            let ceremony = match state.store.study(id).await {
+                Ok(study) => study.spec.ceremony,
+                Err(e) if e.status == StatusCode::NOT_FOUND => {
+                    return Err(auth::unknown_member(signed.member))
+                }
+                Err(e) => return Err(e),
+            };
+            if state
+                .store
+                .member_key(&ceremony, signed.member)
+                .await?
+                .is_none()
+            {
+                return Err(auth::unknown_member(signed.member));
+            }
+        }
+    }
+    let declared = declared_length(headers, limit)?;
+    if declared == 0 {
+        return Ok(None);
+    }
+    let units = (declared as usize).div_ceil(BUDGET_UNIT) as u32;
+    // Half the slow-body deadline: a request that waited for room still has
+    // the other half to send its body.
+    let wait = Duration::from_millis(state.config.body_timeout_ms / 2);
+    match tokio::time::timeout(wait, state.body_budget.clone().acquire_many_owned(units)).await {
+        Ok(Ok(permit)) => Ok(Some(permit)),
+        _ => Err(ApiError::unavailable(format!(
+            "the server is receiving too many request bodies at once (max_inflight_body_bytes = {}); retry later",
+            state.config.max_inflight_body_bytes
+        ))),
+    }
+}
+
+/// The body's declared length: a `Content-Length` within `limit`, or no body
+/// at all (neither `Content-Length` nor `Transfer-Encoding`).
+fn declared_length(headers: &HeaderMap, limit: usize) -> ApiResult<u64> {
+    let declared = match headers.get(header::CONTENT_LENGTH) {
+        None => None,
+        Some(v) => Some(
+            v.to_str()
+                .ok()
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .ok_or_else(|| ApiError::bad_request("Content-Length is not a number"))?,
+        ),
+    };
+    match declared {
+        None if headers.contains_key(header::TRANSFER_ENCODING) => Err(ApiError::length_required(
+            "a request body needs a Content-Length (chunked bodies are refused)",
+        )),
+        None => Ok(0),
+        Some(n) if n > limit as u64 => Err(ApiError::payload_too_large(format!(
+            "the body has {n} bytes; this route accepts at most {limit}"
+        ))),
+        Some(n) => Ok(n),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routes_are_classified_with_their_scope_and_body_limit() {
+        let config = Config::default();
+        let up = config.max_upload_bytes;
+        let json = config.max_json_bytes;
+        let cases: &[(Method, &str, Scope<'_>, usize)] = &[
+            (Method::GET, "/healthz", Scope::Open, 0),
+            (Method::GET, "/metrics", Scope::Admin, 0),
+            (Method::GET, "/v1/audit", Scope::Admin, 0),
+            (Method::POST, "/v1/ceremonies", Scope::Admin, json),
+            (Method::POST, "/v1/studies", Scope::Admin, json),
+            (Method::GET, "/v1/ceremonies/c1", Scope::Ceremony("c1"), 0),
+            (
+                Method::PUT,
+                "/v1/ceremonies/c1/commitments/a",
+                Scope::Ceremony("c1"),
+                json,
+            ),
+            (
+                Method::PUT,
+                "/v1/ceremonies/c1/public-key-shares/a",
+                Scope::Ceremony("c1"),
+                up,
+            ),
+            (
+                Method::GET,
+                "/v1/ceremonies/c1/public-key-shares/a",
+                Scope::Ceremony("c1"),
+                0,
+            ),
+            (
+                Method::PUT,
+                "/v1/studies/s/rounds/1",
+                Scope::Study("s"),
+                json,
+            ),
+            (
+                Method::PUT,
+                "/v1/studies/s/rounds/1/contributions/a",
+                Scope::Study("s"),
+                up,
+            ),
+            (
+                Method::PUT,
+                "/v1/studies/s/rounds/1/decryption-shares/a",
+                Scope::Study("s"),
+                up,
+            ),
+            (
+                Method::GET,
+                "/v1/studies/s/rounds/1/contributions/a",
+                Scope::Study("s"),
+                0,
+            ),
+        ];
+        for (method, path, scope, limit) in cases {
+            assert_eq!(
+                classify(method, path, &config),
+                (*scope, *limit),
+                "{method} {path}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_body_needs_a_content_length_within_the_limit() {
+        let mut h = HeaderMap::new();
+        assert_eq!(declared_length(&h, 10).unwrap(), 0);
+        h.insert(header::TRANSFER_ENCODING, "chunked".parse().unwrap());
+        assert_eq!(
+            declared_length(&h, 10).unwrap_err().status,
+            StatusCode::LENGTH_REQUIRED
+        );
+        h.insert(header::CONTENT_LENGTH, "11".parse().unwrap());
+        assert_eq!(
+            declared_length(&h, 10).unwrap_err().status,
+            StatusCode::PAYLOAD_TOO_LARGE
+        );
+        h.insert(header::CONTENT_LENGTH, "10".parse().unwrap());
+        assert_eq!(declared_length(&h, 10).unwrap(), 10);
+    }
+}

@@ -1,0 +1,507 @@
+//! Issue 13, items 2, 4 and 5 against a real server on loopback, each test
+//! written as the attack it stops (twice: SQLite and PostgreSQL, see
+//! `support/databases.rs`): bodies refused from their headers before they
+//! are read, the shared in-flight body budget, ids that cannot be probed
+//! without credentials, `/metrics` for the administrator only, insecure
+//! parameters checked per ceremony, duplicate and weak identity keys,
+//! control characters escaped in errors, and the append-only audit trail.
+
+use fedhe_api::signing::{
+    fresh_nonce, now_ms, request_message, HEADER_MEMBER, HEADER_NONCE, HEADER_SIGNATURE,
+    HEADER_TIMESTAMP,
+};
+use fedhe_api::{AuditLog, Identity, Problem};
+use fedhe_server::{start, Config, Running};
+use reqwest::StatusCode;
+use std::io::{Read, Write};
+use std::time::{Duration, Instant};
+use support::databases::{Kind, TestDb};
+
+#[macro_use]
+mod support {
+    #[macro_use]
+    pub mod databases;
+}
+
+const ADMIN: &str = "hardening-admin-token";
+
+struct Server {
+    running: Option<Running>,
+    base: String,
+    addr: String,
+    http: reqwest::Client,
+    db: TestDb,
+    alpha: Identity,
+}
+
+impl Server {
+    async fn start(kind: Kind, tune: impl FnOnce(&mut Config)) -> Self {
+        let db = TestDb::new(kind);
+        let mut config = Config {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            database_url: db.url(),
+            admin_token: ADMIN.into(),
+            allow_insecure_params: true,
+            max_upload_bytes: 4 << 20,
+            max_inflight_body_bytes: 16 << 20,
+            ..Config::default()
+        };
+        tune(&mut config);
+        let running = start(config).await.unwrap();
+        Self {
+            base: format!("http://{}", running.addr),
+            addr: running.addr.to_string(),
+            running: Some(running),
+            http: reqwest::Client::new(),
+            db,
+            alpha: Identity::generate(),
+        }
+    }
+
+    async fn stop(mut self) {
+        self.running.take().unwrap().shutdown().await.unwrap();
+        drop(self.db);
+    }
+
+    /// Creates ceremony `id` (toy parameters) with `members`.
+    async fn create_ceremony(
+        &self,
+        id: &str,
+        members: &[(&str, String)],
+        allow_insecure: bool,
+    ) -> reqwest::Response {
+        let spec = serde_json::json!({
+            "id": id, "parameter_set": "toy-n1024", "allow_insecure": allow_insecure,
+            "deadline_secs": 600,
+            "members": members.iter().map(|(m, k)| serde_json::json!({"id": m, "identity_key": k}))
+                .collect::<Vec<_>>(),
+        });
+        self.http
+            .post(format!("{}/v1/ceremonies", self.base))
+            .bearer_auth(ADMIN)
+            .json(&spec)
+            .send()
+            .await
+            .unwrap()
+    }
+
+    /// Ceremony `c1` with alpha, and study `s1` under it.
+    async fn ceremony_and_study(&self) {
+        let r = self
+            .create_ceremony("c1", &[("alpha", self.alpha.public_key_hex())], true)
+            .await;
+        assert_eq!(
+            r.status(),
+            StatusCode::CREATED,
+            "{}",
+            r.text().await.unwrap()
+        );
+        let r = self
+            .http
+            .post(format!("{}/v1/studies", self.base))
+            .bearer_auth(ADMIN)
+            .json(&serde_json::json!({
+                "id": "s1", "ceremony": "c1", "algorithm": "sum", "min_contributors": 1,
+                "round_timeout_secs": 600, "decrypt_timeout_secs": 600
+            }))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            r.status(),
+            StatusCode::CREATED,
+            "{}",
+            r.text().await.unwrap()
+        );
+    }
+
+    /// `GET path` with the administrator's token.
+    async fn admin_get(&self, path: &str) -> reqwest::Response {
+        self.http
+            .get(format!("{}{path}", self.base))
+            .bearer_auth(ADMIN)
+            .send()
+            .await
+            .unwrap()
+    }
+
+    /// Signature headers of `who` for a request with an empty body.
+    fn signed(&self, who: &Identity, member: &str, method: &str, path: &str) -> String {
+        let ts = now_ms();
+        let nonce = fresh_nonce();
+        let sig = who.sign_hex(&request_message(method, path, b"", ts, &nonce));
+        format!(
+            "{HEADER_MEMBER}: {member}\r\n{HEADER_TIMESTAMP}: {ts}\r\n{HEADER_NONCE}: {nonce}\r\n{HEADER_SIGNATURE}: {sig}\r\n"
+        )
+    }
+
+    /// Sends a request head (no body at all, whatever it declares) and reads
+    /// the response: its status and how long it took. A server that waits
+    /// for the body never answers, and the read times out after 10 s.
+    async fn head_only(&self, head: String) -> (Option<u16>, Duration) {
+        let addr = self.addr.clone();
+        tokio::task::spawn_blocking(move || {
+            let started = Instant::now();
+            let mut stream = std::net::TcpStream::connect(&addr).unwrap();
+            stream
+                .set_read_timeout(Some(Duration::from_secs(10)))
+                .unwrap();
+            stream.write_all(head.as_bytes()).unwrap();
+            let mut buf = [0u8; 4096];
+            let n = stream.read(&mut buf).unwrap_or(0);
+            let text = String::from_utf8_lossy(&buf[..n]).into_owned();
+            let status = text
+                .split_whitespace()
+                .nth(1)
+                .and_then(|s| s.parse::<u16>().ok());
+            (status, started.elapsed())
+        })
+        .await
+        .unwrap()
+    }
+}
+
+async fn problem(r: reqwest::Response) -> (StatusCode, Problem) {
+    let status = r.status();
+    (status, r.json().await.unwrap())
+}
+
+/// Attack: send the headers of a 100 MiB upload (unsigned, or signed by a
+/// stranger, or chunked, or over the limit) and make the server buffer the
+/// body before it finds out. Each is answered from its headers alone,
+/// without one byte of body sent, within a second.
+async fn bodies_are_refused_from_their_headers_before_they_are_read(kind: Kind) {
+    let s = Server::start(kind, |_| {}).await;
+    s.ceremony_and_study().await;
+    let mallory = Identity::generate();
+    let upload = "/v1/studies/s1/rounds/1/contributions/alpha";
+    let host = format!(
+        "host: {}\r\ncontent-type: application/octet-stream\r\n",
+        s.addr
+    );
+    let cases = [
+        (
+            "unsigned",
+            format!("PUT {upload} HTTP/1.1\r\n{host}content-length: 104857600\r\n\r\n"),
+            401,
+        ),
+        (
+            "signed by a stranger",
+            format!(
+                "PUT {upload} HTTP/1.1\r\n{host}content-length: 104857600\r\n{}\r\n",
+                s.signed(&mallory, "mallory", "PUT", upload)
+            ),
+            401,
+        ),
+        (
+            "a member, over the route's limit",
+            format!(
+                "PUT {upload} HTTP/1.1\r\n{host}content-length: 104857600\r\n{}\r\n",
+                s.signed(&s.alpha, "alpha", "PUT", upload)
+            ),
+            413,
+        ),
+        (
+            "a member, chunked",
+            format!(
+                "PUT {upload} HTTP/1.1\r\n{host}transfer-encoding: chunked\r\n{}\r\n",
+                s.signed(&s.alpha, "alpha", "PUT", upload)
+            ),
+            411,
+        ),
+        (
+            "a bad bearer token on an admin route",
+            format!(
+                "POST /v1/ceremonies HTTP/1.1\r\n{host}authorization: Bearer nope\r\ncontent-length: 200000\r\n\r\n"
+            ),
+            401,
+        ),
+    ];
+    for (what, head, expected) in cases {
+        let (status, took) = s.head_only(head).await;
+        assert_eq!(
+            status,
+            Some(expected),
+            "{what}: answered {status:?} after {took:?}"
+        );
+        assert!(took < Duration::from_secs(2), "{what}: took {took:?}");
+    }
+    s.stop().await;
+}
+
+/// Attack: hold the server's memory with bodies a member declares but sends
+/// slowly. All bodies in flight share `max_inflight_body_bytes`: a second
+/// request that would exceed it waits (half the slow-body deadline), then
+/// gets 503, and is never read.
+async fn bodies_in_flight_share_one_budget(kind: Kind) {
+    let s = Server::start(kind, |c| {
+        c.max_upload_bytes = 1 << 20;
+        c.max_inflight_body_bytes = 1 << 20;
+        c.body_timeout_ms = 1500;
+    })
+    .await;
+    s.ceremony_and_study().await;
+    let path = "/v1/ceremonies/c1/public-key-shares/alpha";
+    let head = |s: &Server| {
+        format!(
+            "PUT {path} HTTP/1.1\r\nhost: {}\r\ncontent-type: application/octet-stream\r\ncontent-length: {}\r\n{}\r\n",
+            s.addr,
+            1 << 20,
+            s.signed(&s.alpha, "alpha", "PUT", path)
+        )
+    };
+    // The first request takes the whole budget and trickles its body.
+    let mut holder = std::net::TcpStream::connect(&s.addr).unwrap();
+    holder.write_all(head(&s).as_bytes()).unwrap();
+    holder.write_all(&[0u8; 1024]).unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (status, took) = s.head_only(head(&s)).await;
+    assert_eq!(status, Some(503), "after {took:?}");
+    // It waited for room (half the 1.5 s body deadline), then gave up.
+    assert!(
+        took >= Duration::from_millis(600) && took < Duration::from_secs(5),
+        "{took:?}"
+    );
+    drop(holder);
+    s.stop().await;
+}
+
+/// Attack: probe which ceremony and study ids exist (404 against 401)
+/// without credentials, or with a key that is no member's; and read the
+/// server's counters without the administrator's token.
+async fn ids_cannot_be_probed_and_metrics_need_the_token(kind: Kind) {
+    let s = Server::start(kind, |_| {}).await;
+    s.ceremony_and_study().await;
+    let mallory = Identity::generate();
+    for (existing, missing) in [
+        ("/v1/ceremonies/c1", "/v1/ceremonies/c9"),
+        (
+            "/v1/ceremonies/c1/transcript",
+            "/v1/ceremonies/c9/transcript",
+        ),
+        ("/v1/studies/s1", "/v1/studies/s9"),
+        ("/v1/studies/s1/rounds/1", "/v1/studies/s9/rounds/1"),
+    ] {
+        let mut answers = Vec::new();
+        for path in [existing, missing] {
+            let unsigned = problem(
+                s.http
+                    .get(format!("{}{path}", s.base))
+                    .send()
+                    .await
+                    .unwrap(),
+            );
+            let ts = now_ms();
+            let nonce = fresh_nonce();
+            let sig = mallory.sign_hex(&request_message("GET", path, b"", ts, &nonce));
+            let stranger = s
+                .http
+                .get(format!("{}{path}", s.base))
+                .header(HEADER_MEMBER, "alpha")
+                .header(HEADER_TIMESTAMP, ts.to_string())
+                .header(HEADER_NONCE, nonce)
+                .header(HEADER_SIGNATURE, sig)
+                .send();
+            let unknown_member = s
+                .http
+                .get(format!("{}{path}", s.base))
+                .header(HEADER_MEMBER, "mallory")
+                .header(HEADER_TIMESTAMP, ts.to_string())
+                .header(HEADER_NONCE, fresh_nonce())
+                .header(HEADER_SIGNATURE, "ab".repeat(64))
+                .send();
+            let (a, b, c) = (
+                unsigned.await,
+                problem(stranger.await.unwrap()).await,
+                problem(unknown_member.await.unwrap()).await,
+            );
+            // Ids in the answer are the caller's own input; compare without them.
+            let strip = |(st, p): (StatusCode, Problem)| {
+                (st, p.detail.replace("c9", "c1").replace("s9", "s1"))
+            };
+            answers.push((strip(a), strip(b), strip(c)));
+        }
+        let (unsigned, stranger, unknown) = &answers[0];
+        assert_eq!(
+            unsigned.0,
+            StatusCode::UNAUTHORIZED,
+            "{existing}: {unsigned:?}"
+        );
+        assert_eq!(
+            unknown.0,
+            StatusCode::UNAUTHORIZED,
+            "{existing}: {unknown:?}"
+        );
+        assert_eq!(
+            stranger.0,
+            StatusCode::UNAUTHORIZED,
+            "{existing}: {stranger:?}"
+        );
+        // The same answers whether the id exists or not: unsigned, signed
+        // with a wrong key under a real member's name, and an unknown member.
+        assert_eq!(answers[0], answers[1], "{existing} vs {missing}");
+    }
+    let metrics = s
+        .http
+        .get(format!("{}/metrics", s.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(metrics.status(), StatusCode::UNAUTHORIZED);
+    let metrics = s.admin_get("/metrics").await;
+    assert_eq!(metrics.status(), StatusCode::OK);
+    assert!(metrics
+        .text()
+        .await
+        .unwrap()
+        .contains("fedhe_http_responses_total"));
+    s.stop().await;
+}
+
+/// Attack: on a server that allows insecure sets for the ceremonies that ask
+/// for them, create a ceremony on the toy set without asking, after another
+/// ceremony put the set in the parameter cache.
+async fn insecure_parameters_are_checked_per_ceremony(kind: Kind) {
+    let s = Server::start(kind, |_| {}).await;
+    let key = s.alpha.public_key_hex();
+    let r = s
+        .create_ceremony("c1", &[("alpha", key.clone())], true)
+        .await;
+    assert_eq!(r.status(), StatusCode::CREATED);
+    let (status, p) = problem(s.create_ceremony("c2", &[("alpha", key)], false).await).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{p:?}");
+    assert!(p.detail.contains("toy-n1024"), "{}", p.detail);
+    assert_eq!(
+        s.admin_get("/v1/ceremonies/c2").await.status(),
+        StatusCode::NOT_FOUND
+    );
+    s.stop().await;
+}
+
+/// Attack: one identity key for two members (one holder signs as both), or
+/// a small-order key (all zeros, the identity point) under which signatures
+/// can be forged. Refused at creation, naming the member; nothing created.
+async fn duplicate_and_weak_identity_keys_are_refused_at_creation(kind: Kind) {
+    let s = Server::start(kind, |_| {}).await;
+    let key = s.alpha.public_key_hex();
+    let mut identity_point = [0u8; 32];
+    identity_point[0] = 1;
+    let cases = [
+        (
+            vec![("alpha", key.clone()), ("beta", key.clone())],
+            "identity key of beta",
+        ),
+        (
+            vec![("alpha", key.clone()), ("gamma", "00".repeat(32))],
+            "identity key of gamma",
+        ),
+        (
+            vec![
+                ("delta", hex::encode(identity_point)),
+                ("alpha", key.clone()),
+            ],
+            "identity key of delta",
+        ),
+    ];
+    for (members, needle) in cases {
+        let (status, p) = problem(s.create_ceremony("c1", &members, true).await).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{members:?}: {p:?}");
+        assert!(p.detail.contains(needle), "{members:?}: {}", p.detail);
+    }
+    assert_eq!(
+        s.admin_get("/v1/ceremonies/c1").await.status(),
+        StatusCode::NOT_FOUND
+    );
+    s.stop().await;
+}
+
+/// Attack: an id with terminal escape sequences, echoed into an error a
+/// member's or an administrator's terminal prints.
+async fn errors_escape_control_characters_of_the_input(kind: Kind) {
+    let s = Server::start(kind, |_| {}).await;
+    let r = s
+        .admin_get("/v1/ceremonies/%1B%5B2J%1B%5D0%3Bpwned%07")
+        .await;
+    let (status, p) = problem(r).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert!(!p.detail.chars().any(char::is_control), "{:?}", p.detail);
+    assert!(p.detail.contains("\\u{1b}[2J"), "{}", p.detail);
+    let spec = serde_json::json!({
+        "id": "bad\u{1b}[31mid", "parameter_set": "toy-n1024", "allow_insecure": true,
+        "deadline_secs": 600, "members": [{"id": "alpha", "identity_key": s.alpha.public_key_hex()}],
+    });
+    let r = s
+        .http
+        .post(format!("{}/v1/ceremonies", s.base))
+        .bearer_auth(ADMIN)
+        .json(&spec)
+        .send()
+        .await
+        .unwrap();
+    let (status, p) = problem(r).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(!p.detail.chars().any(char::is_control), "{:?}", p.detail);
+    assert!(p.detail.contains("\\u{1b}[31m"), "{}", p.detail);
+    s.stop().await;
+}
+
+/// Attack: rewrite history. The audit trail is the administrator's to read,
+/// records creations with their ids and hashes, and the store refuses to
+/// update or delete its rows.
+async fn the_audit_trail_is_admin_only_and_append_only(kind: Kind) {
+    let s = Server::start(kind, |_| {}).await;
+    s.ceremony_and_study().await;
+    let url = format!("{}/v1/audit?ceremony=c1", s.base);
+    assert_eq!(
+        s.http.get(&url).send().await.unwrap().status(),
+        StatusCode::UNAUTHORIZED
+    );
+    let log: AuditLog = s
+        .admin_get("/v1/audit?ceremony=c1")
+        .await
+        .json()
+        .await
+        .unwrap();
+    let actions: Vec<&str> = log.entries.iter().map(|e| e.action.as_str()).collect();
+    assert_eq!(actions, ["ceremony.created", "study.created"], "{log:?}");
+    assert_eq!(log.entries[0].actor, "admin");
+    assert!(log.entries[0].detail.as_deref().unwrap().contains("alpha"));
+    let study: AuditLog = s
+        .admin_get("/v1/audit?study=s1")
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(study.entries.len(), 1);
+    assert_eq!(study.entries[0].action, "study.created");
+    assert_eq!(study.entries[0].hash.as_deref().map(str::len), Some(64));
+    // Straight to the database, past the server: the table refuses.
+    sqlx::any::install_default_drivers();
+    let mut conn = <sqlx::AnyConnection as sqlx::Connection>::connect(&s.db.url())
+        .await
+        .unwrap();
+    for sql in ["UPDATE audit SET actor = 'mallory'", "DELETE FROM audit"] {
+        let err = sqlx::query(sql).execute(&mut conn).await.unwrap_err();
+        assert!(err.to_string().contains("append-only"), "{sql}: {err}");
+    }
+    drop(conn);
+    let again: AuditLog = s
+        .admin_get("/v1/audit?ceremony=c1")
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(again, log);
+    s.stop().await;
+}
+
+on_both_backends!(
+    async;
+    bodies_are_refused_from_their_headers_before_they_are_read,
+    bodies_in_flight_share_one_budget,
+    ids_cannot_be_probed_and_metrics_need_the_token,
+    insecure_parameters_are_checked_per_ceremony,
+    duplicate_and_weak_identity_keys_are_refused_at_creation,
+    errors_escape_control_characters_of_the_input,
+    the_audit_trail_is_admin_only_and_append_only,
+);
