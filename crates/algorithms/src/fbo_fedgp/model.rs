@@ -132,12 +132,12 @@ pub const WARP_TIE: f64 = 1e-6;
 /// criterion of Box & Cox 1964, §3, and of Yeo & Johnson 2000, eq. 3.1).
 /// Returns `−∞` for no data or a constant warp.
 pub fn warp_log_likelihood(n: f64, sum: f64, sum_sq: f64, sum_log_jacobian: f64) -> f64 {
-    if !(n > 0.0) {
+    if n.is_nan() || n <= 0.0 {
         return f64::NEG_INFINITY;
     }
     let mean = sum / n;
     let var = sum_sq / n - mean * mean;
-    if !(var > 0.0) {
+    if var.is_nan() || var <= 0.0 {
         return f64::NEG_INFINITY;
     }
     -0.5 * ((2.0 * std::f64::consts::PI * var).ln() + 1.0) + sum_log_jacobian / n
