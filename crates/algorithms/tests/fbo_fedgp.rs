@@ -76,20 +76,25 @@ fn global_posterior(channel: &mut dyn SecureSum, members: &[MemberId]) -> (Vec<f
     )
 }
 
-#[test]
-fn global_posterior_through_he_equals_plain_sum() {
-    let m = members(5);
+/// The real multiparty channel at the default parameter set, bound 1024.
+fn he_channel(ceremony: &str, members: &[MemberId], seed: u128) -> HeSum {
     let params = ParameterSet::DEFAULT
         .validate(InsecurePolicy::Refuse)
         .unwrap();
-    let mut he = HeSum::new(
+    HeSum::new(
         params,
-        &CeremonyId::new("posterior-test").unwrap(),
-        m.clone(),
+        &CeremonyId::new(ceremony).unwrap(),
+        members.to_vec(),
         1024.0,
-        Csprng::from_u128_seed(7),
+        Csprng::from_u128_seed(seed),
     )
-    .unwrap();
+    .unwrap()
+}
+
+#[test]
+fn global_posterior_through_he_equals_plain_sum() {
+    let m = members(5);
+    let mut he = he_channel("posterior-test", &m, 7);
     let (he_mean, he_var) = global_posterior(&mut he, &m);
     let (plain_mean, plain_var) = global_posterior(&mut PlainSum, &m);
     let diff = |a: &[f64], b: &[f64]| {
@@ -114,6 +119,7 @@ fn small_params() -> FboFedGpParams {
     p.initial_points = 3;
     p.support_size = 6;
     p.acq_candidates = 200;
+    p.lengthscale_prior = fedhe_algorithms::fbo_fedgp::LengthscalePrior::None;
     p
 }
 
@@ -367,4 +373,121 @@ fn a_clients_own_scaling_is_the_mean_and_deviation_of_its_warped_utilities() {
     let own = client.own_scaling(&task, warping).unwrap();
     assert!((own.mean - mean).abs() < 1e-12, "{} vs {mean}", own.mean);
     assert!((own.std - std).abs() < 1e-12, "{} vs {std}", own.std);
+}
+
+/// The federation's hyper-parameter choice (one secure sum of every client's
+/// clamped log-likelihoods of the public candidates, then [`pooled_map`]) is
+/// the argmax over the same candidates of the pooled log-likelihood
+/// `Σ_i log p(y_i | θ)` plus the log prior, computed here in plaintext from the
+/// clients' data without clamping or fixed-point rounding; and its warping
+/// (through `PlainSum`) is the one chosen on the pooled raw utilities.
+#[test]
+fn federated_hyperparameters_and_warping_are_the_pooled_choice() {
+    use fedhe_algorithms::fbo_fedgp::{
+        choose_warping_and_scaling, pooled_map, warp_contribution, Warping,
+    };
+    use fedhe_gp::hyperfit::HyperPrior;
+    use fedhe_gp::ExactGpParams;
+    let task = Task::by_name("cec2005-f9", 10).unwrap();
+    let m = members(4);
+    let mut clients: Vec<Client> = m
+        .iter()
+        .enumerate()
+        .map(|(i, id)| Client::new(id.clone(), i, 40 + i as u64))
+        .collect();
+    for (i, c) in clients.iter_mut().enumerate() {
+        c.initial_design(&task, 6 + 3 * i, &[0.0; 10], &[1.0; 10])
+            .unwrap();
+    }
+    let n_max = 54.0;
+    let setting = Warping::Likelihood;
+    // The warping through PlainSum (see `Warping::Likelihood` for its limit
+    // through the fixed-point channel), the hyper-parameters through HE.
+    let mut plain = PlainSum;
+    let sums = Server::new(&mut plain, 1024.0)
+        .aggregate(
+            "statistics",
+            clients
+                .iter()
+                .map(|c| (c.id().clone(), c.warp_contribution(&task, setting, n_max)))
+                .collect(),
+        )
+        .unwrap();
+    let (warp, scaling) = choose_warping_and_scaling(setting, &sums).unwrap();
+    // The pooled reference: every raw utility in one place.
+    let mut pooled_u = Vec::new();
+    for c in &clients {
+        let (x, _) = c.data(
+            &task,
+            fedhe_algorithms::fbo_fedgp::OutputWarping::None,
+            &OutputScaling {
+                mean: 0.0,
+                std: 1.0,
+            },
+        );
+        for i in 0..x.nrows() {
+            let p: Vec<f64> = x.row(i).iter().copied().collect();
+            let y = task
+                .evaluate(0, &p, &mut ChaCha8Rng::seed_from_u64(0))
+                .unwrap();
+            pooled_u.push(task.utility(y.noise_free));
+        }
+    }
+    let (pooled_warp, pooled_scaling) =
+        choose_warping_and_scaling(setting, &warp_contribution(setting, &pooled_u, 1.0)).unwrap();
+    assert_eq!(warp, pooled_warp);
+    assert!((scaling.mean - pooled_scaling.mean).abs() < 1e-9);
+    assert!((scaling.std - pooled_scaling.std).abs() < 1e-9);
+
+    let mut he = he_channel("pooled-map", &m, 3);
+    let mut server = Server::new(&mut he, 1024.0);
+    let family = Matern52::new(KernelParams::isotropic(10, 1.0, 1.0).unwrap());
+    let current = Hyperparameters::new(vec![0.8; 10], 1.0, 1e-2).unwrap();
+    let bounds = fedhe_gp::hyperfit::HyperBounds {
+        lengthscale: (1e-2, 1e2),
+        signal_variance: (0.05, 20.0),
+        noise_variance: (1e-4, 1.0),
+    };
+    let candidates = current.candidates(&bounds, 64, &mut ChaCha8Rng::seed_from_u64(9));
+    let summed = server
+        .aggregate(
+            "log-likelihoods",
+            clients
+                .iter()
+                .map(|c| {
+                    let v = c.log_likelihoods(&task, warp, &scaling, &candidates, &family, n_max);
+                    (c.id().clone(), v)
+                })
+                .collect(),
+        )
+        .unwrap();
+    let prior = HyperPrior::dim_scaled(10);
+    let reference = |prior: Option<&HyperPrior>| {
+        candidates
+            .iter()
+            .map(|h| {
+                let lml: f64 = clients
+                    .iter()
+                    .map(|c| {
+                        let (x, y) = c.data(&task, warp, &scaling);
+                        ExactGpParams::new(h.kernel(&family).unwrap())
+                            .noise_variance(h.noise())
+                            .fit(&x, &y)
+                            .unwrap()
+                            .log_marginal_likelihood()
+                    })
+                    .sum();
+                lml + prior.map_or(0.0, |p| p.log_prior(h.log()).0)
+            })
+            .enumerate()
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .unwrap()
+            .0
+    };
+    let map = pooled_map(&candidates, &summed, n_max, Some(&prior)).unwrap();
+    let ml = pooled_map(&candidates, &summed, n_max, None).unwrap();
+    assert_eq!(map, reference(Some(&prior)));
+    assert_eq!(ml, reference(None));
+    // The prior matters here: MAP and ML pick different candidates.
+    eprintln!("MAP candidate {map}, ML candidate {ml}");
 }

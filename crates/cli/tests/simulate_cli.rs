@@ -149,6 +149,26 @@ fn bad_configs_are_refused_naming_the_field() {
             SMALL.replace("random-search", "grid-search"),
             "grid-search",
         ),
+        (
+            "unknown acquisition",
+            SMALL.replace("rounds = 3", "rounds = 3\nacquisition = \"lcb\""),
+            "acquisition",
+        ),
+        (
+            "negative beta",
+            SMALL.replace("rounds = 3", "rounds = 3\nucb_beta = -1.0"),
+            "ucb_beta",
+        ),
+        (
+            "impossible warping",
+            SMALL.replace("rounds = 3", "rounds = 3\nwarping = \"box-cox\""),
+            "warping",
+        ),
+        (
+            "no fit starts",
+            SMALL.replace("rounds = 3", "rounds = 3\nfit_starts = 0"),
+            "fit_starts",
+        ),
     ];
     for (what, text, needle) in cases {
         let config = temp_file(&format!("bad-{}.toml", what.replace(' ', "-")), &text);

@@ -65,11 +65,85 @@ impl Default for HyperBounds {
     }
 }
 
+/// A log-normal prior `p(v) = LogNormal(v; μ, σ)` on a positive
+/// hyper-parameter `v`, as GPyTorch's `LogNormalPrior` (a density in `v`
+/// itself, not in `log v`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LogNormalPrior {
+    /// `μ`, the mean of `log v`.
+    pub loc: f64,
+    /// `σ > 0`, the standard deviation of `log v`.
+    pub scale: f64,
+}
+
+impl LogNormalPrior {
+    /// The dimension-scaled length-scale prior of Hvarfner, Hellsten & Nardi
+    /// (2024, "Vanilla Bayesian optimization performs great in high
+    /// dimensions", §4, eq. 6): `ℓ_d ~ LogNormal(√2 + ½ log D, √3)`, BoTorch's
+    /// default for inputs in the unit cube. Its median `√2·e^{…}` grows as `√D`.
+    pub fn dim_scaled_lengthscale(dim: usize) -> Self {
+        Self {
+            loc: std::f64::consts::SQRT_2 + 0.5 * (dim.max(1) as f64).ln(),
+            scale: 3f64.sqrt(),
+        }
+    }
+
+    /// `log p(v)` at `θ = log v` and its derivative in `θ`:
+    /// `log p = −θ − log(σ√(2π)) − (θ − μ)²/(2σ²)`, `d/dθ = −1 − (θ − μ)/σ²`.
+    pub fn log_density_in_log_space(&self, theta: f64) -> (f64, f64) {
+        let z = (theta - self.loc) / self.scale;
+        let value = -theta - (self.scale * (2.0 * std::f64::consts::PI).sqrt()).ln() - 0.5 * z * z;
+        (value, -1.0 - z / self.scale)
+    }
+}
+
+/// Priors that turn the maximum-likelihood fit into a MAP fit: the log prior
+/// is added to the log marginal likelihood.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HyperPrior {
+    /// The prior on every length-scale.
+    pub lengthscale: LogNormalPrior,
+    /// An optional prior on the noise variance.
+    pub noise_variance: Option<LogNormalPrior>,
+}
+
+impl HyperPrior {
+    /// [`LogNormalPrior::dim_scaled_lengthscale`] on the length-scales, no
+    /// prior on the noise (its box bounds it).
+    pub fn dim_scaled(dim: usize) -> Self {
+        Self {
+            lengthscale: LogNormalPrior::dim_scaled_lengthscale(dim),
+            noise_variance: None,
+        }
+    }
+
+    /// `log p(θ)` and its gradient for `θ = [log ℓ_1..log ℓ_D, log σ², log σ_n²]`
+    /// (no prior on `σ²`).
+    pub fn log_prior(&self, theta: &[f64]) -> (f64, Vec<f64>) {
+        let n = theta.len();
+        let mut grad = vec![0.0; n];
+        let mut value = 0.0;
+        for (i, t) in theta.iter().enumerate().take(n.saturating_sub(2)) {
+            let (v, g) = self.lengthscale.log_density_in_log_space(*t);
+            value += v;
+            grad[i] = g;
+        }
+        if let (Some(p), Some(t)) = (self.noise_variance, theta.last()) {
+            let (v, g) = p.log_density_in_log_space(*t);
+            value += v;
+            grad[n - 1] = g;
+        }
+        (value, grad)
+    }
+}
+
 /// Settings of the multi-start L-BFGS fit.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FitConfig {
     /// Box on the hyper-parameters.
     pub bounds: HyperBounds,
+    /// A prior for a MAP fit (`None`: maximum likelihood).
+    pub prior: Option<HyperPrior>,
     /// Number of starts: the initial hyper-parameters (clamped into the box) and
     /// `n_starts − 1` log-uniform random draws.
     pub n_starts: usize,
@@ -83,6 +157,7 @@ impl Default for FitConfig {
     fn default() -> Self {
         Self {
             bounds: HyperBounds::default(),
+            prior: None,
             n_starts: 5,
             max_iters: 100,
             seed: 0,
@@ -128,6 +203,7 @@ struct NegLogLikelihood<'a, K: Kernel> {
     y: &'a DVector<f64>,
     lo: Vec<f64>,
     hi: Vec<f64>,
+    prior: Option<HyperPrior>,
     memo: Memo,
 }
 
@@ -139,6 +215,7 @@ impl<K: Kernel> Clone for NegLogLikelihood<'_, K> {
             y: self.y,
             lo: self.lo.clone(),
             hi: self.hi.clone(),
+            prior: self.prior,
             memo: Mutex::new(None),
         }
     }
@@ -197,8 +274,15 @@ impl<K: Kernel> NegLogLikelihood<'_, K> {
 
     fn eval_uncached(&self, u: &DVector<f64>) -> Result<(f64, DVector<f64>), GpError> {
         let theta = self.theta(u);
-        let (lml, grad) =
+        let (mut lml, mut grad) =
             log_marginal_likelihood_with_gradient(&self.params_at(&theta)?, self.x, self.y)?;
+        if let Some(prior) = &self.prior {
+            let (lp, g) = prior.log_prior(&theta);
+            lml += lp;
+            for (a, b) in grad.iter_mut().zip(g) {
+                *a += b;
+            }
+        }
         let du = DVector::from_fn(u.len(), |i, _| {
             let s = sigmoid(u[i]);
             -grad[i] * (self.hi[i] - self.lo[i]) * s * (1.0 - s)
@@ -224,7 +308,8 @@ impl<K: Kernel> Gradient for NegLogLikelihood<'_, K> {
 }
 
 /// Fits the kernel hyper-parameters and noise variance of `params` by maximising
-/// the log marginal likelihood with multi-start L-BFGS inside `config.bounds`,
+/// the log marginal likelihood (plus `config.prior`'s log density, if any: a
+/// MAP fit) with multi-start L-BFGS inside `config.bounds`,
 /// and returns the GP conditioned with the best hyper-parameters found.
 pub fn fit_hyperparameters<K: Kernel>(
     params: &ExactGpParams<K>,
@@ -241,6 +326,7 @@ pub fn fit_hyperparameters<K: Kernel>(
         y,
         lo: lo.clone(),
         hi: hi.clone(),
+        prior: config.prior,
         memo: Mutex::new(None),
     };
     let mut initial = params.kernel().params().to_log();
@@ -409,5 +495,74 @@ mod tests {
             fit_hyperparameters(&p, &x, &y, &config),
             Err(GpError::Bounds { .. })
         ));
+    }
+}
+
+#[cfg(test)]
+mod prior_tests {
+    use super::*;
+    use crate::kernels::Matern52;
+
+    #[test]
+    fn dim_scaled_prior_has_hvarfners_constants() {
+        let p = LogNormalPrior::dim_scaled_lengthscale(10);
+        assert!((p.loc - (2f64.sqrt() + 0.5 * 10f64.ln())).abs() < 1e-15);
+        assert!((p.scale - 3f64.sqrt()).abs() < 1e-15);
+        // At θ = μ: log p = −μ − log(σ √(2π)); slope −1.
+        let (v, g) = p.log_density_in_log_space(p.loc);
+        let want = -p.loc - (3f64.sqrt() * (2.0 * std::f64::consts::PI).sqrt()).ln();
+        assert!((v - want).abs() < 1e-14 && (g + 1.0).abs() < 1e-15);
+        // The density in v integrates to one: ∫ p(e^θ) e^θ dθ = 1.
+        let (mut sum, h) = (0.0, 1e-3);
+        let mut t = p.loc - 12.0 * p.scale;
+        while t < p.loc + 12.0 * p.scale {
+            sum += (p.log_density_in_log_space(t).0 + t).exp() * h;
+            t += h;
+        }
+        assert!((sum - 1.0).abs() < 1e-6, "{sum}");
+    }
+
+    #[test]
+    fn map_fit_of_one_point_lands_on_the_prior_mode() {
+        // With one observation the likelihood does not depend on ℓ, so the MAP
+        // length-scale is the log-normal mode e^{μ − σ²} in every dimension.
+        let x = DMatrix::from_row_slice(1, 3, &[0.2, 0.5, 0.9]);
+        let y = DVector::from_vec(vec![0.7]);
+        let start =
+            ExactGpParams::new(Matern52::new(KernelParams::isotropic(3, 0.3, 1.0).unwrap()))
+                .noise_variance(0.1);
+        let prior = HyperPrior {
+            lengthscale: LogNormalPrior {
+                loc: 0.5,
+                scale: 0.5,
+            },
+            noise_variance: None,
+        };
+        let config = FitConfig {
+            prior: Some(prior),
+            n_starts: 2,
+            max_iters: 200,
+            seed: 3,
+            ..FitConfig::default()
+        };
+        let fitted = fit_hyperparameters(&start, &x, &y, &config).unwrap();
+        let mode = (0.5f64 - 0.25).exp();
+        for l in fitted.params().kernel().params().lengthscales() {
+            assert!((l - mode).abs() < 1e-4, "{l} vs {mode}");
+        }
+        // Without the prior the length-scales stay where they started.
+        let ml = fit_hyperparameters(
+            &start,
+            &x,
+            &y,
+            &FitConfig {
+                prior: None,
+                n_starts: 1,
+                ..config
+            },
+        )
+        .unwrap();
+        let l0 = ml.params().kernel().params().lengthscales()[0];
+        assert!((l0 - mode).abs() > 1e-2, "{l0}");
     }
 }

@@ -1,6 +1,7 @@
 //! The client role of FBO-FedGP: one institution's data, its local GP, and the
 //! vectors it contributes to the channel (paper 004, Alg. 2).
 
+use super::model::{warp_contribution, Warping};
 use super::{Hyperparameters, OutputScaling, OutputWarping};
 use crate::surrogate::{AcquisitionStep, Surrogate};
 use crate::task::{Evaluation, Task};
@@ -135,6 +136,26 @@ impl Client {
             u.iter().sum::<f64>() / n_max,
             u.iter().map(|v| v * v).sum::<f64>() / n_max,
         ]
+    }
+
+    /// The contribution to the choice of the output warping (and the output
+    /// statistics of every candidate): see [`super::model::warp_contribution`].
+    pub fn warp_contribution(&self, task: &Task, setting: Warping, n_max: f64) -> Vec<f64> {
+        warp_contribution(setting, &self.utilities(task, OutputWarping::None), n_max)
+    }
+
+    /// The warping `setting` chooses on `D_i` alone and the standardisation of
+    /// the values it warps (a lone agent's choice; computed on the client,
+    /// never sent).
+    pub fn own_warping(
+        &self,
+        task: &Task,
+        setting: Warping,
+    ) -> Result<(OutputWarping, OutputScaling), AlgorithmError> {
+        super::model::choose_warping_and_scaling(
+            setting,
+            &self.warp_contribution(task, setting, 1.0),
+        )
     }
 
     /// The standardisation of `D_i` by its own mean and standard deviation: what

@@ -9,11 +9,24 @@
 //! # Kernel hyper-parameters
 //!
 //! By default ([`HyperparameterMode::FederatedMle`]) they stay private too: every
-//! `refit_every` rounds each client fits the maximum-likelihood log-parameters on
-//! its own data (standardised by the federation's output scaling) and the
-//! federation uses their average, computed through the same `SecureSum`; the
-//! output scaling itself comes from a secure sum of `(n_i, Σu, Σu²)`. A fixed
-//! prior ([`HyperparameterMode::Fixed`]) is available as a configured option.
+//! `refit_every` rounds the server draws public candidates (the current values,
+//! an isotropic grid and random perturbations), every client computes the log
+//! marginal likelihood of its own data under each candidate, and one secure sum
+//! gives the pooled likelihood `Σ_i log p(y_i | θ)` of each; the federation takes
+//! the candidate maximising it plus the public log prior
+//! ([`LengthscalePrior`]), i.e. the pooled MAP over the candidates. No client's
+//! own likelihood or fit is revealed. A fixed prior
+//! ([`HyperparameterMode::Fixed`]) is available as a configured option. A lone
+//! agent (`independent-bo`) fits the MAP hyper-parameters on its own data by
+//! multi-start L-BFGS every `refit_every` rounds.
+//!
+//! # Output warping
+//!
+//! With [`Warping::Likelihood`] (the default) the warping is chosen by the data
+//! among public candidates ([`WARP_SCALES`]) by the Gaussian likelihood of the
+//! warped values with their Jacobian; a federation computes it from the secure
+//! sum of every client's `(n_i, Σw, Σw², Σ log w')` per candidate, the same sum
+//! that gives the output scaling.
 //!
 //! # Output scaling
 //!
@@ -29,10 +42,13 @@ mod run;
 mod server;
 
 pub use client::Client;
-pub use model::{Hyperparameters, OutputScaling, OutputWarping, SummaryScaling};
-pub use params::{
-    BetaSchedule, FboFedGpParams, HyperparameterMode, InitialDesign, KernelKind, LocalScaling,
-    Method, SupportGrowth, SupportSelection, ValidParams,
+pub use model::{
+    choose_warping, choose_warping_and_scaling, warp_contribution, warp_log_likelihood,
+    Hyperparameters, OutputScaling, OutputWarping, SummaryScaling, Warping, WARP_SCALES,
 };
-pub use run::{run, run_member, run_observed, simulated_client_seed, RoundEvent};
+pub use params::{
+    BetaSchedule, FboFedGpParams, HyperparameterMode, InitialDesign, KernelKind, LengthscalePrior,
+    LocalScaling, Method, SupportGrowth, SupportSelection, ValidParams,
+};
+pub use run::{pooled_map, run, run_member, run_observed, simulated_client_seed, RoundEvent};
 pub use server::{kmeans_update, Server};

@@ -7,8 +7,9 @@ use fedhe_gp::sparse::{packed_len, LocalSummary};
 use fedhe_gp::{Kernel, KernelParams};
 use serde::{Deserialize, Serialize};
 
-/// A fixed monotone transform of the utility before modelling.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// A monotone transform of the utility before modelling (the concrete one a
+/// model uses; [`Warping`] is the setting that may choose it from the data).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum OutputWarping {
     /// The utility as it is.
@@ -17,6 +18,9 @@ pub enum OutputWarping {
     /// span ten orders of magnitude) within what a stationary GP can fit and
     /// within the fixed-point channel's bound. Monotone, so maximisers agree.
     SignedLog,
+    /// `sign(u) · ln(1 + |u|/s)` for a scale `s > 0`: logarithmic for
+    /// `|u| ≫ s`, linear (`u/s`) for `|u| ≪ s`; `s = 1` is [`Self::SignedLog`].
+    ScaledLog(f64),
 }
 
 impl OutputWarping {
@@ -25,8 +29,181 @@ impl OutputWarping {
         match self {
             OutputWarping::None => u,
             OutputWarping::SignedLog => u.signum() * u.abs().ln_1p(),
+            OutputWarping::ScaledLog(s) => u.signum() * (u.abs() / s).ln_1p(),
         }
     }
+
+    /// `log w'(u)`, the log-Jacobian of the warping at `u`.
+    pub fn log_derivative(self, u: f64) -> f64 {
+        match self {
+            OutputWarping::None => 0.0,
+            OutputWarping::SignedLog => -u.abs().ln_1p(),
+            OutputWarping::ScaledLog(s) => -(s + u.abs()).ln(),
+        }
+    }
+}
+
+/// The output-warping setting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Warping {
+    /// No warping: the utility standardised.
+    None,
+    /// The fixed `sign(u) · ln(1 + |u|)` of every value (the default).
+    #[default]
+    SignedLog,
+    /// Chosen by the data: the scale `s` of [`OutputWarping::ScaledLog`] among
+    /// [`WARP_SCALES`] maximising the Gaussian profile likelihood of the
+    /// warped values with its Jacobian ([`warp_log_likelihood`]), computed from
+    /// sums only, so a federation chooses it through the channel. A large `s`
+    /// leaves the values (nearly) linear; a small one takes logarithms.
+    ///
+    /// Limit: through the fixed-point channel a candidate whose warped values
+    /// are far below its resolution (a large `s` for data of small magnitude)
+    /// gets statistics dominated by rounding, so a federation's choice can
+    /// differ from the pooled one; exact for a lone agent and `PlainSum`.
+    Likelihood,
+}
+
+impl Warping {
+    /// The concrete warping of a fixed setting; `None` for a data-chosen one.
+    pub fn fixed(self) -> Option<OutputWarping> {
+        match self {
+            Warping::None => Some(OutputWarping::None),
+            Warping::SignedLog => Some(OutputWarping::SignedLog),
+            Warping::Likelihood => None,
+        }
+    }
+
+    /// The candidate warpings (one for a fixed setting).
+    pub fn candidates(self) -> Vec<OutputWarping> {
+        match self.fixed() {
+            Some(w) => vec![w],
+            None => WARP_SCALES
+                .iter()
+                .map(|s| OutputWarping::ScaledLog(*s))
+                .collect(),
+        }
+    }
+}
+
+/// The public candidate scales of [`Warping::Likelihood`]: `10^(k/2)` for
+/// `k = −2, …, 24` (0.1 to 10¹²). Every warped value stays below
+/// `ln(1 + 10¹³) ≈ 30` in magnitude for `|u| ≤ 10¹²`, so sums of squares fit
+/// the channel's bound.
+pub const WARP_SCALES: [f64; 27] = [
+    1e-1,
+    3.162_277_660_168_379_5e-1,
+    1e0,
+    3.162_277_660_168_379_5,
+    1e1,
+    3.162_277_660_168_379_5e1,
+    1e2,
+    3.162_277_660_168_379_5e2,
+    1e3,
+    3.162_277_660_168_379_5e3,
+    1e4,
+    3.162_277_660_168_379_5e4,
+    1e5,
+    3.162_277_660_168_379_5e5,
+    1e6,
+    3.162_277_660_168_379_5e6,
+    1e7,
+    3.162_277_660_168_379_5e7,
+    1e8,
+    3.162_277_660_168_379_5e8,
+    1e9,
+    3.162_277_660_168_379_5e9,
+    1e10,
+    3.162_277_660_168_379_5e10,
+    1e11,
+    3.162_277_660_168_379_5e11,
+    1e12,
+];
+
+/// Per-point log-likelihood differences below this are ties in [`choose_warping`].
+pub const WARP_TIE: f64 = 1e-6;
+
+/// The Gaussian profile log-likelihood of warped values, per point, from the
+/// sums `(n, Σw, Σw², Σ log w')` (each divided by the same constant, which
+/// cancels): with `m = Σw/n` and `v = Σw²/n − m²`, the log-likelihood of the
+/// raw utilities under `w(u) ~ N(m, v)` is
+/// `−n/2 · (ln(2π v) + 1) + Σ log w'(u_i)` (change of variables; the
+/// criterion of Box & Cox 1964, §3, and of Yeo & Johnson 2000, eq. 3.1).
+/// Returns `−∞` for no data or a constant warp.
+pub fn warp_log_likelihood(n: f64, sum: f64, sum_sq: f64, sum_log_jacobian: f64) -> f64 {
+    if n.is_nan() || n <= 0.0 {
+        return f64::NEG_INFINITY;
+    }
+    let mean = sum / n;
+    let var = sum_sq / n - mean * mean;
+    if var.is_nan() || var <= 0.0 {
+        return f64::NEG_INFINITY;
+    }
+    -0.5 * ((2.0 * std::f64::consts::PI * var).ln() + 1.0) + sum_log_jacobian / n
+}
+
+/// The candidate of [`Warping::candidates`] whose warp likelihood is largest,
+/// from summed contributions laid out as [`warp_contribution`] makes them.
+pub fn choose_warping(setting: Warping, sums: &[f64]) -> Result<OutputWarping, AlgorithmError> {
+    let candidates = setting.candidates();
+    if sums.len() != 1 + 3 * candidates.len() {
+        return Err(crate::error::config(
+            "warping",
+            format!(
+                "expected {} sums for {} candidates, got {}",
+                1 + 3 * candidates.len(),
+                candidates.len(),
+                sums.len()
+            ),
+        ));
+    }
+    let n = sums[0];
+    let ll: Vec<f64> = (0..candidates.len())
+        .map(|i| warp_log_likelihood(n, sums[1 + 3 * i], sums[2 + 3 * i], sums[3 + 3 * i]))
+        .collect();
+    let best = ll.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    // Near-ties (e.g. every large scale is linear to rounding) go to the first
+    // candidate within WARP_TIE of the best, so the channel's fixed-point
+    // rounding cannot flip the choice between practically equal warpings.
+    let chosen = ll.iter().position(|v| *v >= best - WARP_TIE).unwrap_or(0);
+    Ok(candidates[chosen])
+}
+
+/// The chosen warping and the output scaling of the values it warps, from the
+/// same sums: `(n, Σw, Σw²)` of the chosen candidate are the statistics of
+/// [`OutputScaling::from_sums`].
+pub fn choose_warping_and_scaling(
+    setting: Warping,
+    sums: &[f64],
+) -> Result<(OutputWarping, OutputScaling), AlgorithmError> {
+    let warp = choose_warping(setting, sums)?;
+    let i = setting
+        .candidates()
+        .iter()
+        .position(|w| *w == warp)
+        .unwrap_or(0);
+    let scaling = OutputScaling::from_sums(&[sums[0], sums[1 + 3 * i], sums[2 + 3 * i]])?;
+    Ok((warp, scaling))
+}
+
+/// One data set's contribution to [`choose_warping`]: `n`, then for every
+/// candidate `(Σw, Σw², Σ log w')`, all divided by `n_max`.
+pub fn warp_contribution(setting: Warping, utilities: &[f64], n_max: f64) -> Vec<f64> {
+    let candidates = setting.candidates();
+    let mut out = Vec::with_capacity(1 + 3 * candidates.len());
+    out.push(utilities.len() as f64 / n_max);
+    for w in candidates {
+        let (mut s, mut s2, mut j) = (0.0, 0.0, 0.0);
+        for u in utilities {
+            let v = w.apply(*u);
+            s += v;
+            s2 += v * v;
+            j += w.log_derivative(*u);
+        }
+        out.extend([s / n_max, s2 / n_max, j / n_max]);
+    }
+    out
 }
 
 /// The federation's output standardisation, from the secure sum of every
@@ -254,6 +431,66 @@ mod tests {
         assert!((s.std - (2.0f64 / 3.0).sqrt()).abs() < 1e-15);
         assert!(OutputScaling::from_sums(&[0.0, 0.0, 0.0]).is_err());
         assert!(OutputScaling::from_sums(&[1.0, 2.0]).is_err());
+    }
+
+    #[test]
+    fn scaled_log_is_signed_log_at_scale_one_and_linear_for_large_scales() {
+        for u in [-1e6, -3.0, 0.0, 0.5, 42.0, 1e9] {
+            let a = OutputWarping::ScaledLog(1.0).apply(u);
+            assert!((a - OutputWarping::SignedLog.apply(u)).abs() < 1e-15);
+            let b = OutputWarping::ScaledLog(1e12).apply(u) * 1e12;
+            // s·ln(1 + |u|/s) = |u| − u²/(2s) + …
+            assert!((b - u).abs() <= 1e-9 * u.abs().max(1.0) + 0.51 * (u * u) / 1e12);
+        }
+        // w'(u) = 1/(s + |u|).
+        let w = OutputWarping::ScaledLog(10.0);
+        let h = 1e-6;
+        let fd = (w.apply(3.0 + h) - w.apply(3.0 - h)) / (2.0 * h);
+        assert!((fd.ln() - w.log_derivative(3.0)).abs() < 1e-8);
+        assert!((w.log_derivative(-3.0) + 13f64.ln()).abs() < 1e-15);
+    }
+
+    #[test]
+    fn warp_likelihood_is_the_normal_likelihood_with_its_jacobian() {
+        // Identity warp of {0, 2}: mean 1, variance 1, so ℓ/n = −(ln 2π + 1)/2.
+        let ll = warp_log_likelihood(2.0, 2.0, 4.0, 0.0);
+        assert!((ll + 0.5 * ((2.0 * std::f64::consts::PI).ln() + 1.0)).abs() < 1e-15);
+        assert_eq!(warp_log_likelihood(0.0, 0.0, 0.0, 0.0), f64::NEG_INFINITY);
+        assert_eq!(warp_log_likelihood(2.0, 2.0, 2.0, 0.0), f64::NEG_INFINITY);
+        // Log-normal data choose a logarithm (small s); normal data far from
+        // zero choose a (nearly) linear warp (large s).
+        use rand::SeedableRng;
+        use rand_distr::{Distribution, Normal};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+        let z: Vec<f64> = (0..200)
+            .map(|_| Normal::new(0.0, 2.0).unwrap().sample(&mut rng))
+            .collect();
+        let lognormal: Vec<f64> = z.iter().map(|v| -(v.exp())).collect();
+        let normal: Vec<f64> = z.iter().map(|v| 2500.0 * v).collect();
+        let pick = |u: &[f64]| {
+            choose_warping(
+                Warping::Likelihood,
+                &warp_contribution(Warping::Likelihood, u, 50.0),
+            )
+            .unwrap()
+        };
+        match pick(&lognormal) {
+            OutputWarping::ScaledLog(s) => assert!(s <= 1.0, "{s}"),
+            w => panic!("{w:?}"),
+        }
+        match pick(&normal) {
+            OutputWarping::ScaledLog(s) => assert!(s >= 1e4, "{s}"),
+            w => panic!("{w:?}"),
+        }
+        assert_eq!(
+            choose_warping(
+                Warping::SignedLog,
+                &warp_contribution(Warping::SignedLog, &normal, 1.0)
+            )
+            .unwrap(),
+            OutputWarping::SignedLog
+        );
+        assert!(choose_warping(Warping::Likelihood, &[1.0, 2.0]).is_err());
     }
 
     #[test]

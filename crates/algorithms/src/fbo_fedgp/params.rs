@@ -4,10 +4,10 @@ use crate::error::config;
 use crate::surrogate::{AcquisitionKind, AcquisitionStep, UcbBeta};
 use crate::AlgorithmError;
 use fedhe_bo::optim::OptimizerConfig;
-use fedhe_gp::hyperfit::{FitConfig, HyperBounds};
+use fedhe_gp::hyperfit::{FitConfig, HyperBounds, HyperPrior};
 use serde::{Deserialize, Serialize};
 
-use super::model::OutputWarping;
+use super::model::Warping;
 
 /// The methods the simulator runs, named as in `results.json`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -180,8 +180,28 @@ fn default_ucb_beta() -> f64 {
 fn default_acquisition() -> AcquisitionKind {
     AcquisitionKind::Ucb
 }
-fn default_warping() -> OutputWarping {
-    OutputWarping::SignedLog
+fn default_warping() -> Warping {
+    Warping::SignedLog
+}
+fn default_fit_starts() -> usize {
+    4
+}
+fn default_fit_iters() -> u64 {
+    50
+}
+
+/// The prior on the kernel's length-scales (a MAP fit; see
+/// [`fedhe_gp::hyperfit::HyperPrior`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LengthscalePrior {
+    /// Maximum likelihood within the box (0.02, 20) of the unit cube (the
+    /// behaviour before issue 14).
+    None,
+    /// `LogNormal(√2 + ½ ln D, √3)` (Hvarfner et al. 2024), in the box
+    /// (0.01, 100). The default.
+    #[default]
+    DimScaled,
 }
 
 /// The settings of an FBO-FedGP federation, as written in a config file.
@@ -220,9 +240,20 @@ pub struct FboFedGpParams {
     /// The kernel family.
     #[serde(default)]
     pub kernel: KernelKind,
-    /// The output warping.
+    /// The output warping: `"signed-log"` (the default), `"likelihood"`
+    /// (chosen by the data; see [`Warping::Likelihood`] for its limit through
+    /// the channel) or `"none"`.
     #[serde(default = "default_warping")]
-    pub warping: OutputWarping,
+    pub warping: Warping,
+    /// The length-scale prior of the hyper-parameter fit.
+    #[serde(default)]
+    pub lengthscale_prior: LengthscalePrior,
+    /// Starts of a lone agent's multi-start L-BFGS hyper-parameter fit.
+    #[serde(default = "default_fit_starts")]
+    pub fit_starts: usize,
+    /// L-BFGS iterations per start of that fit.
+    #[serde(default = "default_fit_iters")]
+    pub fit_iters: u64,
     /// The output standardisation of a local step's GP.
     #[serde(default)]
     pub local_scaling: LocalScaling,
@@ -286,6 +317,9 @@ impl FboFedGpParams {
             schedule_exponent: default_schedule_exponent(),
             kernel: KernelKind::default(),
             warping: default_warping(),
+            lengthscale_prior: LengthscalePrior::default(),
+            fit_starts: default_fit_starts(),
+            fit_iters: default_fit_iters(),
             local_scaling: LocalScaling::default(),
             hyperparameters: HyperparameterMode::default(),
             lengthscale: None,
@@ -349,6 +383,7 @@ impl FboFedGpParams {
             ("acq_candidates", self.acq_candidates),
             ("hyper_candidates", self.hyper_candidates),
             ("ts_candidates", self.ts_candidates),
+            ("fit_starts", self.fit_starts),
         ] {
             if n < 1 {
                 return Err(config(field, "must be at least 1"));
@@ -401,18 +436,24 @@ impl ValidParams {
         }
     }
 
-    /// The local maximum-likelihood fit: bounds for the unit cube and
-    /// standardised outputs, two starts (the federation's current values and
-    /// one random).
-    pub fn fit_config(&self) -> FitConfig {
+    /// The local hyper-parameter fit: bounds for the unit cube and
+    /// standardised outputs, the length-scale prior (MAP) if one is set, and
+    /// `fit_starts` starts (the current values and random ones) of `fit_iters`
+    /// L-BFGS iterations. Its bounds also span the federation's candidates.
+    pub fn fit_config(&self, dim: usize) -> FitConfig {
+        let (lengthscale, prior) = match self.lengthscale_prior {
+            LengthscalePrior::None => ((0.02, 20.0), None),
+            LengthscalePrior::DimScaled => ((1e-2, 1e2), Some(HyperPrior::dim_scaled(dim))),
+        };
         FitConfig {
             bounds: HyperBounds {
-                lengthscale: (0.02, 20.0),
+                lengthscale,
                 signal_variance: (0.05, 20.0),
                 noise_variance: (1e-4, 1.0),
             },
-            n_starts: 2,
-            max_iters: 40,
+            prior,
+            n_starts: self.fit_starts,
+            max_iters: self.fit_iters,
             seed: 0,
         }
     }
@@ -450,6 +491,8 @@ mod tests {
                 "lengthscale",
                 Box::new(|p| p.hyperparameters = HyperparameterMode::Fixed),
             ),
+            ("ucb_beta", Box::new(|p| p.ucb_beta = -0.5)),
+            ("fit_starts", Box::new(|p| p.fit_starts = 0)),
         ];
         for (field, mutate) in cases {
             let mut p = FboFedGpParams::paper_defaults();

@@ -1,11 +1,12 @@
 //! One federation, in process: Alg. 2 of paper 004 over any `SecureSum`, its
 //! ablations, and the plaintext baselines under the same protocol.
 
+use super::model::choose_warping_and_scaling;
 use super::params::{
     HyperparameterMode, InitialDesign, KernelKind, LocalScaling, Method, SupportSelection,
     ValidParams,
 };
-use super::{Client, Hyperparameters, OutputScaling, Server, SummaryScaling};
+use super::{Client, Hyperparameters, OutputScaling, OutputWarping, Server, SummaryScaling};
 use crate::surrogate::{GlobalPosterior, Surrogate};
 use crate::{AlgorithmError, RunResult, Task};
 use fedhe_bo::clustering::{global_clustering, kmeans_plus_plus, uniform_random_support};
@@ -360,36 +361,43 @@ impl<'a, K: Kernel> Federation<'a, K> {
                 p.signal_variance.unwrap_or(1.0),
                 p.noise_variance.unwrap_or(1e-2),
             ),
-            // A start for the first fit: a quarter of the unit cube's diagonal.
-            HyperparameterMode::FederatedMle => Hyperparameters::new(
-                vec![0.25 * (self.dim() as f64).sqrt(); self.dim()],
-                1.0,
-                1e-2,
-            ),
+            // A start for the first fit: the prior's mode e^{μ − σ²} with the
+            // length-scale prior, else a quarter of the unit cube's diagonal.
+            HyperparameterMode::FederatedMle => {
+                let l = match p.fit_config(self.dim()).prior {
+                    Some(prior) => {
+                        let ls = prior.lengthscale;
+                        (ls.loc - ls.scale * ls.scale).exp()
+                    }
+                    None => 0.25 * (self.dim() as f64).sqrt(),
+                };
+                Hyperparameters::new(vec![l; self.dim()], 1.0, 1e-2)
+            }
         }
     }
 
-    /// Each client on its own data: its own scaling and MLE, local steps only.
+    /// Each client on its own data: its own warping, scaling and MAP (or ML)
+    /// fit, local steps only.
     fn independent_bo(&mut self, start: Instant) -> Result<RunResult, AlgorithmError> {
         let p = self.params;
-        let (task, step, fit) = (self.task, p.acquisition_step(), p.fit_config());
+        let (task, step, fit) = (self.task, p.acquisition_step(), p.fit_config(self.dim()));
         let initial = self.initial_hyperparameters()?;
         let mut hypers = vec![initial; self.clients.len()];
         let mut trace = Vec::with_capacity(p.rounds);
         for t in 1..=p.rounds {
             let mut round_best = RoundBest::new(task);
             for (c, hyper) in self.clients.iter_mut().zip(hypers.iter_mut()) {
-                let scaling = c.own_scaling(task, p.warping)?;
+                let (warp, scaling) = c.own_warping(task, p.warping)?;
                 let refit = t == 1 || (p.refit_every > 0 && (t - 1) % p.refit_every == 0);
                 if refit && p.hyperparameters == HyperparameterMode::FederatedMle {
                     if let Ok(log) =
-                        c.fit_hyperparameters(task, p.warping, &scaling, hyper, &self.family, &fit)
+                        c.fit_hyperparameters(task, warp, &scaling, hyper, &self.family, &fit)
                     {
                         *hyper = Hyperparameters::from_log(log)?;
                     }
                 }
-                let gp = c.local_gp(task, p.warping, &scaling, hyper, &self.family)?;
-                let incumbent = c.incumbent(task, p.warping, &scaling);
+                let gp = c.local_gp(task, warp, &scaling, hyper, &self.family)?;
+                let incumbent = c.incumbent(task, warp, &scaling);
                 let x = c.propose(task, &step, &gp, t, incumbent)?;
                 round_best.add(c.evaluate(task, x)?.noise_free);
             }
@@ -399,22 +407,28 @@ impl<'a, K: Kernel> Federation<'a, K> {
         Ok(self.result(trace, start, None, 0))
     }
 
-    /// A refit round: the output statistics and, with federated hyper-parameters,
-    /// every client's log-likelihoods of the public candidates around the
-    /// current values, in one secure sum; the candidate with the largest summed
-    /// likelihood wins (a stochastic search on the federated likelihood that
-    /// never reveals a client's own fit).
+    /// A refit round, one secure sum: every client's warp contribution (the
+    /// output statistics of every candidate warping, see
+    /// [`super::model::warp_contribution`]) and, with federated
+    /// hyper-parameters, its log-likelihoods of the public candidates around
+    /// the current values (under the current warping and scaling). The
+    /// warping and scaling follow from the summed statistics; the candidate
+    /// with the largest summed likelihood plus the public log prior wins: the
+    /// pooled MAP over the candidates, a stochastic search that never reveals
+    /// a client's own likelihood or fit.
     fn refit(
         &mut self,
         server: &mut Server<'_>,
+        warp: OutputWarping,
         scaling: &OutputScaling,
         hyper: &Hyperparameters,
-    ) -> Result<(OutputScaling, Hyperparameters), AlgorithmError> {
+    ) -> Result<(OutputWarping, OutputScaling, Hyperparameters), AlgorithmError> {
         let p = self.params;
         let (task, n_max) = (self.task, p.max_points());
         let federated = p.hyperparameters == HyperparameterMode::FederatedMle;
+        let fit = p.fit_config(self.dim());
         let candidates = if federated {
-            hyper.candidates(&p.fit_config().bounds, p.hyper_candidates, &mut self.public)
+            hyper.candidates(&fit.bounds, p.hyper_candidates, &mut self.public)
         } else {
             Vec::new()
         };
@@ -422,29 +436,19 @@ impl<'a, K: Kernel> Federation<'a, K> {
             .clients
             .iter()
             .map(|c| {
-                let mut v = c.statistics_contribution(task, p.warping, n_max);
-                v.extend(c.log_likelihoods(
-                    task,
-                    p.warping,
-                    scaling,
-                    &candidates,
-                    &self.family,
-                    n_max,
-                ));
+                let mut v = c.warp_contribution(task, p.warping, n_max);
+                v.extend(c.log_likelihoods(task, warp, scaling, &candidates, &self.family, n_max));
                 (c.id().clone(), v)
             })
             .collect();
         let sum = server.aggregate("statistics and log-likelihoods", contributions)?;
-        let new_scaling = OutputScaling::from_sums(&sum[..3])?;
-        let hyper = match sum[3..]
-            .iter()
-            .enumerate()
-            .max_by(|a, b| a.1.total_cmp(b.1))
-        {
-            Some((best, _)) => candidates[best].clone(),
+        let split = 1 + 3 * p.warping.candidates().len();
+        let (new_warp, new_scaling) = choose_warping_and_scaling(p.warping, &sum[..split])?;
+        let hyper = match pooled_map(&candidates, &sum[split..], n_max, fit.prior.as_ref()) {
+            Some(best) => candidates[best].clone(),
             None => hyper.clone(),
         };
-        Ok((new_scaling, hyper))
+        Ok((new_warp, new_scaling, hyper))
     }
 
     /// Simulation-only diagnostic: the RMSE of the last global posterior mean
@@ -454,6 +458,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
     fn surrogate_rmse(
         &mut self,
         global: &GlobalPosterior<K>,
+        warp: OutputWarping,
         scaling: &OutputScaling,
     ) -> Result<Option<f64>, AlgorithmError> {
         if self.task.clients().is_some() {
@@ -465,7 +470,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
         for _ in 0..POINTS {
             let x: Vec<f64> = (0..dim).map(|_| self.public.gen::<f64>()).collect();
             let truth = self.task.evaluate(0, &x, &mut self.public)?.noise_free;
-            let target = scaling.standardise(self.params.warping.apply(self.task.utility(truth)));
+            let target = scaling.standardise(warp.apply(self.task.utility(truth)));
             sq += (global.predict_point(&x)?.mean - target).powi(2);
         }
         Ok(Some((sq / POINTS as f64).sqrt()))
@@ -540,21 +545,18 @@ impl<'a, K: Kernel> Federation<'a, K> {
         let p = self.params;
         let (task, step, n_max) = (self.task, p.acquisition_step(), p.max_points());
         let mut server = Server::new(channel, p.channel_bound);
-        // Output scaling, then hyper-parameters fitted on it (Alg. 2, line 9).
+        // Output warping and scaling, then hyper-parameters fitted on them
+        // (Alg. 2, line 9).
         let stats = self
             .clients
             .iter()
-            .map(|c| {
-                (
-                    c.id().clone(),
-                    c.statistics_contribution(task, p.warping, n_max),
-                )
-            })
+            .map(|c| (c.id().clone(), c.warp_contribution(task, p.warping, n_max)))
             .collect();
-        let mut scaling = OutputScaling::from_sums(&server.aggregate("statistics", stats)?)?;
+        let (mut warp, mut scaling) =
+            choose_warping_and_scaling(p.warping, &server.aggregate("statistics", stats)?)?;
         let mut hyper = self.initial_hyperparameters()?;
         if p.hyperparameters == HyperparameterMode::FederatedMle {
-            hyper = self.refit(&mut server, &scaling, &hyper)?.1;
+            hyper = self.refit(&mut server, warp, &scaling, &hyper)?.2;
         }
         // The shared support set (Alg. 2, lines 3-7).
         let mut k = p.support_size_at(0);
@@ -562,10 +564,10 @@ impl<'a, K: Kernel> Federation<'a, K> {
         let schedule = MixingSchedule::power(p.schedule_exponent)?;
         let mut trace = Vec::with_capacity(p.rounds);
         let mut global_steps = 0;
-        let mut last_global: Option<(GlobalPosterior<K>, OutputScaling)> = None;
+        let mut last_global: Option<(GlobalPosterior<K>, OutputWarping, OutputScaling)> = None;
         for t in 1..=p.rounds {
             if t > 1 && p.refit_every > 0 && (t - 1) % p.refit_every == 0 {
-                (scaling, hyper) = self.refit(&mut server, &scaling, &hyper)?;
+                (warp, scaling, hyper) = self.refit(&mut server, warp, &scaling, &hyper)?;
             }
             if p.support_size_at(t - 1) != k {
                 k = p.support_size_at(t - 1);
@@ -590,13 +592,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
                     .map(|c| {
                         Ok((
                             c.id().clone(),
-                            c.summary_contribution(
-                                task,
-                                p.warping,
-                                &scaling,
-                                &model,
-                                &summary_scaling,
-                            )?,
+                            c.summary_contribution(task, warp, &scaling, &model, &summary_scaling)?,
                         ))
                     })
                     .collect::<Result<Vec<_>, AlgorithmError>>()?;
@@ -607,20 +603,20 @@ impl<'a, K: Kernel> Federation<'a, K> {
             };
             let mut round_best = RoundBest::new(task);
             if let Some(g) = &global {
-                last_global = Some((g.clone(), scaling));
+                last_global = Some((g.clone(), warp, scaling));
             }
             for c in self.clients.iter_mut() {
                 let is_local = local[c.index()];
                 let local_gp;
                 let (surrogate, incumbent): (&dyn Surrogate, f64) = match (&global, is_local) {
-                    (Some(g), false) => (g, c.incumbent(task, p.warping, &scaling)),
+                    (Some(g), false) => (g, c.incumbent(task, warp, &scaling)),
                     _ => {
                         let own = match p.local_scaling {
-                            LocalScaling::Own => c.own_scaling(task, p.warping)?,
+                            LocalScaling::Own => c.own_scaling(task, warp)?,
                             LocalScaling::Federation => scaling,
                         };
-                        local_gp = c.local_gp(task, p.warping, &own, &hyper, &self.family)?;
-                        (&local_gp, c.incumbent(task, p.warping, &own))
+                        local_gp = c.local_gp(task, warp, &own, &hyper, &self.family)?;
+                        (&local_gp, c.incumbent(task, warp, &own))
                     }
                 };
                 let x = c.propose(task, &step, surrogate, t, incumbent)?;
@@ -630,9 +626,31 @@ impl<'a, K: Kernel> Federation<'a, K> {
         }
         let mut result = self.result(trace, start, Some(&server), global_steps);
         result.surrogate_rmse = match &last_global {
-            Some((g, scaling)) if self.diagnostics => self.surrogate_rmse(g, scaling)?,
+            Some((g, w, scaling)) if self.diagnostics => self.surrogate_rmse(g, *w, scaling)?,
             _ => None,
         };
         Ok(result)
     }
+}
+
+/// The index of the candidate maximising the pooled log marginal likelihood
+/// plus the log prior: `argmax_k n_max · Σ_i s_ik + log p(θ_k)`, where
+/// `s_ik = log p(y_i | θ_k) / n_max` is client `i`'s clamped contribution
+/// ([`Client::log_likelihoods`]) and `summed[k] = Σ_i s_ik` comes from the
+/// channel. Independent clients' data sets give `log p(y | θ) = Σ_i log p(y_i | θ)`
+/// (the product-of-experts likelihood the local fits share). `None` without
+/// candidates.
+pub fn pooled_map(
+    candidates: &[Hyperparameters],
+    summed: &[f64],
+    n_max: f64,
+    prior: Option<&fedhe_gp::hyperfit::HyperPrior>,
+) -> Option<usize> {
+    candidates
+        .iter()
+        .zip(summed)
+        .map(|(c, s)| n_max * s + prior.map_or(0.0, |p| p.log_prior(c.log()).0))
+        .enumerate()
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(i, _)| i)
 }

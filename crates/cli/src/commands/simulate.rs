@@ -130,10 +130,25 @@ pub enum Algorithm {
 }
 
 /// Deserialises a method's settings table; the error is serde's message.
+/// Settings of type `T` from `table`; an unknown name (e.g. `acquisition =
+/// "foo"`) is reported with the key that holds it, which serde's message omits.
 fn settings<T: serde::de::DeserializeOwned>(table: toml::Table) -> Result<T, String> {
+    let strings: Vec<(String, String)> = table
+        .iter()
+        .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())))
+        .collect();
     toml::Value::Table(table)
         .try_into()
-        .map_err(|e: toml::de::Error| e.message().to_string())
+        .map_err(|e: toml::de::Error| {
+            let message = e.message().to_string();
+            match strings
+                .iter()
+                .find(|(_, v)| message.contains(&format!("`{v}`")))
+            {
+                Some((key, _)) if !message.contains(key.as_str()) => format!("{key}: {message}"),
+                _ => message,
+            }
+        })
 }
 
 /// The methods of the Thompson-sampling family.

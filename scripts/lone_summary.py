@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""Median best of lone agents per (function, method) from `fedhe simulate`'s
+results.json, every member of an `independent-bo` run counted as one lone
+agent (random search: every member's own 54 points), optionally beside a
+peer fixture of `scripts/peers_botorch.py` (same functions).
+
+    python3 scripts/lone_summary.py results/ablation/results.json [--peer FIXTURE]
+"""
+
+import argparse
+import json
+import statistics
+from collections import defaultdict
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("results")
+    ap.add_argument("--peer")
+    ap.add_argument("--seconds", action="store_true", help="also the median seconds per agent")
+    a = ap.parse_args()
+    with open(a.results) as f:
+        data = json.load(f)
+    runs = data["runs"] if isinstance(data, dict) and "runs" in data else data
+    best = defaultdict(list)
+    secs = defaultdict(list)
+    methods, tasks = [], []
+    for r in runs:
+        key = (r["task"], r["method"])
+        best[key] += r["best_per_member"]
+        secs[key].append(r["seconds"] / max(1, r["members"]))
+        if r["method"] not in methods:
+            methods.append(r["method"])
+        if r["task"] not in tasks:
+            tasks.append(r["task"])
+    peer = defaultdict(list)
+    if a.peer:
+        with open(a.peer) as f:
+            for run in json.load(f)["runs"].values():
+                peer[run["function"]].append(run["best"])
+    cols = methods + (["BoTorch"] if a.peer else [])
+    print("| function | " + " | ".join(cols) + " |")
+    print("| --- |" + " ---: |" * len(cols))
+    for t in tasks:
+        row = [f"{statistics.median(best[(t, m)]):.6g} ({len(best[(t, m)])})" for m in methods]
+        if a.peer:
+            short = t.replace("cec2005-", "")
+            p = peer.get(short, [])
+            row.append(f"{statistics.median(p):.6g} ({len(p)})" if p else "–")
+        print(f"| {t} | " + " | ".join(row) + " |")
+    if a.seconds:
+        print()
+        print("median seconds per agent: " + ", ".join(
+            f"{m} {statistics.median(sum((secs[(t, m)] for t in tasks), [])):.2f}" for m in methods))
+
+
+if __name__ == "__main__":
+    main()

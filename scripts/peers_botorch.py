@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""Peer of fedhe's lone agent (issue 14): BoTorch with its documented defaults.
+
+Protocol (the lone agent's): 4 uniform random points, then 50 steps of
+`SingleTaskGP` (BoTorch's defaults: dimension-scaled length-scale prior,
+`Standardize` outcome transform) fitted with `fit_gpytorch_mll`, and
+`qLogExpectedImprovement` (q = 1) maximised by `optimize_acqf` with
+`num_restarts=10, raw_samples=512` (the values BoTorch's tutorials use). Inputs
+live in the unit cube; every value comes from `fedhe objective eval`, so the
+functions are fedhe's own CEC-2005 implementations.
+
+Runs are resumable per (function, seed): the fixture is rewritten after each
+one and finished pairs are skipped. Never a product dependency: run it from a
+venv outside the repository, e.g.
+
+    python3 -m venv /work/venv-peers && /work/venv-peers/bin/pip install botorch
+    nice -n 10 /work/venv-peers/bin/python scripts/peers_botorch.py \
+        --fedhe target/release/fedhe --functions 1,2,6,9 --seeds 5 \
+        --out docs/results/optimiser-2026-11-23/peers_botorch_lone.json
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+
+import torch
+import botorch
+import gpytorch
+from botorch.acquisition.logei import qLogExpectedImprovement
+from botorch.fit import fit_gpytorch_mll
+from botorch.models import SingleTaskGP
+from botorch.optim import optimize_acqf
+from gpytorch.mlls import ExactMarginalLogLikelihood
+
+warnings.filterwarnings("ignore")
+torch.set_default_dtype(torch.float64)
+torch.set_num_threads(1)
+
+
+def box(fedhe, function, dim):
+    """The function's box, parsed from the `[lo, hi]` column of `fedhe objective list`."""
+    out = subprocess.run([fedhe, "objective", "list"], check=True,
+                         capture_output=True, text=True).stdout
+    for line in out.splitlines()[1:]:
+        if line.split()[0] == function:
+            lo, hi = line[line.index("[") + 1:line.index("]")].split(",")
+            return [float(lo)] * dim, [float(hi)] * dim
+    sys.exit(f"{function} not in `fedhe objective list`")
+
+
+def evaluate(fedhe, function, dim, lower, upper, unit):
+    """fedhe's values at unit-cube points (rows of `unit`)."""
+    points = [[lo + (hi - lo) * float(u) for u, lo, hi in zip(row, lower, upper)]
+              for row in unit.tolist()]
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump({"x": points}, f)
+        path = f.name
+    try:
+        out = subprocess.run([fedhe, "objective", "eval", "--function", function,
+                              "--dim", str(dim), "--points", path],
+                             check=True, capture_output=True, text=True).stdout
+    finally:
+        os.unlink(path)
+    return json.loads(out)["values"]
+
+
+def lone(fedhe, function, dim, seed, initial, steps):
+    """One lone agent; returns the best-so-far trace (minimisation)."""
+    lower, upper = box(fedhe, function, dim)
+    torch.manual_seed(seed)
+    x = torch.rand(initial, dim)
+    y = evaluate(fedhe, function, dim, lower, upper, x)
+    bounds = torch.stack([torch.zeros(dim), torch.ones(dim)])
+    for _ in range(steps):
+        train_y = -torch.tensor(y).unsqueeze(-1)  # BoTorch maximises
+        model = SingleTaskGP(x, train_y)
+        fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
+        acq = qLogExpectedImprovement(model, best_f=train_y.max())
+        cand, _ = optimize_acqf(acq, bounds=bounds, q=1, num_restarts=10, raw_samples=512)
+        y += evaluate(fedhe, function, dim, lower, upper, cand)
+        x = torch.cat([x, cand])
+    best, trace = float("inf"), []
+    for v in y:
+        best = min(best, v)
+        trace.append(best)
+    return trace
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--fedhe", default="target/release/fedhe")
+    ap.add_argument("--functions", default="1,2,6,9")
+    ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--dim", type=int, default=10)
+    ap.add_argument("--initial", type=int, default=4)
+    ap.add_argument("--steps", type=int, default=50)
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+    fixture = {"runs": {}}
+    if os.path.exists(a.out):
+        with open(a.out) as f:
+            fixture = json.load(f)
+    fixture["protocol"] = (f"lone agent: {a.initial} uniform random + {a.steps} steps, "
+                           f"CEC-2005 D = {a.dim}, unit-cube inputs")
+    fixture["method"] = ("BoTorch SingleTaskGP (defaults) + qLogExpectedImprovement, "
+                         "optimize_acqf(num_restarts=10, raw_samples=512)")
+    fixture["command"] = " ".join(["python3"] + sys.argv)
+    fixture["versions"] = {"python": platform.python_version(), "torch": torch.__version__,
+                           "botorch": botorch.__version__, "gpytorch": gpytorch.__version__}
+    for fn in [int(v) for v in a.functions.split(",")]:
+        for seed in range(a.seeds):
+            key = f"f{fn}/{seed}"
+            if key in fixture["runs"]:
+                continue
+            start = time.time()
+            trace = lone(a.fedhe, f"cec2005-f{fn}", a.dim, seed, a.initial, a.steps)
+            fixture["runs"][key] = {
+                "function": f"f{fn}", "seed": seed, "best": trace[-1], "trace": trace,
+                "seconds": round(time.time() - start, 2),
+                "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                "load": os.getloadavg()[0],
+            }
+            tmp = a.out + ".tmp"
+            with open(tmp, "w") as f:
+                json.dump(fixture, f, indent=1)
+            os.replace(tmp, a.out)
+            print(f"{key}: best {trace[-1]:.6g} in {time.time() - start:.1f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main()
