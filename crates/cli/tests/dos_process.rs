@@ -325,6 +325,8 @@ fn member_commands_refuse_plain_http_off_loopback() {
             "create",
             "--server",
             url,
+            "--admin-keys",
+            keys,
             "--id",
             "c1",
             "--params",
@@ -411,11 +413,18 @@ fn the_server_logs_json_and_fedhe_audit_lists_the_trail() {
     let url = server.url.clone();
     let identity = fedhe_api::Identity::generate();
     let member = format!("alpha={}", identity.public_key_hex());
+    let admin_keys = dir.path().join("admin");
+    let admin_keys = admin_keys.to_str().unwrap();
+    assert!(fedhe(&["ceremony", "identity", "--keys", admin_keys])
+        .status
+        .success());
     let out = fedhe(&[
         "ceremony",
         "create",
         "--server",
         &url,
+        "--admin-keys",
+        admin_keys,
         "--id",
         "c1",
         "--params",
@@ -434,6 +443,8 @@ fn the_server_logs_json_and_fedhe_audit_lists_the_trail() {
         "create",
         "--server",
         &url,
+        "--admin-keys",
+        admin_keys,
         "--id",
         "s1",
         "--ceremony",

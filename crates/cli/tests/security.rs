@@ -221,6 +221,7 @@ fn shape_lockout_a_first_commitment_of_another_shape_does_not_lock_others_out() 
     gamma.commit("s1", 1, &[9.0; 5], 10.0).unwrap();
     alpha.commit("s1", 1, &[1.0, 2.0], 10.0).unwrap();
     beta.commit("s1", 1, &[3.0, 4.0], 10.0).unwrap();
+    wait_past(&gamma_client, RoundState::Committing);
     let frozen = gamma_client.round_commitments("s1", 1).unwrap();
     assert_eq!(frozen.values, Some(2));
     let listed: Vec<&str> = frozen
@@ -293,6 +294,7 @@ fn shape_lockout_an_encoding_other_than_the_studys_is_refused() {
         .put_round_commitment("s1", 1, &other, 1, &spec_hash)
         .unwrap();
     beta.commit("s1", 1, &[2.0], 10.0).unwrap();
+    wait_past(alpha_client, RoundState::Committing);
     let list = alpha_client.round_commitments("s1", 1).unwrap();
     let e = alpha_client
         .put_contribution("s1", 1, &other, list.list_hash.as_deref().unwrap())

@@ -73,6 +73,7 @@ impl Server {
         let spec = serde_json::json!({
             "id": id, "parameter_set": "toy-n1024", "allow_insecure": allow_insecure,
             "deadline_secs": 600,
+            "admin_key": admin_identity().public_key_hex(),
             "members": members.iter().map(|(m, k)| serde_json::json!({"id": m, "identity_key": k}))
                 .collect::<Vec<_>>(),
         });
@@ -85,7 +86,8 @@ impl Server {
             .unwrap()
     }
 
-    /// Ceremony `c1` with alpha, and study `s1` under it.
+    /// Ceremony `c1` with alpha, and study `s1` under it (signed by
+    /// [`admin_identity`]).
     async fn ceremony_and_study(&self) {
         let r = self
             .create_ceremony("c1", &[("alpha", self.alpha.public_key_hex())], true)
@@ -100,10 +102,19 @@ impl Server {
             .http
             .post(format!("{}/v1/studies", self.base))
             .bearer_auth(ADMIN)
-            .json(&serde_json::json!({
-                "id": "s1", "ceremony": "c1", "algorithm": "sum", "min_contributors": 1,
-                "round_timeout_secs": 600, "decrypt_timeout_secs": 600
-            }))
+            .json(&fedhe_api::SignedStudySpec::sign(
+                fedhe_api::StudySpec {
+                    id: "s1".into(),
+                    ceremony: "c1".into(),
+                    algorithm: "sum".into(),
+                    config: serde_json::Value::Null,
+                    min_contributors: 1,
+                    round_timeout_secs: 600,
+                    decrypt_timeout_secs: 600,
+                    bound: 100.0,
+                },
+                &admin_identity(),
+            ))
             .send()
             .await
             .unwrap();
@@ -428,7 +439,8 @@ async fn errors_escape_control_characters_of_the_input(kind: Kind) {
     assert!(p.detail.contains("\\u{1b}[2J"), "{}", p.detail);
     let spec = serde_json::json!({
         "id": "bad\u{1b}[31mid", "parameter_set": "toy-n1024", "allow_insecure": true,
-        "deadline_secs": 600, "members": [{"id": "alpha", "identity_key": s.alpha.public_key_hex()}],
+        "deadline_secs": 600, "admin_key": admin_identity().public_key_hex(),
+        "members": [{"id": "alpha", "identity_key": s.alpha.public_key_hex()}],
     });
     let r = s
         .http
@@ -505,3 +517,8 @@ on_both_backends!(
     errors_escape_control_characters_of_the_input,
     the_audit_trail_is_admin_only_and_append_only,
 );
+
+/// The administrator's signing identity (a fixed test key).
+fn admin_identity() -> fedhe_api::Identity {
+    fedhe_api::Identity::from_seed(&[42; 32])
+}

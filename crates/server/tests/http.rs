@@ -476,7 +476,16 @@ impl Harness {
     ) -> String {
         let hash = blake3::hash(bytes);
         let statement = if what == "contributions" {
-            let list = self.commitments(who, study, round).await;
+            // The freeze may be made by the deadline sweep just after the
+            // last commitment was acknowledged: wait for it a little.
+            let mut list = self.commitments(who, study, round).await;
+            for _ in 0..50 {
+                if list.list_hash.is_some() {
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                list = self.commitments(who, study, round).await;
+            }
             contribution_statement(
                 study,
                 who,
@@ -754,6 +763,11 @@ async fn a_round_runs_end_to_end_over_http(kind: Kind) {
         ("round.opened", "alpha", Some(1)),
     ];
     for m in ["alpha", "beta", "gamma"] {
+        expected.push(("round.commitment_accepted", m, Some(1)));
+    }
+    expected.push(("round.commitments_frozen", "server", Some(1)));
+    // alpha revealed last (the test first checked that it could not reveal early).
+    for m in ["beta", "gamma", "alpha"] {
         expected.push(("contribution.accepted", m, Some(1)));
     }
     expected.push(("round.aggregated", "server", Some(1)));
@@ -795,7 +809,16 @@ async fn bad_requests_get_problems_and_change_nothing(kind: Kind) {
             StatusCode::CREATED
         );
     }
-    let frozen = h.round("s1", 1).await;
+    // The freeze may be made by the deadline sweep just after the last
+    // commitment was acknowledged.
+    let mut frozen = h.round("s1", 1).await;
+    for _ in 0..50 {
+        if frozen.state != RoundState::Committing {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        frozen = h.round("s1", 1).await;
+    }
     assert_eq!(frozen.state, RoundState::Collecting);
     let path = "/v1/studies/s1/rounds/1/contributions/alpha";
     let sig = h
