@@ -135,3 +135,108 @@ fn the_committed_corpus_replays_through_every_check() {
     }
     assert!(total >= fedhe_fuzz::TARGETS.len());
 }
+
+/// One step of a deterministic mutator (xorshift64*), so a failure names an
+/// input that can be made again.
+struct Mutator(u64);
+
+impl Mutator {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+
+    /// One to four of libFuzzer's basic mutations: flip a bit, set a byte
+    /// to an interesting value, erase, insert or duplicate a run, truncate,
+    /// or splice another input in.
+    fn mutate(&mut self, input: &[u8], other: &[u8]) -> Vec<u8> {
+        let mut out = input.to_vec();
+        for _ in 0..=self.below(4) {
+            let len = out.len();
+            match self.below(7) {
+                0 if len > 0 => {
+                    let i = self.below(len);
+                    out[i] ^= 1 << self.below(8);
+                }
+                1 if len > 0 => {
+                    let i = self.below(len);
+                    out[i] = [0x00, 0xff, 0x7f, 0x80, 0x01, 0xfe][self.below(6)];
+                }
+                2 if len > 0 => {
+                    let at = self.below(len);
+                    let n = 1 + self.below((len - at).min(64));
+                    out.drain(at..at + n);
+                }
+                3 => {
+                    let at = self.below(len + 1);
+                    let n = 1 + self.below(16);
+                    let bytes: Vec<u8> = (0..n).map(|_| self.next() as u8).collect();
+                    out.splice(at..at, bytes);
+                }
+                4 if len > 0 => {
+                    let at = self.below(len);
+                    let n = 1 + self.below((len - at).min(256));
+                    let run = out[at..at + n].to_vec();
+                    let to = self.below(len + 1);
+                    out.splice(to..to, run);
+                }
+                5 => out.truncate(self.below(len + 1)),
+                _ if !other.is_empty() => {
+                    let cut = self.below(len + 1);
+                    let from = self.below(other.len());
+                    out.truncate(cut);
+                    out.extend_from_slice(&other[from..]);
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+}
+
+/// The fixed-count fuzz run of CI: every target's check runs on
+/// `FEDHE_FUZZ_RUNS` (default 1000) deterministic mutations of its seeds and
+/// corpus, without coverage guidance (the libFuzzer runs of `.ci/fuzz` need
+/// an instrumented build that does not fit CI's time). A failing input is
+/// written to `target/fuzz-failures/` and named in the failure.
+#[test]
+fn a_fixed_count_of_mutated_inputs_passes_every_check() {
+    let runs: usize = std::env::var("FEDHE_FUZZ_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1000);
+    let mut total = 0;
+    for (t, (target, check)) in fedhe_fuzz::TARGETS.iter().enumerate() {
+        let mut inputs: Vec<Vec<u8>> = files(&fuzz_dir().join("seeds").join(target))
+            .iter()
+            .chain(&files(&fuzz_dir().join("corpus").join(target)))
+            .map(|p| std::fs::read(p).unwrap())
+            .collect();
+        inputs.push(Vec::new());
+        let mut rng = Mutator(0x9e37_79b9_7f4a_7c15 ^ (t as u64 + 1));
+        for run in 0..runs {
+            let base = &inputs[rng.below(inputs.len())];
+            let other = &inputs[rng.below(inputs.len())];
+            let input = rng.mutate(base, other);
+            let outcome = std::panic::catch_unwind(|| check(&input));
+            if outcome.is_err() {
+                let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/fuzz-failures");
+                std::fs::create_dir_all(&dir).unwrap();
+                let path = dir.join(format!("{target}-{run}"));
+                std::fs::write(&path, &input).unwrap();
+                panic!(
+                    "{target}: mutation {run} fails; the input is {}",
+                    path.display()
+                );
+            }
+            total += 1;
+        }
+    }
+    assert_eq!(total, runs * fedhe_fuzz::TARGETS.len());
+}

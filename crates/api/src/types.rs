@@ -322,6 +322,19 @@ pub struct ContributionList {
     pub aggregate_hash: Option<String>,
 }
 
+/// `GET /v1/studies/{study}/rounds/{round}/decryption-shares`: the decryption
+/// shares received for a round's aggregate, each with its member's signature,
+/// from which every member recomputes the result (verify after decrypt).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct DecryptionShareList {
+    /// The round's state.
+    pub state: RoundState,
+    /// The shares, sorted by member.
+    pub shares: Vec<SignedUpload>,
+    /// BLAKE3 of the aggregate's wire bytes, once it exists.
+    pub aggregate_hash: Option<String>,
+}
+
 /// `PUT /v1/studies/{study}/rounds/{round}/commitments/{member}`: a member's
 /// commitment to its contribution, made before any contribution of the round
 /// can be read.

@@ -10,6 +10,7 @@ mod server_process;
 use common::fedhe;
 use fedhe_api::{CeremonySpec, MemberSpec, SignedStudySpec, StudySpec};
 use fedhe_client::{Auth, Client};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -215,6 +216,44 @@ fn an_agent_killed_mid_study_resumes_and_evaluates_no_point_twice() {
     ]);
     common::assert_fails_with(&out, "fbo_fedgp.members");
 
+    // The member's own policy: a floor of 4 refuses a study with quorum 3
+    // (from the flag, and from the key folder's policy.toml), before it
+    // opens or contributes to any round.
+    let north = keys_of(root.path(), "north").display().to_string();
+    let with_policy = |extra: &[&str]| {
+        let mut args = vec![
+            "agent",
+            "run",
+            "--server",
+            &url,
+            "--study",
+            "s",
+            "--allow-insecure",
+            "--objective",
+            "echo 1",
+            "--keys",
+            &north,
+        ];
+        args.extend_from_slice(extra);
+        fedhe(&args)
+    };
+    let out = with_policy(&["--min-contributors", "4"]);
+    common::assert_fails_with(&out, "min_contributors");
+    common::assert_fails_with(&out, "I require at least 4");
+    let policy = keys_of(root.path(), "north").join("policy.toml");
+    std::fs::write(&policy, "min_contributors = 4\n").unwrap();
+    std::fs::set_permissions(&policy, std::fs::Permissions::from_mode(0o600)).unwrap();
+    common::assert_fails_with(&with_policy(&[]), "I require at least 4");
+    let out = with_policy(&["--parameter-set", "n8192-q124"]);
+    common::assert_fails_with(&out, "the ceremony uses toy-n1024");
+    std::fs::remove_file(&policy).unwrap();
+    let admin = Client::new(&url, Auth::Admin(ADMIN.to_string().into())).unwrap();
+    assert_eq!(
+        admin.study("s").unwrap().latest_round,
+        0,
+        "a round was opened"
+    );
+
     let mut others = Killed(
         names[1..]
             .iter()
@@ -290,4 +329,155 @@ fn an_agent_killed_mid_study_resumes_and_evaluates_no_point_twice() {
         v["server_latest_round"].as_u64().unwrap() >= rounds as u64,
         "{v}"
     );
+}
+
+/// `fedhe agent ask` for `name`.
+fn ask(url: &str, root: &Path, name: &str, study: &str) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_fedhe"));
+    c.args(["agent", "ask", "--server", url, "--study", study])
+        .args(["--allow-insecure", "--keys"])
+        .arg(keys_of(root, name))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    c
+}
+
+/// `fedhe agent tell` for `name`.
+fn tell(root: &Path, name: &str, study: &str, value: &str) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_fedhe"))
+        .args([
+            "agent", "tell", "--study", study, "--value", value, "--keys",
+        ])
+        .arg(keys_of(root, name))
+        .output()
+        .unwrap()
+}
+
+/// The value of CEC-2005 F1 at `point`, by `fedhe objective value` (what the
+/// other members' agents run as their command).
+fn f1(point: &serde_json::Value) -> f64 {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fedhe"))
+        .args([
+            "objective",
+            "value",
+            "--function",
+            "cec2005-f1",
+            "--dim",
+            "2",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(point.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+}
+
+/// Issue 18: one member evaluates by ask and tell (a lab measurement, a job
+/// on a scheduler) while two run their command. An `ask` is killed with
+/// `kill -9` while it runs the study between a tell and the next point, and
+/// another is asked again while a point waits; the study finishes for all
+/// three, and the asking member's journal holds exactly one evaluation per
+/// point, each the value it was told.
+#[test]
+fn a_member_evaluating_by_ask_and_tell_survives_kill_9_and_the_study_finishes() {
+    let root = tempfile::tempdir().unwrap();
+    let server = serve(root.path());
+    let url = server.url.clone();
+    let names = ["north", "south", "west"];
+    ceremony(&url, root.path(), &names);
+    let rounds = 3;
+    study(&url, "at", 3, rounds);
+    let mut others = Killed(
+        names[1..]
+            .iter()
+            .map(|n| agent(&url, root.path(), n, "at"))
+            .collect(),
+    );
+    let mut told = Vec::new();
+    let mut killed = false;
+    let start = Instant::now();
+    loop {
+        assert!(start.elapsed() < Duration::from_secs(300), "no end");
+        if told.len() == 2 && !killed {
+            // Between a tell and the next point: the asking agent runs the
+            // study's rounds, and dies mid-way.
+            let mut running = ask(&url, root.path(), "north", "at").spawn().unwrap();
+            std::thread::sleep(Duration::from_millis(700));
+            running.kill().unwrap(); // SIGKILL
+            running.wait().unwrap();
+            killed = true;
+        }
+        let out = ask(&url, root.path(), "north", "at").output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v = last_json_line(&out.stdout);
+        if v["finished"] == true {
+            assert_eq!(v["rounds"], rounds, "{v}");
+            break;
+        }
+        assert_eq!(v["evaluation"], told.len() + 1, "{v}");
+        if told.is_empty() {
+            // Asking again while a point waits hands out the same point.
+            let again = ask(&url, root.path(), "north", "at").output().unwrap();
+            assert_eq!(last_json_line(&again.stdout), v);
+        }
+        let y = f1(&v["point"]);
+        let receipt = tell(root.path(), "north", "at", &y.to_string());
+        assert!(
+            receipt.status.success(),
+            "{}",
+            String::from_utf8_lossy(&receipt.stderr)
+        );
+        assert_eq!(last_json_line(&receipt.stdout)["recorded"], true);
+        if told.is_empty() {
+            // The same answer again is a no-op; another one is refused.
+            let repeat = tell(root.path(), "north", "at", &y.to_string());
+            assert_eq!(last_json_line(&repeat.stdout)["recorded"], false);
+            let other = tell(root.path(), "north", "at", "12345");
+            common::assert_fails_with(&other, "no point of study at waits for a value");
+        }
+        told.push((v["point"].clone(), y));
+    }
+    assert!(killed, "the study ended before the kill");
+    for out in others
+        .0
+        .drain(..)
+        .map(|c| c.wait_with_output().unwrap())
+        .collect::<Vec<_>>()
+    {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(last_json_line(&out.stdout)["rounds"], rounds);
+    }
+    let journal =
+        std::fs::read_to_string(keys_of(root.path(), "north").join("studies/at/evaluations.jsonl"))
+            .unwrap();
+    let entries: Vec<serde_json::Value> = journal
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(entries.len(), told.len(), "{journal}");
+    for (e, (point, y)) in entries.iter().zip(&told) {
+        assert_eq!(&e["x"], point);
+        assert_eq!(e["y"].as_f64().unwrap(), *y);
+    }
+    let mut points: Vec<String> = entries.iter().map(|e| e["x"].to_string()).collect();
+    points.sort();
+    points.dedup();
+    assert_eq!(points.len(), entries.len(), "a point was evaluated twice");
 }

@@ -168,6 +168,54 @@ fn a_ceremony_over_https_with_passphrase_encrypted_key_files() {
         "{verified}"
     );
 
+    // The public key shown again, from the sealed identity; --show never
+    // makes one.
+    let shown = ok(fedhe()
+        .args(["ceremony", "identity", "--show", "--keys"])
+        .arg(&alpha)
+        .arg("--passphrase-file")
+        .arg(&pass_file));
+    assert_eq!(shown.trim(), alpha_key.trim());
+    let nobody = root.join("keys/nobody");
+    let err = fails(
+        fedhe()
+            .args(["ceremony", "identity", "--show", "--keys"])
+            .arg(&nobody),
+    );
+    assert!(err.contains("holds no identity"), "{err}");
+    assert!(!nobody.exists(), "--show made a folder");
+    // The administrator's view of the ceremony: the token alone.
+    let admin_view = ok(fedhe()
+        .args([
+            "ceremony",
+            "status",
+            "--server",
+            url,
+            "--ceremony",
+            "c1",
+            "--ca-cert",
+        ])
+        .arg(&cert)
+        .env("FEDHE_ADMIN_TOKEN", ADMIN));
+    let status: serde_json::Value = serde_json::from_str(&admin_view).unwrap();
+    assert_eq!(status["phase"], "complete", "{admin_view}");
+    assert_eq!(status["revealed"], serde_json::json!(["alpha", "beta"]));
+    let err = fails(
+        fedhe()
+            .args([
+                "ceremony",
+                "status",
+                "--server",
+                url,
+                "--ceremony",
+                "c1",
+                "--ca-cert",
+            ])
+            .arg(&cert)
+            .env("FEDHE_ADMIN_TOKEN", "not-the-token"),
+    );
+    assert!(err.contains("401") || err.contains("unauthorized"), "{err}");
+
     // On disk: the secret files are sealed, private, and hold no plaintext.
     let params = params_by_name("toy-n1024", true).unwrap();
     for (dir, passphrase) in [

@@ -9,12 +9,13 @@
 use fedhe_api::{RoundState, SignedStudySpec, StudyStatus};
 use fedhe_client::{Client, ClientError};
 use fedhe_crypto::{EncryptedVector, WireObject};
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 mod server_process;
 use server_process::ServerProcess;
 mod toy_federation;
-use toy_federation::{admin_identity, toy_federation, Terms};
+use toy_federation::{admin_identity, toy_ceremony, toy_federation, Terms};
 
 const ADMIN: &str = "security-admin";
 
@@ -314,42 +315,7 @@ fn rogue_public_key_share_a_share_other_than_the_committed_one_is_refused() {
         fedhe_client::Auth::Admin(ADMIN.to_string().into()),
     )
     .unwrap();
-    let names = ["alpha", "beta"];
-    let identities: Vec<_> = names
-        .iter()
-        .map(|_| std::sync::Arc::new(fedhe_api::Identity::generate()))
-        .collect();
-    admin
-        .create_ceremony(&fedhe_api::CeremonySpec {
-            id: "c1".into(),
-            parameter_set: "toy-n1024".into(),
-            members: names
-                .iter()
-                .zip(&identities)
-                .map(|(n, id)| fedhe_api::MemberSpec {
-                    id: n.to_string(),
-                    identity_key: id.public_key_hex(),
-                })
-                .collect(),
-            deadline_secs: 600,
-            allow_insecure: true,
-            admin_key: admin_identity().public_key_hex(),
-        })
-        .unwrap();
-    let clients: Vec<Client> = names
-        .iter()
-        .zip(&identities)
-        .map(|(n, id)| {
-            Client::new(
-                &server.url,
-                fedhe_client::Auth::Member {
-                    id: n.to_string(),
-                    identity: id.clone(),
-                },
-            )
-            .unwrap()
-        })
-        .collect();
+    let clients = toy_ceremony(&server.url, ADMIN, &["alpha", "beta"]);
     clients[0].commit("c1", b"the committed share").unwrap();
     clients[1].commit("c1", b"beta's share").unwrap();
     let e = clients[0]
@@ -395,5 +361,185 @@ fn second_decryption_a_member_decrypts_at_most_one_aggregate_per_round() {
     assert!(
         e.contains("already produced a decryption share for this round, of another aggregate"),
         "{e}"
+    );
+}
+
+/// Every file of `dir`, recursively.
+fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(files_under(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// The forms a logged f64 would take: Rust's `Display` and `Debug`, JSON's
+/// (ryu), and four decimals as progress lines print them (only for values
+/// whose four-decimal form is too long to occur by chance).
+fn printed_forms(v: f64) -> Vec<String> {
+    let mut forms = vec![
+        v.to_string(),
+        format!("{v:?}"),
+        serde_json::to_string(&v).unwrap(),
+    ];
+    if v.abs() >= 10.0 {
+        forms.push(format!("{v:.4}"));
+    }
+    forms
+}
+
+/// The demo's institutions.
+const MEMBERS: [&str; 3] = ["member-01", "member-02", "member-03"];
+
+/// Every printed form of every value (point coordinates and result) that
+/// `member` evaluated, from its journal.
+fn evaluations(root: &std::path::Path, member: &str) -> BTreeSet<String> {
+    let journal = std::fs::read_to_string(
+        root.join("keys")
+            .join(member)
+            .join("studies/demo-study/evaluations.jsonl"),
+    )
+    .unwrap();
+    let mut forms = BTreeSet::new();
+    for line in journal.lines() {
+        let e: serde_json::Value = serde_json::from_str(line).unwrap();
+        for v in e["x"].as_array().unwrap().iter().chain([&e["y"]]) {
+            forms.extend(printed_forms(v.as_f64().unwrap()));
+        }
+    }
+    forms
+}
+
+/// Attack: read secrets from what a federation writes down. A whole
+/// networked demo (server, ceremony, agents; key files sealed with a
+/// passphrase; every process at `RUST_LOG=trace`) is run, and then every
+/// log, the demo's own output and the server's database are searched for
+/// each institution's secret-key share and identity seed (raw and hex), the
+/// passphrase, and (outside the institution's own logs and the demo's own
+/// console, which speaks for every institution) each institution's
+/// evaluations: the private data its contributions are computed from.
+#[test]
+fn secrets_absent_from_logs_a_whole_demo_run_writes_no_key_plaintext_or_passphrase() {
+    let work = tempfile::tempdir().unwrap();
+    let root = work.path().join("demo");
+    let passphrase = "security-test-passphrase-5b1d3c0e";
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_fedhe"))
+        .args([
+            "demo",
+            "--params",
+            "toy-n1024",
+            "--allow-insecure",
+            "--members",
+            "3",
+            "--rounds",
+            "2",
+            "--dim",
+            "2",
+            "--workdir",
+        ])
+        .arg(&root)
+        .env("FEDHE_PASSPHRASE", passphrase)
+        .env("RUST_LOG", "trace")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "stdout: {stdout}\nstderr: {stderr}");
+    // What was written down: every log, the server's database, and the
+    // demo's own output.
+    let written: Vec<(String, Vec<u8>)> = files_under(&root)
+        .into_iter()
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            name.ends_with(".log") || name.starts_with("fedhe.db")
+        })
+        .map(|p| (p.display().to_string(), std::fs::read(&p).unwrap()))
+        .chain([
+            ("demo stdout".to_string(), out.stdout.clone()),
+            ("demo stderr".to_string(), out.stderr.clone()),
+        ])
+        .collect();
+    assert!(
+        written.iter().any(|(n, _)| n.ends_with("server.log"))
+            && written.iter().any(|(n, _)| n.contains("fedhe.db"))
+            && written
+                .iter()
+                .filter(|(n, _)| n.ends_with(".agent.log"))
+                .count()
+                == 3,
+        "{:?}",
+        written.iter().map(|(n, _)| n).collect::<Vec<_>>()
+    );
+    let holds = |bytes: &[u8], needle: &[u8]| bytes.windows(needle.len()).any(|w| w == needle);
+    let passphrase_obj = fedhe_client::keys::Passphrase::new(passphrase).unwrap();
+    let mut checked = 0;
+    for member in MEMBERS {
+        let keys = fedhe_client::keys::KeyDir::open(root.join("keys").join(member))
+            .unwrap()
+            .with_passphrase(Some(passphrase_obj.clone()));
+        // The key files are sealed: the secrets are read through the passphrase.
+        assert!(keys
+            .is_encrypted(fedhe_client::keys::SECRET_SHARE_FILE)
+            .unwrap());
+        let seed = keys.read(fedhe_client::keys::IDENTITY_FILE).unwrap();
+        let share = keys.read(fedhe_client::keys::SECRET_SHARE_FILE).unwrap();
+        // 512 bytes from the middle of the share's coefficients: 64 ternary
+        // residues, too many to match by chance.
+        let middle = &share[share.len() / 2..share.len() / 2 + 512];
+        let secrets: Vec<(&str, Vec<u8>)> = vec![
+            ("identity seed", seed.to_vec()),
+            ("identity seed (hex)", hex::encode(&*seed).into_bytes()),
+            ("secret-key share", middle.to_vec()),
+            ("secret-key share (hex)", hex::encode(middle).into_bytes()),
+            ("passphrase", passphrase.as_bytes().to_vec()),
+        ];
+        // A member's private values: what it evaluated that no other member
+        // did (at a global step every member evaluates the same point).
+        let others: BTreeSet<String> = MEMBERS
+            .iter()
+            .filter(|m| **m != member)
+            .flat_map(|m| evaluations(&root, m))
+            .collect();
+        let private: Vec<String> = evaluations(&root, member)
+            .into_iter()
+            .filter(|v| !others.contains(v))
+            .collect();
+        assert!(private.len() >= 2 * 3, "{member}: {private:?}");
+        for (name, bytes) in &written {
+            for (what, secret) in &secrets {
+                assert!(!holds(bytes, secret), "{name} holds {member}'s {what}");
+                checked += 1;
+            }
+            // An institution's own logs and the demo's console may show its
+            // own values; nobody else's may.
+            if name.contains(member) || name.starts_with("demo ") {
+                continue;
+            }
+            for form in &private {
+                assert!(
+                    !holds(bytes, form.as_bytes()),
+                    "{name} holds {member}'s evaluation {form}"
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 100, "{checked}");
+    // The server's log is not empty at trace level: the search had text to
+    // search.
+    let server_log = &written
+        .iter()
+        .find(|(n, _)| n.ends_with("server.log"))
+        .unwrap()
+        .1;
+    assert!(
+        server_log.len() > 1000,
+        "{}",
+        String::from_utf8_lossy(server_log)
     );
 }

@@ -34,7 +34,7 @@ mod support {
 mod server_process;
 use server_process::ServerProcess;
 mod toy_federation;
-use toy_federation::{admin_identity, toy_federation, Terms};
+use toy_federation::{admin_identity, toy_ceremony, toy_federation, Terms};
 
 const ADMIN: &str = "scale-admin";
 
@@ -187,15 +187,20 @@ fn a_round_of_100_members_at_the_default_parameter_set() {
     );
 }
 
-fn kill_9_in_every_round_phase_loses_no_acknowledged_upload(kind: Kind) {
-    let root = tempfile::tempdir().unwrap();
-    let db = TestDb::new(kind);
+/// A loopback address no one listens on, so a restarted server keeps its URL.
+fn free_loopback_address() -> String {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
         .port();
-    let listen = format!("127.0.0.1:{port}");
+    format!("127.0.0.1:{port}")
+}
+
+fn kill_9_in_every_round_phase_loses_no_acknowledged_upload(kind: Kind) {
+    let root = tempfile::tempdir().unwrap();
+    let db = TestDb::new(kind);
+    let listen = free_loopback_address();
     let mut server = serve_on(&db.url(), &listen);
     let (sessions, _) = toy_federation(
         &server.url,
@@ -264,4 +269,130 @@ fn kill_9_in_every_round_phase_loses_no_acknowledged_upload(kind: Kind) {
     sessions[0].decrypt("s1", 1).unwrap();
 }
 
-on_both_backends!(sync; kill_9_in_every_round_phase_loses_no_acknowledged_upload);
+/// `kill -9` of the server in each phase of a key ceremony (created,
+/// committing with one commitment, revealing, revealing with one share,
+/// complete), then a restart on the same store: every acknowledged
+/// commitment and share is still there, the phases carry on, the collective
+/// key and transcript are those of before the crash, every member verifies
+/// the ceremony, and a member that re-runs `join_ceremony` (a restarted
+/// `fedhe ceremony join`) resends the same share idempotently.
+fn kill_9_in_every_ceremony_phase_loses_nothing_acknowledged(kind: Kind) {
+    use fedhe_api::CeremonyPhase;
+    use fedhe_crypto::{
+        CeremonyId, CommonRandomPoly, MemberId, PublicKeyShare, SecretKeyShare, WireObject,
+    };
+    let root = tempfile::tempdir().unwrap();
+    let db = TestDb::new(kind);
+    let listen = free_loopback_address();
+    let mut server = serve_on(&db.url(), &listen);
+    let crash = |server: &mut ServerProcess| {
+        server.child.kill().unwrap();
+        server.child.wait().unwrap();
+        *server = serve_on(&db.url(), &listen);
+    };
+    let names = ["alpha", "beta", "gamma"];
+    let admin = Client::new(&server.url, Auth::Admin(ADMIN.to_string().into())).unwrap();
+    let clients = toy_ceremony(&server.url, ADMIN, &names);
+    // Created: the acknowledged ceremony survives.
+    crash(&mut server);
+    let status = admin.ceremony("c1").unwrap();
+    assert_eq!(status.phase, CeremonyPhase::Committing);
+    // Each member's key folder and share, as `fedhe ceremony join` makes them.
+    let params = fedhe_client::member::params_by_name("toy-n1024", true).unwrap();
+    let ids: Vec<MemberId> = names.iter().map(|m| MemberId::new(*m).unwrap()).collect();
+    let crs =
+        CommonRandomPoly::for_ceremony(&params, &CeremonyId::new("c1").unwrap(), &ids).unwrap();
+    assert_eq!(hex::encode(crs.seed()), status.crs_seed);
+    let dirs: Vec<KeyDir> = names
+        .iter()
+        .map(|m| KeyDir::open_or_create(root.path().join(m)).unwrap())
+        .collect();
+    let mut shares = Vec::new();
+    for ((m, id), dir) in ids.iter().zip(names).zip(&dirs) {
+        let mut rng = fedhe_ring::Csprng::from_entropy();
+        let sk = SecretKeyShare::generate(&params, m.clone(), &mut rng);
+        let pk = PublicKeyShare::generate(&params, &sk, &crs, &mut rng)
+            .unwrap()
+            .to_bytes(&params);
+        dir.write_secret(keys::SECRET_SHARE_FILE, &sk.to_key_bytes(&params), false)
+            .unwrap();
+        dir.write(keys::PUBLIC_SHARE_FILE, &pk, false).unwrap();
+        let file = keys::MemberFile {
+            member: id.to_string(),
+            ceremony: "c1".into(),
+            server: String::new(),
+            parameter_set: "toy-n1024".into(),
+        };
+        dir.write(
+            keys::MEMBER_FILE,
+            &serde_json::to_vec(&file).unwrap(),
+            false,
+        )
+        .unwrap();
+        shares.push(pk);
+    }
+    // Committing, one commitment acknowledged.
+    clients[0].commit("c1", &shares[0]).unwrap();
+    crash(&mut server);
+    let status = admin.ceremony("c1").unwrap();
+    assert_eq!(status.phase, CeremonyPhase::Committing);
+    assert_eq!(status.committed, vec!["alpha".to_string()]);
+    clients[1].commit("c1", &shares[1]).unwrap();
+    clients[2].commit("c1", &shares[2]).unwrap();
+    // Revealing.
+    crash(&mut server);
+    let status = admin.ceremony("c1").unwrap();
+    assert_eq!(status.phase, CeremonyPhase::Revealing);
+    assert_eq!(status.committed.len(), 3);
+    // Revealing, one share acknowledged.
+    clients[0].reveal("c1", &shares[0]).unwrap();
+    crash(&mut server);
+    let status = admin.ceremony("c1").unwrap();
+    assert_eq!(status.phase, CeremonyPhase::Revealing);
+    assert_eq!(status.revealed, vec!["alpha".to_string()]);
+    assert_eq!(
+        clients[1].public_key_share("c1", "alpha").unwrap(),
+        shares[0]
+    );
+    clients[1].reveal("c1", &shares[1]).unwrap();
+    clients[2].reveal("c1", &shares[2]).unwrap();
+    // Complete.
+    let mut status = admin.ceremony("c1").unwrap();
+    for _ in 0..50 {
+        if status.phase == CeremonyPhase::Complete {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        status = admin.ceremony("c1").unwrap();
+    }
+    assert_eq!(status.phase, CeremonyPhase::Complete, "{:?}", status.reason);
+    let key = admin.collective_key("c1").unwrap();
+    let transcript = admin.transcript("c1").unwrap();
+    crash(&mut server);
+    let after = admin.ceremony("c1").unwrap();
+    assert_eq!(after.phase, CeremonyPhase::Complete);
+    assert_eq!(after.transcript_hash, status.transcript_hash);
+    assert_eq!(admin.collective_key("c1").unwrap(), key);
+    assert_eq!(admin.transcript("c1").unwrap(), transcript);
+    // A restarted `fedhe ceremony join` resends the same share (idempotent),
+    // and every member verifies the ceremony against its own share.
+    join_ceremony(
+        &clients[0],
+        &dirs[0],
+        "c1",
+        true,
+        false,
+        Duration::from_secs(10),
+    )
+    .unwrap();
+    for ((client, dir), m) in clients.iter().zip(&dirs).zip(names) {
+        let own = dir.read(keys::PUBLIC_SHARE_FILE).unwrap();
+        let verified = verify_ceremony(client, "c1", Some((m, &own)), true).unwrap();
+        assert_eq!(verified.key.to_bytes(&params), key, "{m}");
+    }
+}
+
+on_both_backends!(sync;
+    kill_9_in_every_round_phase_loses_no_acknowledged_upload,
+    kill_9_in_every_ceremony_phase_loses_nothing_acknowledged
+);

@@ -14,7 +14,19 @@
 //! | `evaluations.jsonl` | every point evaluated and its value, appended and synced before use |
 //! | `STUDY.R.contribution`, `STUDY.R.share`, `STUDY.R.result` | what [`MemberSession`] sent and received in round `R` |
 //! | `progress.json` | the last finished round, for `fedhe agent status` |
-//! | `agent.lock` | locked while an agent runs, so a second one is refused |
+//! | `agent.lock` | locked while an agent (or a `tell`) runs, so a second one is refused |
+//! | `pending.json` | the point `fedhe agent ask` handed out, until `tell` journals its value |
+//!
+//! # Ask and tell
+//!
+//! With [`Evaluator::Ask`] the agent stops at the first point its journal
+//! cannot answer, writes it to `pending.json` and returns it
+//! ([`ask_agent`]); [`tell_agent`] journals the value (synced) and removes
+//! the file; the next ask replays the study from the start as a restarted
+//! agent would, the journal answering every point told so far. Both are
+//! crash-safe at every step (a point is journaled once, or not at all), and
+//! `run` and `ask` share one code path: only where a new value comes from
+//! differs.
 //!
 //! A restarted agent replays the protocol from the start: the algorithm is
 //! deterministic given its seeds, the rounds already finished return their
@@ -26,6 +38,7 @@
 
 use crate::keys::{self, KeyDir};
 use crate::member::{verify_ceremony, MemberSession, NetworkSum};
+use crate::policy::MemberPolicy;
 use crate::{Client, ClientError};
 use fedhe_algorithms::fbo_fedgp::{
     run_member, FboFedGpParams, Method, RoundEvent, SupportSelection, ValidParams,
@@ -52,6 +65,8 @@ pub const PROGRESS_FILE: &str = "progress.json";
 pub const RESULT_FILE: &str = "result.json";
 /// Held (`flock`) while an agent runs.
 pub const LOCK_FILE: &str = "agent.lock";
+/// The point `fedhe agent ask` handed out, until `tell` journals its value.
+pub const PENDING_FILE: &str = "pending.json";
 
 /// A study's algorithm configuration (`StudySpec::config` of an `fbo-fedgp`
 /// study): the problem every institution evaluates on its own data, the
@@ -158,6 +173,9 @@ impl StudyConfig {
 struct JournalEntry {
     x: Vec<f64>,
     y: f64,
+    /// Told as failed (`fedhe agent tell --failed`): `y` is the failure value.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    failed: bool,
 }
 
 /// The append-only journal of evaluations, replayed after a restart.
@@ -227,13 +245,32 @@ impl Journal {
         Ok(Some(e.y))
     }
 
+    /// The worst value journaled so far (the largest when minimising), the
+    /// value a failed evaluation stands for.
+    fn worst(&self, sense: Sense) -> Option<f64> {
+        let ys = self.entries.iter().map(|e| e.y);
+        match sense {
+            Sense::Minimise => ys.reduce(f64::max),
+            Sense::Maximise => ys.reduce(f64::min),
+        }
+    }
+
     /// Appends a new evaluation and syncs it before the value is used.
     fn record(&mut self, x: &[f64], y: f64) -> Result<(), AlgorithmError> {
+        self.append(JournalEntry {
+            x: x.to_vec(),
+            y,
+            failed: false,
+        })
+    }
+
+    /// Appends `entry` and syncs it.
+    fn append(&mut self, entry: JournalEntry) -> Result<(), AlgorithmError> {
         let fail = |e: std::io::Error| {
             AlgorithmError::Evaluation(format!("journal {}: {e}", self.path.display()))
         };
-        let mut line = serde_json::to_string(&JournalEntry { x: x.to_vec(), y })
-            .map_err(|e| AlgorithmError::Evaluation(e.to_string()))?;
+        let mut line =
+            serde_json::to_string(&entry).map_err(|e| AlgorithmError::Evaluation(e.to_string()))?;
         line.push('\n');
         use std::os::unix::fs::OpenOptionsExt;
         let mut f = std::fs::OpenOptions::new()
@@ -244,17 +281,46 @@ impl Journal {
             .map_err(fail)?;
         f.write_all(line.as_bytes()).map_err(fail)?;
         f.sync_data().map_err(fail)?;
-        self.entries.push(JournalEntry { x: x.to_vec(), y });
+        self.entries.push(entry);
         self.next += 1;
         Ok(())
     }
 }
 
-/// The institution's objective: a command run by `sh -c` that reads the point
-/// (in the study's box) as a JSON array on stdin and prints one number.
+/// How an institution evaluates a point.
+#[derive(Clone, Copy, Debug)]
+pub enum Evaluator<'a> {
+    /// A command run by `sh -c` that reads the point (in the study's box) as
+    /// a JSON array on stdin and prints one number (`fedhe agent run`).
+    Command(&'a str),
+    /// Ask and tell (`fedhe agent ask`, `fedhe agent tell`): a point not in
+    /// the journal is written to [`PENDING_FILE`] and the agent stops; `tell`
+    /// journals its value, and the next `ask` replays up to the next point.
+    Ask,
+}
+
+/// The point `fedhe agent ask` hands out, waiting in [`PENDING_FILE`] for its
+/// value.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PendingPoint {
+    /// The study.
+    pub study: String,
+    /// Which evaluation of this member it is (1-based: the journal's next line).
+    pub evaluation: usize,
+    /// The point, in the study's box.
+    pub point: Vec<f64>,
+    /// What `tell --failed` records: the worst value journaled so far (the
+    /// largest when minimising), none before any value.
+    pub failure_value: Option<f64>,
+}
+
+/// The institution's objective for the algorithm: every evaluation goes
+/// through the journal (replayed after a restart), and a new one to the
+/// [`Evaluator`].
 #[derive(Debug)]
-pub struct CommandObjective {
-    command: String,
+struct MemberObjective {
+    evaluator: OwnedEvaluator,
+    study: String,
     lower: Vec<f64>,
     upper: Vec<f64>,
     members: usize,
@@ -262,22 +328,40 @@ pub struct CommandObjective {
     journal: Mutex<Journal>,
 }
 
-impl CommandObjective {
+#[derive(Debug)]
+enum OwnedEvaluator {
+    Command(String),
+    Ask { state: PathBuf, sense: Sense },
+}
+
+/// The message an asking agent stops with (the point is in [`PENDING_FILE`]).
+const ASKED: &str = "a point waits for its value (fedhe agent tell)";
+
+impl MemberObjective {
     /// The objective of member `index` of `members`, with its journal in `state`.
     fn new(
-        command: &str,
-        config: &StudyConfig,
+        evaluator: Evaluator<'_>,
+        study: &str,
+        config: &ValidStudyConfig,
         members: usize,
         index: usize,
         state: &Path,
     ) -> Result<Self, ClientError> {
-        if command.trim().is_empty() {
-            return Err(ClientError::Usage("the objective command is empty".into()));
-        }
+        let evaluator = match evaluator {
+            Evaluator::Command(c) if c.trim().is_empty() => {
+                return Err(ClientError::Usage("the objective command is empty".into()))
+            }
+            Evaluator::Command(c) => OwnedEvaluator::Command(c.to_string()),
+            Evaluator::Ask => OwnedEvaluator::Ask {
+                state: state.to_path_buf(),
+                sense: config.sense,
+            },
+        };
         Ok(Self {
-            command: command.to_string(),
-            lower: config.lower.clone(),
-            upper: config.upper.clone(),
+            evaluator,
+            study: study.to_string(),
+            lower: config.config.lower.clone(),
+            upper: config.config.upper.clone(),
             members,
             index,
             journal: Mutex::new(Journal::open(state.join(JOURNAL_FILE), true)?),
@@ -285,14 +369,14 @@ impl CommandObjective {
     }
 
     /// Runs the command at `x` (the study's box).
-    fn run_command(&self, x: &[f64]) -> Result<f64, AlgorithmError> {
+    fn run_command(&self, command: &str, x: &[f64]) -> Result<f64, AlgorithmError> {
         use std::process::{Command, Stdio};
         let fail = |what: String| {
-            AlgorithmError::Evaluation(format!("objective command `{}`: {what}", self.command))
+            AlgorithmError::Evaluation(format!("objective command `{command}`: {what}"))
         };
         let mut child = Command::new("sh")
             .arg("-c")
-            .arg(&self.command)
+            .arg(command)
             // The institution's command (perhaps third-party code) never sees
             // the key folder's passphrase.
             .env_remove(crate::keys::PASSPHRASE_ENV)
@@ -332,7 +416,7 @@ impl CommandObjective {
     }
 }
 
-impl ClientObjectives for CommandObjective {
+impl ClientObjectives for MemberObjective {
     fn clients(&self) -> usize {
         self.members
     }
@@ -358,12 +442,25 @@ impl ClientObjectives for CommandObjective {
             .journal
             .lock()
             .map_err(|_| AlgorithmError::Evaluation("journal lock poisoned".into()))?;
-        let y = match journal.replay(&x)? {
-            Some(y) => y,
-            None => {
-                let y = self.run_command(&x)?;
+        let y = match (journal.replay(&x)?, &self.evaluator) {
+            (Some(y), _) => y,
+            (None, OwnedEvaluator::Command(command)) => {
+                let y = self.run_command(command, &x)?;
                 journal.record(&x, y)?;
                 y
+            }
+            (None, OwnedEvaluator::Ask { state, sense }) => {
+                let pending = PendingPoint {
+                    study: self.study.clone(),
+                    evaluation: journal.entries.len() + 1,
+                    point: x,
+                    failure_value: journal.worst(*sense),
+                };
+                let bytes = serde_json::to_vec_pretty(&pending)
+                    .map_err(|e| AlgorithmError::Evaluation(e.to_string()))?;
+                keys::write_atomic(state, PENDING_FILE, &bytes, true)
+                    .map_err(|e| AlgorithmError::Evaluation(e.to_string()))?;
+                return Err(AlgorithmError::Evaluation(ASKED.into()));
             }
         };
         Ok(Evaluation {
@@ -457,12 +554,15 @@ fn private_seed(state: &Path, study: &str, member: &str) -> Result<u64, ClientEr
 pub struct AgentOptions<'a> {
     /// The study.
     pub study: &'a str,
-    /// The objective command.
-    pub objective: &'a str,
+    /// How this member evaluates a point.
+    pub evaluator: Evaluator<'a>,
     /// Accept an insecure (test-only) parameter set.
     pub allow_insecure: bool,
     /// How long one round may take.
     pub round_timeout: std::time::Duration,
+    /// Policy settings given on the command line; they replace those of the
+    /// key folder's [`crate::policy::POLICY_FILE`].
+    pub policy: MemberPolicy,
 }
 
 /// What an agent run ends with.
@@ -526,36 +626,12 @@ pub fn run_agent(
 
     let state = state_dir(keys, options.study);
     create_private_dir(&state)?;
-    // One agent per member and study: a second would interleave the journal.
-    // The operating system releases the lock when the process ends, however.
-    let lock_path = state.join(LOCK_FILE);
-    let lock = {
-        use std::os::unix::fs::OpenOptionsExt;
-        std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .mode(0o600)
-            .open(&lock_path)
-            .map_err(|e| ClientError::Keys(format!("{}: {e}", lock_path.display())))?
-    };
-    match lock.try_lock() {
-        Ok(()) => {}
-        Err(std::fs::TryLockError::WouldBlock) => {
-            return Err(ClientError::Usage(format!(
-                "another agent is running study {} with {}",
-                options.study,
-                keys.path().display()
-            )))
-        }
-        Err(std::fs::TryLockError::Error(e)) => {
-            return Err(ClientError::Keys(format!("{}: {e}", lock_path.display())))
-        }
-    }
+    let _lock = lock_agent(keys, options.study)?;
     let private_seed = private_seed(&state, options.study, &member_file.member)?;
-    let objective = CommandObjective::new(
-        options.objective,
-        &valid.config,
+    let objective = MemberObjective::new(
+        options.evaluator,
+        options.study,
+        &valid,
         members.len(),
         index,
         &state,
@@ -567,6 +643,7 @@ pub fn run_agent(
         valid.config.optimum,
         Arc::new(objective),
     );
+    let policy = MemberPolicy::load(keys)?.overridden_by(options.policy.clone())?;
     let secret = MemberSession::load_secret(keys, &verified.params)?;
     let mut session = MemberSession::new(
         client,
@@ -574,7 +651,8 @@ pub fn run_agent(
         secret,
         &state,
         study.spec.min_contributors as usize,
-    )?;
+    )?
+    .with_policy(policy)?;
     session.round_timeout = options.round_timeout;
     // The administrator's signature, and the hash recorded before the first
     // contribution: a spec changed or split by the server is refused.
@@ -626,6 +704,199 @@ pub fn run_agent(
         serde_json::to_vec_pretty(&outcome).map_err(|e| ClientError::Decode(e.to_string()))?;
     keys::write_atomic(&state, RESULT_FILE, &bytes, true)?;
     Ok(outcome)
+}
+
+/// Takes the agent lock of `study` in a key folder: one agent (or `tell`) per
+/// member and study at a time, since a second would interleave the journal.
+/// The operating system releases the lock when the process ends, however.
+fn lock_agent(keys: &KeyDir, study: &str) -> Result<std::fs::File, ClientError> {
+    let lock_path = state_dir(keys, study).join(LOCK_FILE);
+    let lock = {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .mode(0o600)
+            .open(&lock_path)
+            .map_err(|e| ClientError::Keys(format!("{}: {e}", lock_path.display())))?
+    };
+    match lock.try_lock() {
+        Ok(()) => Ok(lock),
+        Err(std::fs::TryLockError::WouldBlock) => Err(ClientError::Usage(format!(
+            "another agent is running study {study} with {}",
+            keys.path().display()
+        ))),
+        Err(std::fs::TryLockError::Error(e)) => {
+            Err(ClientError::Keys(format!("{}: {e}", lock_path.display())))
+        }
+    }
+}
+
+/// The point waiting for its value, if any (a point already journaled, by a
+/// `tell` that stopped before removing the file, is not waiting).
+fn pending_point(state: &Path, journal: &Journal) -> Result<Option<PendingPoint>, ClientError> {
+    let path = state.join(PENDING_FILE);
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(ClientError::Keys(format!("{}: {e}", path.display()))),
+    };
+    let p: PendingPoint = serde_json::from_slice(&bytes)
+        .map_err(|e| ClientError::Decode(format!("{}: {e}", path.display())))?;
+    Ok((journal.entries.len() < p.evaluation).then_some(p))
+}
+
+/// What `fedhe agent ask` ends with.
+#[derive(Clone, Debug)]
+pub enum Asked {
+    /// The next point to evaluate.
+    Point(PendingPoint),
+    /// The study is over for this member.
+    Finished(Box<AgentOutcome>),
+}
+
+/// `fedhe agent ask`: the point waiting for its value if there is one (asked
+/// before and not yet told: asking again changes nothing); else runs (or
+/// resumes) this member's side of the study like [`run_agent`], the journal
+/// answering every point evaluated before, until the study ends or needs a
+/// new point, which is written to [`PENDING_FILE`] and returned.
+pub fn ask_agent(
+    client: Client,
+    keys: &KeyDir,
+    options: &AgentOptions<'_>,
+) -> Result<Asked, ClientError> {
+    let state = state_dir(keys, options.study);
+    if state.is_dir() {
+        let journal = Journal::open(state.join(JOURNAL_FILE), false)?;
+        if let Some(p) = pending_point(&state, &journal)? {
+            return Ok(Asked::Point(p));
+        }
+    }
+    let asking = AgentOptions {
+        evaluator: Evaluator::Ask,
+        policy: options.policy.clone(),
+        ..*options
+    };
+    match run_agent(client, keys, &asking, &mut |_, _| {}) {
+        Ok(outcome) => Ok(Asked::Finished(Box::new(outcome))),
+        Err(e) => {
+            let journal = Journal::open(state.join(JOURNAL_FILE), false)?;
+            match pending_point(&state, &journal)? {
+                Some(p) if e.to_string().contains(ASKED) => Ok(Asked::Point(p)),
+                _ => Err(e),
+            }
+        }
+    }
+}
+
+/// What `fedhe agent tell` is told.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Told {
+    /// The objective's value at the pending point.
+    Value(f64),
+    /// The evaluation failed: the point is journaled with the failure value
+    /// ([`PendingPoint::failure_value`]).
+    Failed,
+}
+
+/// What `fedhe agent tell` did.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TellReceipt {
+    /// Which evaluation it is (1-based).
+    pub evaluation: usize,
+    /// The point.
+    pub point: Vec<f64>,
+    /// The value journaled.
+    pub value: f64,
+    /// Whether it was told as failed.
+    pub failed: bool,
+    /// False when the same answer had been journaled already (a no-op).
+    pub recorded: bool,
+}
+
+/// `fedhe agent tell`: journals the value of the point `ask` handed out
+/// (synced before it returns). Telling the same answer again is a no-op;
+/// another answer for a point already answered is refused.
+pub fn tell_agent(keys: &KeyDir, study: &str, told: Told) -> Result<TellReceipt, ClientError> {
+    let state = state_dir(keys, study);
+    if !state.is_dir() {
+        return Err(ClientError::Usage(format!(
+            "no agent state for study {study} in {} (run `fedhe agent ask` first)",
+            keys.path().display()
+        )));
+    }
+    let _lock = lock_agent(keys, study)?;
+    if let Told::Value(v) = told {
+        if !v.is_finite() {
+            return Err(ClientError::Usage(format!(
+                "--value {v} is not a finite number (use --failed for an evaluation that failed)"
+            )));
+        }
+    }
+    let mut journal = Journal::open(state.join(JOURNAL_FILE), true)?;
+    let Some(p) = pending_point(&state, &journal)? else {
+        // Nothing waits: the same answer as the last one is a repeat.
+        let last = journal.entries.last().ok_or_else(|| {
+            ClientError::Usage(format!(
+                "no point of study {study} waits for a value (run `fedhe agent ask` first)"
+            ))
+        })?;
+        let same = match told {
+            Told::Value(v) => !last.failed && last.y == v,
+            Told::Failed => last.failed,
+        };
+        if !same {
+            return Err(ClientError::Usage(format!(
+                "no point of study {study} waits for a value: evaluation {} at {:?} was answered with {}{}; \
+                 run `fedhe agent ask` for the next point",
+                journal.entries.len(),
+                last.x,
+                last.y,
+                if last.failed { " (failed)" } else { "" }
+            )));
+        }
+        return Ok(TellReceipt {
+            evaluation: journal.entries.len(),
+            point: last.x.clone(),
+            value: last.y,
+            failed: last.failed,
+            recorded: false,
+        });
+    };
+    if journal.entries.len() + 1 != p.evaluation {
+        return Err(ClientError::Usage(format!(
+            "{PENDING_FILE} is for evaluation {} but the journal holds {}: the state folder was changed by hand",
+            p.evaluation,
+            journal.entries.len()
+        )));
+    }
+    let (value, failed) = match told {
+        Told::Value(v) => (v, false),
+        Told::Failed => (
+            p.failure_value.ok_or_else(|| {
+                ClientError::Usage(
+                    "the first evaluation cannot be told as failed: no value observed yet stands for a failure; tell a value"
+                        .into(),
+                )
+            })?,
+            true,
+        ),
+    };
+    journal.append(JournalEntry {
+        x: p.point.clone(),
+        y: value,
+        failed,
+    })?;
+    // The journal line is synced: the pending file is now only a leftover.
+    let _ = std::fs::remove_file(state.join(PENDING_FILE));
+    Ok(TellReceipt {
+        evaluation: p.evaluation,
+        point: p.point,
+        value,
+        failed,
+        recorded: true,
+    })
 }
 
 /// What `fedhe agent status` shows: the agent's own records of a study.
@@ -728,7 +999,15 @@ mod tests {
             "echo x >> {}; python3 -c 'import json,sys; print(sum(v*v for v in json.load(sys.stdin)))'",
             counter.display()
         );
-        let obj = CommandObjective::new(&cmd, &config(), 3, 1, dir.path()).unwrap();
+        let obj = MemberObjective::new(
+            Evaluator::Command(&cmd),
+            "s",
+            &config().validate(3).unwrap(),
+            3,
+            1,
+            dir.path(),
+        )
+        .unwrap();
         let mut rng = ChaCha8Rng::seed_from_u64(0);
         let e = obj.evaluate(1, &[0.75, 0.5], &mut rng).unwrap();
         // (−2 + 4·0.75)² + (10·0.5)² = 1 + 25.
@@ -739,7 +1018,15 @@ mod tests {
         );
         drop(obj);
         // A restart replays the journal without running the command again.
-        let obj = CommandObjective::new(&cmd, &config(), 3, 1, dir.path()).unwrap();
+        let obj = MemberObjective::new(
+            Evaluator::Command(&cmd),
+            "s",
+            &config().validate(3).unwrap(),
+            3,
+            1,
+            dir.path(),
+        )
+        .unwrap();
         assert_eq!(
             obj.evaluate(1, &[0.75, 0.5], &mut rng).unwrap().observed,
             26.0
@@ -749,7 +1036,15 @@ mod tests {
             1
         );
         // A different point than the journal's: the replay diverged.
-        let obj = CommandObjective::new(&cmd, &config(), 3, 1, dir.path()).unwrap();
+        let obj = MemberObjective::new(
+            Evaluator::Command(&cmd),
+            "s",
+            &config().validate(3).unwrap(),
+            3,
+            1,
+            dir.path(),
+        )
+        .unwrap();
         let err = obj
             .evaluate(1, &[0.5, 0.5], &mut rng)
             .unwrap_err()
@@ -773,7 +1068,15 @@ mod tests {
                 .path()
                 .join(expect.len().to_string() + cmd.len().to_string().as_str());
             std::fs::create_dir_all(&sub).unwrap();
-            let obj = CommandObjective::new(cmd, &config(), 3, 0, &sub).unwrap();
+            let obj = MemberObjective::new(
+                Evaluator::Command(cmd),
+                "s",
+                &config().validate(3).unwrap(),
+                3,
+                0,
+                &sub,
+            )
+            .unwrap();
             let err = obj
                 .evaluate(0, &[0.1, 0.2], &mut rng)
                 .unwrap_err()
@@ -788,7 +1091,79 @@ mod tests {
                 0
             );
         }
-        assert!(CommandObjective::new("  ", &config(), 3, 0, dir.path()).is_err());
+        assert!(MemberObjective::new(
+            Evaluator::Command("  "),
+            "s",
+            &config().validate(3).unwrap(),
+            3,
+            0,
+            dir.path()
+        )
+        .is_err());
+    }
+
+    /// A key folder whose agent state for study `s` holds `journal` lines
+    /// and, if given, a pending point.
+    fn asked(journal: &str, pending: Option<PendingPoint>) -> (tempfile::TempDir, KeyDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let keys = KeyDir::open_or_create(dir.path().join("k")).unwrap();
+        let state = state_dir(&keys, "s");
+        create_private_dir(&state).unwrap();
+        std::fs::write(state.join(JOURNAL_FILE), journal).unwrap();
+        if let Some(p) = pending {
+            std::fs::write(state.join(PENDING_FILE), serde_json::to_vec(&p).unwrap()).unwrap();
+        }
+        (dir, keys)
+    }
+
+    fn pending(evaluation: usize, failure_value: Option<f64>) -> PendingPoint {
+        PendingPoint {
+            study: "s".into(),
+            evaluation,
+            point: vec![0.5, -1.0],
+            failure_value,
+        }
+    }
+
+    #[test]
+    fn tell_journals_the_pending_point_once_and_refuses_another_answer() {
+        let (_d, keys) = asked("{\"x\":[1.0,2.0],\"y\":7.0}\n", Some(pending(2, Some(7.0))));
+        let r = tell_agent(&keys, "s", Told::Value(3.5)).unwrap();
+        assert_eq!((r.evaluation, r.value, r.recorded), (2, 3.5, true));
+        // Again: a no-op; another value, or a failure: refused.
+        assert!(!tell_agent(&keys, "s", Told::Value(3.5)).unwrap().recorded);
+        for other in [Told::Value(4.0), Told::Failed] {
+            let e = tell_agent(&keys, "s", other).unwrap_err().to_string();
+            assert!(e.contains("no point of study s waits"), "{e}");
+        }
+        let journal = Journal::open(state_dir(&keys, "s").join(JOURNAL_FILE), false).unwrap();
+        assert_eq!(journal.entries.len(), 2);
+        assert_eq!(journal.entries[1].x, vec![0.5, -1.0]);
+        assert!(!state_dir(&keys, "s").join(PENDING_FILE).exists());
+        let e = tell_agent(&keys, "s", Told::Value(f64::NAN))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not a finite number"), "{e}");
+    }
+
+    #[test]
+    fn a_failed_evaluation_is_journaled_with_the_worst_value_seen() {
+        let lines = "{\"x\":[1.0],\"y\":7.0}\n{\"x\":[2.0],\"y\":9.0}\n";
+        let (_d0, told) = asked(lines, None);
+        let journal = Journal::open(state_dir(&told, "s").join(JOURNAL_FILE), false).unwrap();
+        // The worst: the largest when minimising, the smallest when maximising.
+        assert_eq!(journal.worst(Sense::Minimise), Some(9.0));
+        assert_eq!(journal.worst(Sense::Maximise), Some(7.0));
+        let (_d, keys) = asked(lines, Some(pending(3, Some(9.0))));
+        let r = tell_agent(&keys, "s", Told::Failed).unwrap();
+        assert_eq!((r.value, r.failed, r.recorded), (9.0, true, true));
+        assert!(!tell_agent(&keys, "s", Told::Failed).unwrap().recorded);
+        // The first evaluation has nothing to stand for a failure.
+        let (_d, keys) = asked("", Some(pending(1, None)));
+        let e = tell_agent(&keys, "s", Told::Failed)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("cannot be told as failed"), "{e}");
     }
 
     #[test]
@@ -805,7 +1180,8 @@ mod tests {
             j.entries,
             vec![JournalEntry {
                 x: vec![1.0],
-                y: 2.0
+                y: 2.0,
+                failed: false,
             }]
         );
         assert_eq!(

@@ -676,6 +676,31 @@ impl Client {
         )
     }
 
+    /// The signed decryption shares of a round and the aggregate's hash.
+    pub fn decryption_shares(
+        &self,
+        study: &str,
+        round: u64,
+    ) -> Result<DecryptionShareList, ClientError> {
+        self.json(
+            Method::GET,
+            &format!("/v1/studies/{study}/rounds/{round}/decryption-shares"),
+            None::<&()>,
+        )
+    }
+
+    /// One member's decryption share.
+    pub fn decryption_share(
+        &self,
+        study: &str,
+        round: u64,
+        member: &str,
+    ) -> Result<Vec<u8>, ClientError> {
+        self.bytes(&format!(
+            "/v1/studies/{study}/rounds/{round}/decryption-shares/{member}"
+        ))
+    }
+
     /// One member's contribution.
     pub fn contribution(
         &self,

@@ -7,12 +7,14 @@
 //! | [`keys`] | the member's key folder: private, atomic, never silently overwritten |
 //! | [`sealed`] | passphrase encryption of key files at rest (Argon2id, XChaCha20-Poly1305) |
 //! | [`member`] | ceremony join and verification, rounds, [`member::NetworkSum`] |
+//! | [`policy`] | the member's own terms (quorum floor, parameter sets, last round) |
 //! | [`verify`] | verify before decrypt (DESIGN.md §6) |
 
 pub mod agent;
 pub mod http;
 pub mod keys;
 pub mod member;
+pub mod policy;
 pub mod sealed;
 pub mod verify;
 

@@ -10,8 +10,10 @@
 //! decryption share (never a second, different share of a round).
 
 use crate::keys::{self, KeyDir};
+use crate::policy::MemberPolicy;
 use crate::verify::{
-    verify_before_decrypt, verify_commitments, CommitmentEvidence, Evidence, Refusal,
+    verify_after_decrypt, verify_before_decrypt, verify_commitments, CommitmentEvidence, Evidence,
+    Refusal, ResultEvidence,
 };
 use crate::{Client, ClientError};
 use fedhe_api::{CommitmentList, MemberSpec, RoundState, StudyStatus, Transcript};
@@ -236,6 +238,7 @@ pub struct MemberSession {
     members: Vec<MemberSpec>,
     state_dir: PathBuf,
     min_contributors: usize,
+    policy: MemberPolicy,
     admin_key: String,
     /// The studies whose signed spec this member accepted: id → (spec hash, bound).
     studies: std::collections::BTreeMap<String, (String, f64)>,
@@ -284,11 +287,25 @@ impl MemberSession {
                 .collect(),
             state_dir,
             min_contributors,
+            policy: MemberPolicy::default(),
             admin_key: verified.transcript.admin_key.clone(),
             studies: Default::default(),
             rng: Csprng::from_entropy(),
             round_timeout: Duration::from_secs(600),
         })
+    }
+
+    /// This session under the member's own policy: the ceremony's parameter
+    /// set is checked now, every study's quorum when it is accepted, every
+    /// round's number before a decryption share is made, and the quorum this
+    /// member checks before decrypting is raised to the policy's floor.
+    pub fn with_policy(mut self, policy: MemberPolicy) -> Result<Self, ClientError> {
+        policy.check_parameter_set(self.params.set().name)?;
+        self.min_contributors = self
+            .min_contributors
+            .max(policy.min_contributors.unwrap_or(0) as usize);
+        self.policy = policy;
+        Ok(self)
     }
 
     /// Loads the secret key share from a key folder; a sealed share is
@@ -352,6 +369,7 @@ impl MemberSession {
                  run the study under a ceremony created with an administrator key"
             )));
         }
+        self.policy.check_study(id, study.spec.min_contributors)?;
         let hash = study.spec.hash_hex();
         let key = fedhe_api::signing::parse_public_key(&self.admin_key)?;
         fedhe_api::signing::verify_hex(
@@ -533,6 +551,7 @@ impl MemberSession {
     /// most once per round: it is recorded before it is sent, and a restarted
     /// member resends the recorded share only for the same aggregate.
     pub fn decrypt(&mut self, study: &str, round: u64) -> Result<(), ClientError> {
+        self.policy.check_round(study, round)?;
         let aggregate = self.wait_for(study, round, "aggregate", |c| {
             c.aggregate(study, round, Duration::from_secs(20))
         })?;
@@ -608,20 +627,58 @@ impl MemberSession {
         Ok(())
     }
 
-    /// Waits for a round's result; checks it is the result of the aggregate
-    /// this member verified (when it decrypted).
+    /// Waits for a round's result and checks it before it is used (verify
+    /// after decrypt, [`crate::verify::verify_after_decrypt`]): it must be of
+    /// the aggregate this member verified when it decrypted, and exactly the
+    /// combination of every member's signed decryption share with that
+    /// aggregate. Returns this member's own decoding.
     pub fn result(&self, study: &str, round: u64) -> Result<Vec<f64>, ClientError> {
         let r = self.wait_for(study, round, "result", |c| {
             c.result(study, round, Duration::from_secs(20))
         })?;
-        if let Ok(recorded) = std::fs::read(self.record("share", study, round)) {
-            if recorded.len() >= 32 && hex::encode(&recorded[..32]) != r.aggregate_hash {
-                return Err(ClientError::Verification(format!(
-                    "the result of round {round} is not of the aggregate I decrypted"
-                )));
+        let refuse = |reason: &str| -> ClientError {
+            Refusal {
+                study: study.into(),
+                round,
+                reason: reason.into(),
             }
+            .into()
+        };
+        let recorded = std::fs::read(self.record("share", study, round)).map_err(|_| {
+            refuse("I made no decryption share in this round, so no aggregate I verified to check its result against")
+        })?;
+        if recorded.len() < 32 || hex::encode(&recorded[..32]) != r.aggregate_hash {
+            return Err(ClientError::Verification(format!(
+                "the result of round {round} is not of the aggregate I decrypted"
+            )));
         }
-        Ok(r.values)
+        let aggregate = self.client.aggregate(study, round, Duration::ZERO)?;
+        if blake3::hash(&aggregate).as_bytes()[..] != recorded[..32] {
+            return Err(refuse(
+                "the aggregate served now is not the one I decrypted",
+            ));
+        }
+        let aggregate = EncryptedVector::from_bytes(&self.params, &aggregate)?;
+        let list = self.client.decryption_shares(study, round)?;
+        let mut fetched = Vec::with_capacity(list.shares.len());
+        for u in &list.shares {
+            fetched.push((
+                u.member.clone(),
+                self.client.decryption_share(study, round, &u.member)?,
+            ));
+        }
+        Ok(verify_after_decrypt(
+            &self.params,
+            &ResultEvidence {
+                study,
+                round,
+                members: &self.members,
+                aggregate: &aggregate,
+                list: &list,
+                shares: &fetched,
+                published: &r.values,
+            },
+        )?)
     }
 
     /// Long-polls `fetch` until it succeeds; a 409 (not ready) is retried

@@ -25,6 +25,15 @@
 //! 8. it never produced a share for this round before (the share it makes is
 //!    recorded in its state folder before it is sent, [`crate::MemberSession::decrypt`]).
 //!
+//! Once the server publishes the round's result, a member uses it only if
+//! ([`verify_after_decrypt`])
+//!
+//! 9. every ceremony member's decryption share is listed once, signed by its
+//!    member over its hash, and the bytes fetched have that hash;
+//! 10. the shares, combined with the aggregate this member verified and
+//!     decoded by the aggregate's own encoding, give exactly the values the
+//!     server published (the member then uses its own decoding).
+//!
 //! So no contribution can depend on another's (every one was committed
 //! before any could be read, and the server cannot show different members
 //! different lists), a server that deviates cannot have one member's
@@ -32,10 +41,14 @@
 //! member sets, and nobody can slip in contributions no member signed.
 
 use fedhe_api::signing::{
-    contribution_statement, parse_public_key, round_commitment_statement, verify_hex,
+    contribution_statement, parse_public_key, round_commitment_statement, upload_statement,
+    verify_hex, UploadKind,
 };
-use fedhe_api::{CommitmentList, ContributionList, MemberSpec};
-use fedhe_crypto::{EncryptedVector, Params, WireObject};
+use fedhe_api::{CommitmentList, ContributionList, DecryptionShareList, MemberSpec};
+use fedhe_crypto::decryption::combine;
+use fedhe_crypto::{
+    DecryptionShare, EncryptedVector, FixedPointCodec, MemberId, Params, WireObject,
+};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -290,6 +303,122 @@ pub fn verify_before_decrypt(
     Ok(sum)
 }
 
+/// A round's published result, and what a member checks it against.
+pub struct ResultEvidence<'a> {
+    /// The study.
+    pub study: &'a str,
+    /// The round.
+    pub round: u64,
+    /// The ceremony's members with their identity keys (from the member's
+    /// verified transcript).
+    pub members: &'a [MemberSpec],
+    /// The aggregate this member verified before it decrypted.
+    pub aggregate: &'a EncryptedVector,
+    /// The server's list of decryption shares.
+    pub list: &'a DecryptionShareList,
+    /// The bytes of each listed share, as fetched.
+    pub shares: &'a [(String, Vec<u8>)],
+    /// The values the server published as the round's result.
+    pub published: &'a [f64],
+}
+
+/// Checks 9-10: the published result is the combination of every member's
+/// signed decryption share with the verified aggregate (DESIGN.md §2 step
+/// 5, recomputed by the member). Returns the values this member decoded.
+pub fn verify_after_decrypt(
+    params: &Arc<Params>,
+    ev: &ResultEvidence<'_>,
+) -> Result<Vec<f64>, Refusal> {
+    let refuse = |reason: String| Refusal {
+        study: ev.study.to_string(),
+        round: ev.round,
+        reason,
+    };
+    let mut seen = BTreeSet::new();
+    let mut shares = Vec::with_capacity(ev.list.shares.len());
+    for upload in &ev.list.shares {
+        let key = identity_key(ev.members, &upload.member).map_err(refuse)?;
+        if !seen.insert(upload.member.as_str()) {
+            return Err(refuse(format!(
+                "the decryption share of {} is listed twice",
+                upload.member
+            )));
+        }
+        let hash: [u8; 32] = fedhe_api::signing::decode_fixed(&upload.hash, "hash")
+            .map_err(|e| refuse(e.to_string()))?;
+        verify_hex(
+            &key,
+            &upload_statement(
+                UploadKind::DecryptionShare,
+                ev.study,
+                &upload.member,
+                ev.round,
+                &hash,
+            ),
+            &upload.signature,
+            "decryption share",
+        )
+        .map_err(|e| {
+            refuse(format!(
+                "the decryption share listed for {} is not signed by it: {e}",
+                upload.member
+            ))
+        })?;
+        let bytes = ev
+            .shares
+            .iter()
+            .find(|(m, _)| *m == upload.member)
+            .map(|(_, b)| b.as_slice())
+            .ok_or_else(|| {
+                refuse(format!(
+                    "the decryption share of {} was not fetched",
+                    upload.member
+                ))
+            })?;
+        if blake3::hash(bytes).as_bytes() != &hash {
+            return Err(refuse(format!(
+                "the bytes served for the decryption share of {} do not have the signed hash",
+                upload.member
+            )));
+        }
+        let share = DecryptionShare::from_bytes(params, bytes)
+            .map_err(|e| refuse(format!("the decryption share of {}: {e}", upload.member)))?;
+        if share.member().as_str() != upload.member {
+            return Err(refuse(format!(
+                "the share listed for {} names {}",
+                upload.member,
+                share.member()
+            )));
+        }
+        shares.push(share);
+    }
+    let ids = ev
+        .members
+        .iter()
+        .map(|m| MemberId::new(m.id.clone()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| refuse(e.to_string()))?;
+    let plaintexts = combine(&ids, ev.aggregate, &shares)
+        .map_err(|e| refuse(format!("the decryption shares do not combine: {e}")))?;
+    let codec = FixedPointCodec::from_info(params, ev.aggregate.encoding())
+        .map_err(|e| refuse(format!("the aggregate's encoding: {e}")))?;
+    let values = codec
+        .decode(&plaintexts, ev.aggregate.len())
+        .map_err(|e| refuse(format!("the combined shares do not decode: {e}")))?;
+    let same = values.len() == ev.published.len()
+        && values
+            .iter()
+            .zip(ev.published)
+            .all(|(a, b)| a.to_bits() == b.to_bits());
+    if !same {
+        return Err(refuse(
+            "the published result is not the combination of the members' signed decryption shares"
+                .into(),
+        ));
+    }
+    Ok(values)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -304,6 +433,7 @@ mod tests {
         params: Arc<Params>,
         members: Vec<MemberSpec>,
         identities: Vec<Identity>,
+        secrets: Vec<SecretKeyShare>,
         contributions: Vec<(String, Vec<u8>)>,
     }
 
@@ -317,12 +447,13 @@ mod tests {
         let crs =
             CommonRandomPoly::for_ceremony(&params, &CeremonyId::new("c").unwrap(), &ids).unwrap();
         let mut rng = Csprng::from_u128_seed(3);
-        let shares: Vec<PublicKeyShare> = ids
+        let secrets: Vec<SecretKeyShare> = ids
             .iter()
-            .map(|m| {
-                let sk = SecretKeyShare::generate(&params, m.clone(), &mut rng);
-                PublicKeyShare::generate(&params, &sk, &crs, &mut rng).unwrap()
-            })
+            .map(|m| SecretKeyShare::generate(&params, m.clone(), &mut rng))
+            .collect();
+        let shares: Vec<PublicKeyShare> = secrets
+            .iter()
+            .map(|sk| PublicKeyShare::generate(&params, sk, &crs, &mut rng).unwrap())
             .collect();
         let key = CollectivePublicKey::aggregate(&crs, &ids, &shares).unwrap();
         let codec = FixedPointCodec::new(&params, 3, 10.0).unwrap();
@@ -347,6 +478,7 @@ mod tests {
                 .collect(),
             params,
             identities,
+            secrets,
             contributions,
         }
     }
@@ -599,5 +731,111 @@ mod tests {
         let mut open = honest.clone();
         open.list_hash = None;
         assert!(check_list(&w, &open, None).contains("not frozen"));
+    }
+
+    /// A share list, the bytes of each share, and the published values.
+    type Decrypted = (DecryptionShareList, Vec<(String, Vec<u8>)>, Vec<f64>);
+
+    /// Every member's decryption share of `aggregate`, signed, and the values
+    /// a server combining them would publish.
+    fn decrypted(w: &World, aggregate: &EncryptedVector) -> Decrypted {
+        let mut rng = Csprng::from_u128_seed(9);
+        let mut list = Vec::new();
+        let mut fetched = Vec::new();
+        let mut shares = Vec::new();
+        for (i, sk) in w.secrets.iter().enumerate() {
+            let share = DecryptionShare::generate(&w.params, sk, aggregate, &mut rng).unwrap();
+            let bytes = share.to_bytes(&w.params);
+            let hash = blake3::hash(&bytes);
+            list.push(SignedUpload {
+                member: w.members[i].id.clone(),
+                hash: hash.to_hex().to_string(),
+                signature: w.identities[i].sign_hex(&upload_statement(
+                    UploadKind::DecryptionShare,
+                    "s",
+                    &w.members[i].id,
+                    1,
+                    hash.as_bytes(),
+                )),
+            });
+            fetched.push((w.members[i].id.clone(), bytes));
+            shares.push(share);
+        }
+        let ids: Vec<MemberId> = w
+            .members
+            .iter()
+            .map(|m| MemberId::new(m.id.clone()).unwrap())
+            .collect();
+        let codec = FixedPointCodec::from_info(&w.params, aggregate.encoding()).unwrap();
+        let published = codec
+            .decode(&combine(&ids, aggregate, &shares).unwrap(), aggregate.len())
+            .unwrap();
+        let list = DecryptionShareList {
+            state: RoundState::Done,
+            shares: list,
+            aggregate_hash: Some(
+                blake3::hash(&aggregate.to_bytes(&w.params))
+                    .to_hex()
+                    .to_string(),
+            ),
+        };
+        (list, fetched, published)
+    }
+
+    #[test]
+    fn a_published_result_is_checked_against_the_signed_shares() {
+        let w = world();
+        let aggregate = EncryptedVector::from_bytes(&w.params, &w.sum(&[0, 1, 2])).unwrap();
+        let (list, fetched, published) = decrypted(&w, &aggregate);
+        let check =
+            |list: &DecryptionShareList, fetched: &[(String, Vec<u8>)], published: &[f64]| {
+                verify_after_decrypt(
+                    &w.params,
+                    &ResultEvidence {
+                        study: "s",
+                        round: 1,
+                        members: &w.members,
+                        aggregate: &aggregate,
+                        list,
+                        shares: fetched,
+                        published,
+                    },
+                )
+            };
+        // Honest: the member's own decoding is the plaintext sum 0 + 1 + 2.
+        let values = check(&list, &fetched, &published).unwrap();
+        let bound = FixedPointCodec::from_info(&w.params, aggregate.encoding())
+            .unwrap()
+            .error_bound();
+        assert!((values[0] - 3.0).abs() <= bound, "{values:?}");
+        let refused = |r: Result<Vec<f64>, Refusal>| r.unwrap_err().reason;
+        // A tampered result, even in the last bit.
+        let mut tampered = published.clone();
+        tampered[0] = f64::from_bits(tampered[0].to_bits() ^ 1);
+        assert!(refused(check(&list, &fetched, &tampered)).contains("not the combination"));
+        // A share left out: the rest do not combine (n-of-n).
+        let mut short = list.clone();
+        short.shares.pop();
+        assert!(refused(check(&short, &fetched, &published)).contains("do not combine"));
+        // A share signed by someone else.
+        let mut forged = list.clone();
+        forged.shares[1].signature = forged.shares[0].signature.clone();
+        assert!(refused(check(&forged, &fetched, &published)).contains("not signed by it"));
+        // Bytes other than the signed ones.
+        let mut swapped = fetched.clone();
+        swapped[2].1 = fetched[1].1.clone();
+        assert!(refused(check(&list, &swapped, &published)).contains("signed hash"));
+        // A share listed twice.
+        let mut twice = list.clone();
+        twice.shares.push(list.shares[0].clone());
+        assert!(refused(check(&twice, &fetched, &published)).contains("listed twice"));
+        // Shares of another aggregate (the server decrypted something else).
+        let other = EncryptedVector::from_bytes(&w.params, &w.sum(&[0, 1])).unwrap();
+        let (other_list, other_fetched, other_published) = decrypted(&w, &other);
+        let reason = refused(check(&other_list, &other_fetched, &other_published));
+        assert!(
+            reason.contains("not the combination") || reason.contains("do not decode"),
+            "{reason}"
+        );
     }
 }

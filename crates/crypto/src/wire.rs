@@ -212,6 +212,12 @@ pub fn decryption_share_len(
         + codec.plaintext_count(len) * poly_bytes(params)
 }
 
+/// The length of the wire encoding of `member`'s [`PublicKeyShare`]
+/// (envelope included).
+pub fn public_key_share_len(params: &Params, member: &MemberId) -> usize {
+    HEADER_LEN + CHECKSUM_LEN + 2 + member.as_str().len() + 32 + poly_bytes(params)
+}
+
 /// A type with a wire encoding.
 pub trait WireObject: Sized {
     /// Its kind.

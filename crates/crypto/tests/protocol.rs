@@ -299,6 +299,40 @@ fn long_vectors_span_several_ciphertexts() {
         .all(|(a, b)| (a - b).abs() <= t.codec.error_bound()));
 }
 
+/// The lengths the server checks a `Content-Length` against, before it
+/// reads a body, are the lengths of real encodings.
+#[test]
+fn wire_lengths_are_known_before_encoding() {
+    let params = toy();
+    for (n, len) in [(2usize, 3usize), (3, 1024), (2, 2 * 1024 + 17)] {
+        let mut ch = channel(&params, n, 4.0, 20 + len as u128);
+        let ms = members(n);
+        let vectors = random_vectors(n, len, 4.0, 30);
+        let t = ch
+            .run_round(RoundId(1), ms.iter().cloned().zip(vectors).collect())
+            .unwrap();
+        assert_eq!(
+            t.aggregate.to_bytes(&params).len(),
+            wire::encrypted_vector_len(&params, &t.codec, len),
+            "vector of {len} values"
+        );
+        for share in &t.shares {
+            assert_eq!(
+                share.to_bytes(&params).len(),
+                wire::decryption_share_len(&params, &t.codec, share.member(), len),
+                "share of {} for {len} values",
+                share.member()
+            );
+        }
+        for pk in ch.public_key_shares() {
+            assert_eq!(
+                pk.to_bytes(&params).len(),
+                wire::public_key_share_len(&params, pk.member())
+            );
+        }
+    }
+}
+
 fn sample_objects(params: &Arc<Params>) -> Vec<Vec<u8>> {
     let mut ch = channel(params, 2, 1.0, 10);
     let t = ch

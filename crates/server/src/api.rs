@@ -95,6 +95,7 @@ pub fn router(state: Arc<AppState>) -> axum::Router {
         .routes(routes!(list_contributions))
         .routes(routes!(get_aggregate))
         .routes(routes!(put_decryption_share, get_decryption_share))
+        .routes(routes!(list_decryption_shares))
         .routes(routes!(get_result))
         .routes(routes!(get_audit))
         .routes(routes!(healthz))
@@ -1211,6 +1212,33 @@ async fn get_upload(
             .upload_bytes(table, &study, round, &member)
             .await?,
     ))
+}
+
+/// The decryption shares of a round, each with its member's signature, and
+/// the hash of the aggregate they decrypt: a member recombines them itself
+/// rather than trust the result this server decoded.
+#[utoipa::path(get, path = "/v1/studies/{study}/rounds/{round}/decryption-shares", tag = "studies",
+    params(("study" = String, Path), ("round" = u64, Path)),
+    security(("admin" = []), ("member" = [])),
+    responses((status = 200, body = DecryptionShareList), (status = 404, body = Problem, content_type = "application/problem+json")))]
+async fn list_decryption_shares(
+    State(state): Shared,
+    P((study, round)): P<(String, String)>,
+    req: Incoming,
+) -> ApiResult<Json<DecryptionShareList>> {
+    let req = req.read(&state, 0).await?;
+    let round = parse_round(&round)?;
+    let spec = state.store.study(&study).await?.spec;
+    auth::require_reader(&state, &spec.ceremony, &req.parts()).await?;
+    let r = state.store.round(&study, round).await?;
+    Ok(Json(DecryptionShareList {
+        state: r.state,
+        shares: state
+            .store
+            .uploads(UploadTable::DecryptionShares, &study, round)
+            .await?,
+        aggregate_hash: r.aggregate_hash.map(hex::encode),
+    }))
 }
 
 /// The contributions of a round, each with its member's signature, and the

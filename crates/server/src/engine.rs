@@ -197,6 +197,104 @@ pub fn contribution_shape(
     Ok(shape_text(codec.info(), values))
 }
 
+/// An upload whose exact size the round fixes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SizedUpload<'p> {
+    /// A member's public-key share in a ceremony.
+    PublicKeyShare {
+        /// The ceremony.
+        ceremony: &'p str,
+        /// The uploading member (the path's).
+        member: &'p str,
+    },
+    /// A contribution or a decryption share in a study's round.
+    Round {
+        /// Which of the two.
+        table: UploadTable,
+        /// The study.
+        study: &'p str,
+        /// The round, as the path has it (parsed here).
+        round: &'p str,
+        /// The uploading member (the path's).
+        member: &'p str,
+    },
+}
+
+/// The exact byte length of an upload, from what the store already holds:
+/// a public-key share from the ceremony's parameter set; a contribution from
+/// the value count frozen with the round's commitments and the study's
+/// encoding (its members and bound); a decryption share from the same, once
+/// the aggregate exists. An upload the round does not accept yet (no frozen
+/// commitments, no aggregate) is refused here, so no body is read for it.
+pub async fn expected_upload_len(state: &AppState, upload: SizedUpload<'_>) -> ApiResult<usize> {
+    let member_id = |m: &str| {
+        MemberId::new(m).map_err(|_| ApiError::bad_request("the path's member id is not valid"))
+    };
+    match upload {
+        SizedUpload::PublicKeyShare { ceremony, member } => {
+            let c = state.store.ceremony(ceremony).await?;
+            let params = state.params(&c.parameter_set, c.allow_insecure)?;
+            Ok(fedhe_crypto::wire::public_key_share_len(
+                &params,
+                &member_id(member)?,
+            ))
+        }
+        SizedUpload::Round {
+            table,
+            study,
+            round,
+            member,
+        } => {
+            let round_number = round
+                .parse::<u64>()
+                .ok()
+                .filter(|r| (1..=i64::MAX as u64).contains(r))
+                .ok_or_else(|| ApiError::bad_request("the path's round is not a number ≥ 1"))?;
+            let r = state.store.round(study, round_number).await?;
+            let waiting = |what: &str| {
+                ApiError::conflict(format!(
+                    "round {round_number} of study {study} is {}: {what}",
+                    r.state.as_str()
+                ))
+            };
+            let values = match (table, r.value_count, r.parts) {
+                (UploadTable::Contributions, Some(v), _) => v,
+                (UploadTable::Contributions, None, _) => {
+                    return Err(waiting(
+                        "contributions are revealed only once the commitments are frozen",
+                    ))
+                }
+                (UploadTable::DecryptionShares, Some(v), Some(_)) => v,
+                (UploadTable::DecryptionShares, _, _) => {
+                    return Err(waiting("there is no aggregate to decrypt yet"))
+                }
+            };
+            let spec = state.store.study(study).await?.spec;
+            let c = state.store.ceremony(&spec.ceremony).await?;
+            let params = state.params(&c.parameter_set, c.allow_insecure)?;
+            let members = state.store.members(&spec.ceremony).await?.len();
+            let codec = FixedPointCodec::new(&params, members, spec.bound).map_err(|e| {
+                ApiError::unprocessable(format!(
+                    "the study's bound {} gives no encoding: {e}",
+                    spec.bound
+                ))
+            })?;
+            let values = values as usize;
+            Ok(match table {
+                UploadTable::Contributions => {
+                    fedhe_crypto::wire::encrypted_vector_len(&params, &codec, values)
+                }
+                UploadTable::DecryptionShares => fedhe_crypto::wire::decryption_share_len(
+                    &params,
+                    &codec,
+                    &member_id(member)?,
+                    values,
+                ),
+            })
+        }
+    }
+}
+
 /// The text form of a shape, as stored with each contribution.
 pub fn shape_text(e: &fedhe_crypto::EncodingInfo, values: u64) -> String {
     format!(

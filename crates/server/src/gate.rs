@@ -13,7 +13,12 @@
 //!   does not verify (found by the handler) get the same 401
 //!   ([`crate::auth::unknown_member`]).
 //! - how large the body may be: a body needs a `Content-Length` (chunked
-//!   bodies are refused with 411) within the route's limit (413).
+//!   bodies are refused with 411) within the route's limit (413). An upload
+//!   whose size the stored state fixes (a public-key share, a contribution
+//!   once the round's commitments are frozen, a decryption share once the
+//!   aggregate exists) must declare exactly that size (422), and one the
+//!   round does not take yet is refused (409) before its body is read
+//!   ([`crate::engine::expected_upload_len`]).
 //! - whether the server has room for it: the declared length is reserved
 //!   from a budget of [`crate::Config::max_inflight_body_bytes`] shared by
 //!   all requests, held until the response; a request that cannot get its
@@ -24,10 +29,12 @@
 //! ([`crate::auth::require_member`]).
 
 use crate::auth::{self, signed_headers};
+use crate::engine::{self, SizedUpload};
 use crate::problem::{ApiError, ApiResult};
+use crate::store::UploadTable;
 use crate::{AppState, Config};
 use axum::extract::{Request, State};
-use axum::http::{header, HeaderMap, Method, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use std::sync::Arc;
@@ -61,32 +68,64 @@ enum Scope<'p> {
     Study(&'p str),
 }
 
-/// A route's caller scope and body limit (bytes).
-fn classify<'p>(method: &Method, path: &'p str, config: &Config) -> (Scope<'p>, usize) {
+/// What the gate knows of a route from its method and path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Route<'p> {
+    /// Who may call it.
+    scope: Scope<'p>,
+    /// The largest body it takes (bytes).
+    limit: usize,
+    /// An upload whose exact length the stored state fixes.
+    sized: Option<SizedUpload<'p>>,
+}
+
+/// A route's caller scope, body limit (bytes) and, for uploads, what fixes
+/// their exact size.
+fn classify<'p>(method: &Method, path: &'p str, config: &Config) -> Route<'p> {
     let writes = method == Method::PUT || method == Method::POST;
     let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
     let upload = config.max_upload_bytes;
     // Any other write (a JSON body) gets the JSON limit.
     let json = if writes { config.max_json_bytes } else { 0 };
+    let route = |scope, limit, sized| Route {
+        scope,
+        limit,
+        sized,
+    };
     match segments.as_slice() {
-        ["metrics"] => (Scope::Admin, 0),
-        ["v1", "audit"] => (Scope::Admin, 0),
-        ["v1", "ceremonies"] | ["v1", "studies"] => (Scope::Admin, json),
-        ["v1", "ceremonies", c, rest @ ..] => {
-            let limit = match rest {
-                ["public-key-shares", _] if writes => upload,
-                _ => json,
+        ["metrics"] => route(Scope::Admin, 0, None),
+        ["v1", "audit"] => route(Scope::Admin, 0, None),
+        ["v1", "ceremonies"] | ["v1", "studies"] => route(Scope::Admin, json, None),
+        ["v1", "ceremonies", c, "public-key-shares", m] if writes => route(
+            Scope::Ceremony(c),
+            upload,
+            Some(SizedUpload::PublicKeyShare {
+                ceremony: c,
+                member: m,
+            }),
+        ),
+        ["v1", "ceremonies", c, ..] => route(Scope::Ceremony(c), json, None),
+        ["v1", "studies", s, "rounds", r, kind @ ("contributions" | "decryption-shares"), m]
+            if writes =>
+        {
+            let table = if *kind == "contributions" {
+                UploadTable::Contributions
+            } else {
+                UploadTable::DecryptionShares
             };
-            (Scope::Ceremony(c), limit)
+            route(
+                Scope::Study(s),
+                upload,
+                Some(SizedUpload::Round {
+                    table,
+                    study: s,
+                    round: r,
+                    member: m,
+                }),
+            )
         }
-        ["v1", "studies", s, rest @ ..] => {
-            let limit = match rest {
-                ["rounds", _, "contributions" | "decryption-shares", _] if writes => upload,
-                _ => json,
-            };
-            (Scope::Study(s), limit)
-        }
-        _ => (Scope::Open, json),
+        ["v1", "studies", s, ..] => route(Scope::Study(s), json, None),
+        _ => route(Scope::Open, json, None),
     }
 }
 
@@ -108,19 +147,37 @@ pub async fn gate(State(state): State<Arc<AppState>>, request: Request, next: Ne
     {
         span.record("member", fedhe_crypto::text::escape_controls(m).as_str());
     }
-    let admitted = tracing::Instrument::instrument(
-        admit(&state, &method, &path, request.headers()),
-        span.clone(),
-    )
-    .await;
+    let headers = request.headers().clone();
+    let admitted =
+        tracing::Instrument::instrument(admit(&state, &method, &path, &headers), span.clone())
+            .await;
     match admitted {
         Ok(permit) => {
             let response = tracing::Instrument::instrument(next.run(request), span.clone()).await;
             drop(permit);
             response
         }
-        Err(e) => span.in_scope(|| e.into_response()),
+        Err(e) => span.in_scope(|| {
+            let mut response = e.into_response();
+            // The body (if any) is left unread: the connection cannot carry
+            // another request, and a client must not reuse it.
+            if has_body(&headers) {
+                response
+                    .headers_mut()
+                    .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            }
+            response
+        }),
     }
+}
+
+/// Whether a request declares a body (a non-zero `Content-Length`, or any
+/// `Transfer-Encoding`).
+fn has_body(headers: &HeaderMap) -> bool {
+    headers.contains_key(header::TRANSFER_ENCODING)
+        || headers
+            .get(header::CONTENT_LENGTH)
+            .is_some_and(|v| v.as_bytes() != b"0")
 }
 
 /// The checks of [`gate`]; the permit holds the body's share of the budget.
@@ -130,7 +187,11 @@ async fn admit(
     path: &str,
     headers: &HeaderMap,
 ) -> ApiResult<Option<OwnedSemaphorePermit>> {
-    let (scope, limit) = classify(method, path, &state.config);
+    let Route {
+        scope,
+        limit,
+        sized,
+    } = classify(method, path, &state.config);
     match scope {
         Scope::Open => {}
         Scope::Admin => {
@@ -166,6 +227,18 @@ async fn admit(
         }
     }
     let declared = declared_length(headers, limit)?;
+    if let Some(upload) = sized {
+        // The round fixes the exact size: anything else is refused unread,
+        // so a caller with well-formed signature headers (checked only with
+        // the body) can make the server read no more than one real upload.
+        let expected = engine::expected_upload_len(state, upload).await?;
+        if declared != expected as u64 {
+            return Err(ApiError::unprocessable(format!(
+                "the body has {declared} bytes; this upload is exactly {expected} bytes \
+                 (the round's value count and the study's encoding fix it)"
+            )));
+        }
+    }
     if declared == 0 {
         return Ok(None);
     }
@@ -215,60 +288,100 @@ mod tests {
         let config = Config::default();
         let up = config.max_upload_bytes;
         let json = config.max_json_bytes;
-        let cases: &[(Method, &str, Scope<'_>, usize)] = &[
-            (Method::GET, "/healthz", Scope::Open, 0),
-            (Method::GET, "/metrics", Scope::Admin, 0),
-            (Method::GET, "/v1/audit", Scope::Admin, 0),
-            (Method::POST, "/v1/ceremonies", Scope::Admin, json),
-            (Method::POST, "/v1/studies", Scope::Admin, json),
-            (Method::GET, "/v1/ceremonies/c1", Scope::Ceremony("c1"), 0),
+        let contribution = Some(SizedUpload::Round {
+            table: UploadTable::Contributions,
+            study: "s",
+            round: "1",
+            member: "a",
+        });
+        let share = Some(SizedUpload::Round {
+            table: UploadTable::DecryptionShares,
+            study: "s",
+            round: "1",
+            member: "a",
+        });
+        let key_share = Some(SizedUpload::PublicKeyShare {
+            ceremony: "c1",
+            member: "a",
+        });
+        let cases: &[(Method, &str, Scope<'_>, usize, Option<SizedUpload<'_>>)] = &[
+            (Method::GET, "/healthz", Scope::Open, 0, None),
+            (Method::GET, "/metrics", Scope::Admin, 0, None),
+            (Method::GET, "/v1/audit", Scope::Admin, 0, None),
+            (Method::POST, "/v1/ceremonies", Scope::Admin, json, None),
+            (Method::POST, "/v1/studies", Scope::Admin, json, None),
+            (
+                Method::GET,
+                "/v1/ceremonies/c1",
+                Scope::Ceremony("c1"),
+                0,
+                None,
+            ),
             (
                 Method::PUT,
                 "/v1/ceremonies/c1/commitments/a",
                 Scope::Ceremony("c1"),
                 json,
+                None,
             ),
             (
                 Method::PUT,
                 "/v1/ceremonies/c1/public-key-shares/a",
                 Scope::Ceremony("c1"),
                 up,
+                key_share,
             ),
             (
                 Method::GET,
                 "/v1/ceremonies/c1/public-key-shares/a",
                 Scope::Ceremony("c1"),
                 0,
+                None,
             ),
             (
                 Method::PUT,
                 "/v1/studies/s/rounds/1",
                 Scope::Study("s"),
                 json,
+                None,
+            ),
+            (
+                Method::PUT,
+                "/v1/studies/s/rounds/1/commitments/a",
+                Scope::Study("s"),
+                json,
+                None,
             ),
             (
                 Method::PUT,
                 "/v1/studies/s/rounds/1/contributions/a",
                 Scope::Study("s"),
                 up,
+                contribution,
             ),
             (
                 Method::PUT,
                 "/v1/studies/s/rounds/1/decryption-shares/a",
                 Scope::Study("s"),
                 up,
+                share,
             ),
             (
                 Method::GET,
                 "/v1/studies/s/rounds/1/contributions/a",
                 Scope::Study("s"),
                 0,
+                None,
             ),
         ];
-        for (method, path, scope, limit) in cases {
+        for (method, path, scope, limit, sized) in cases {
             assert_eq!(
                 classify(method, path, &config),
-                (*scope, *limit),
+                Route {
+                    scope: *scope,
+                    limit: *limit,
+                    sized: *sized
+                },
                 "{method} {path}"
             );
         }

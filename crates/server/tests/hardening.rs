@@ -25,6 +25,18 @@ mod support {
 
 const ADMIN: &str = "hardening-admin-token";
 
+/// The parameters of the ceremonies these tests make.
+fn toy_params() -> std::sync::Arc<fedhe_crypto::Params> {
+    fedhe_crypto::ParameterSet::TOY_N1024
+        .validate(fedhe_crypto::InsecurePolicy::Allow)
+        .unwrap()
+}
+
+/// The exact length of alpha's public-key share.
+fn key_share_len(params: &fedhe_crypto::Params) -> usize {
+    fedhe_crypto::wire::public_key_share_len(params, &fedhe_crypto::MemberId::new("alpha").unwrap())
+}
+
 struct Server {
     running: Option<Running>,
     base: String,
@@ -186,6 +198,7 @@ async fn bodies_are_refused_from_their_headers_before_they_are_read(kind: Kind) 
     s.ceremony_and_study().await;
     let mallory = Identity::generate();
     let upload = "/v1/studies/s1/rounds/1/contributions/alpha";
+    let key_share = "/v1/ceremonies/c1/public-key-shares/alpha";
     let host = format!(
         "host: {}\r\ncontent-type: application/octet-stream\r\n",
         s.addr
@@ -221,6 +234,23 @@ async fn bodies_are_refused_from_their_headers_before_they_are_read(kind: Kind) 
             411,
         ),
         (
+            "a member, a public-key share of another size than the set's",
+            format!(
+                "PUT {key_share} HTTP/1.1\r\n{host}content-length: {}\r\n{}\r\n",
+                key_share_len(&toy_params()) + 1,
+                s.signed(&s.alpha, "alpha", "PUT", key_share)
+            ),
+            422,
+        ),
+        (
+            "a member, a contribution to a round that has none yet",
+            format!(
+                "PUT {upload} HTTP/1.1\r\n{host}content-length: 1000\r\n{}\r\n",
+                s.signed(&s.alpha, "alpha", "PUT", upload)
+            ),
+            404,
+        ),
+        (
             "a bad bearer token on an admin route",
             format!(
                 "POST /v1/ceremonies HTTP/1.1\r\n{host}authorization: Bearer nope\r\ncontent-length: 200000\r\n\r\n"
@@ -245,9 +275,11 @@ async fn bodies_are_refused_from_their_headers_before_they_are_read(kind: Kind) 
 /// request that would exceed it waits (half the slow-body deadline), then
 /// gets 503, and is never read.
 async fn bodies_in_flight_share_one_budget(kind: Kind) {
+    // A public-key share is exactly this long; the budget holds one.
+    let len = key_share_len(&toy_params());
     let s = Server::start(kind, |c| {
-        c.max_upload_bytes = 1 << 20;
-        c.max_inflight_body_bytes = 1 << 20;
+        c.max_upload_bytes = len;
+        c.max_inflight_body_bytes = len;
         c.body_timeout_ms = 1500;
     })
     .await;
@@ -257,7 +289,7 @@ async fn bodies_in_flight_share_one_budget(kind: Kind) {
         format!(
             "PUT {path} HTTP/1.1\r\nhost: {}\r\ncontent-type: application/octet-stream\r\ncontent-length: {}\r\n{}\r\n",
             s.addr,
-            1 << 20,
+            len,
             s.signed(&s.alpha, "alpha", "PUT", path)
         )
     };

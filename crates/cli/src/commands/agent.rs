@@ -1,13 +1,18 @@
-//! `fedhe agent run|status`: an institution's agent (issue 5). It runs the
-//! member's side of an FBO-FedGP study against the server and evaluates the
-//! institution's own objective with a command; it resumes after a crash from
-//! what it recorded in the key folder (see `fedhe_client::agent`).
+//! `fedhe agent run|ask|tell|status`: an institution's agent (issue 5). It
+//! runs the member's side of an FBO-FedGP study against the server and
+//! evaluates the institution's own objective with a command (`run`) or hands
+//! each point out and takes its value back (`ask`, `tell`: lab measurements,
+//! scheduler jobs, notebooks); it resumes after a crash from what it recorded
+//! in the key folder (see `fedhe_client::agent`).
 
 use super::ceremony::{member_client, PassphraseArgs, ServerArgs};
 use crate::error::CliError;
 use clap::{Args, Subcommand};
-use fedhe_client::agent::{agent_status, run_agent, AgentOptions};
+use fedhe_client::agent::{
+    agent_status, ask_agent, run_agent, tell_agent, AgentOptions, Asked, Evaluator, Told,
+};
 use fedhe_client::keys::{self, KeyDir};
+use fedhe_client::policy::MemberPolicy;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -16,15 +21,20 @@ use std::time::Duration;
 /// `fedhe agent …`
 #[derive(Subcommand, Debug)]
 pub enum AgentCommand {
-    /// Run (or resume) this member's side of a study.
+    /// Run (or resume) this member's side of a study, evaluating with a command.
     Run(AgentRunArgs),
+    /// Print the next point to evaluate (JSON) and stop until `tell` gives
+    /// its value; the study runs on (and resumes) between the two.
+    Ask(AgentAskArgs),
+    /// Record the value of the point `ask` printed.
+    Tell(AgentTellArgs),
     /// What this member's agent recorded for a study.
     Status(AgentStatusArgs),
 }
 
-/// Arguments of `fedhe agent run`.
+/// The member's seat in a study: what `run` and `ask` share.
 #[derive(Args, Debug)]
-pub struct AgentRunArgs {
+pub struct AgentSeatArgs {
     #[command(flatten)]
     server: ServerArgs,
     /// The member's key folder (from `fedhe ceremony join`).
@@ -35,19 +45,93 @@ pub struct AgentRunArgs {
     /// The study.
     #[arg(long)]
     study: String,
-    /// The objective: a shell command that reads a point (a JSON array, in the
-    /// study's box) on stdin and prints one number.
-    #[arg(long)]
-    objective: String,
     /// Seconds one round may take before the agent gives up.
     #[arg(long, default_value_t = 600)]
     round_timeout_secs: u64,
     /// Accept an insecure (test-only) parameter set.
     #[arg(long)]
     allow_insecure: bool,
+    /// My policy: decrypt no round with fewer distinct contributors (a study
+    /// whose quorum is lower is refused). Replaces `min_contributors` of the
+    /// key folder's policy.toml.
+    #[arg(long, value_name = "N")]
+    min_contributors: Option<u32>,
+    /// My policy: accept only these parameter sets (repeatable). Replaces
+    /// `parameter_sets` of policy.toml.
+    #[arg(long = "parameter-set", value_name = "NAME")]
+    parameter_sets: Vec<String>,
+    /// My policy: decrypt no round past this one. Replaces `max_rounds` of
+    /// policy.toml.
+    #[arg(long, value_name = "N")]
+    max_rounds: Option<u64>,
+}
+
+impl AgentSeatArgs {
+    /// The agent's options with `evaluator`.
+    fn options<'a>(&'a self, evaluator: Evaluator<'a>) -> AgentOptions<'a> {
+        AgentOptions {
+            study: &self.study,
+            evaluator,
+            allow_insecure: self.allow_insecure,
+            round_timeout: Duration::from_secs(self.round_timeout_secs),
+            policy: MemberPolicy {
+                min_contributors: self.min_contributors,
+                parameter_sets: (!self.parameter_sets.is_empty())
+                    .then(|| self.parameter_sets.clone()),
+                max_rounds: self.max_rounds,
+            },
+        }
+    }
+
+    /// The key folder, the member it belongs to, and a client signing as it.
+    fn open(&self) -> Result<(KeyDir, String, fedhe_client::Client), CliError> {
+        let dir = self.passphrase.open(&self.keys)?;
+        let member = member_of(&dir)?;
+        let client = member_client(&self.server, &member, &dir)?;
+        Ok((dir, member, client))
+    }
+}
+
+/// Arguments of `fedhe agent run`.
+#[derive(Args, Debug)]
+pub struct AgentRunArgs {
+    #[command(flatten)]
+    seat: AgentSeatArgs,
+    /// The objective: a shell command that reads a point (a JSON array, in the
+    /// study's box) on stdin and prints one number.
+    #[arg(long)]
+    objective: String,
     /// Print the member's result as one JSON line at the end.
     #[arg(long)]
     json: bool,
+}
+
+/// Arguments of `fedhe agent ask`.
+#[derive(Args, Debug)]
+pub struct AgentAskArgs {
+    #[command(flatten)]
+    seat: AgentSeatArgs,
+}
+
+/// Arguments of `fedhe agent tell`.
+#[derive(Args, Debug)]
+#[command(group(clap::ArgGroup::new("answer").required(true).args(["value", "failed"])))]
+pub struct AgentTellArgs {
+    /// The member's key folder.
+    #[arg(long)]
+    keys: PathBuf,
+    #[command(flatten)]
+    passphrase: PassphraseArgs,
+    /// The study.
+    #[arg(long)]
+    study: String,
+    /// The objective's value at the point `ask` printed.
+    #[arg(long, allow_negative_numbers = true)]
+    value: Option<f64>,
+    /// The evaluation failed: record the worst value this member has seen
+    /// (the largest when minimising) for the point.
+    #[arg(long)]
+    failed: bool,
 }
 
 /// Arguments of `fedhe agent status`.
@@ -86,6 +170,39 @@ fn member_of(dir: &KeyDir) -> Result<String, CliError> {
 pub fn run(command: AgentCommand) -> Result<(), CliError> {
     match command {
         AgentCommand::Run(a) => run_command(a),
+        AgentCommand::Ask(a) => {
+            let (dir, member, client) = a.seat.open()?;
+            let line = match ask_agent(client, &dir, &a.seat.options(Evaluator::Ask))? {
+                Asked::Point(p) => serde_json::json!({
+                    "member": member,
+                    "study": p.study,
+                    "evaluation": p.evaluation,
+                    "point": p.point,
+                }),
+                Asked::Finished(outcome) => serde_json::json!({
+                    "member": member,
+                    "study": a.seat.study,
+                    "finished": true,
+                    "rounds": outcome.result.rounds,
+                    "best": outcome.result.best,
+                }),
+            };
+            println!("{line}");
+            Ok(())
+        }
+        AgentCommand::Tell(a) => {
+            let dir = a.passphrase.open(&a.keys)?;
+            let told = match a.value {
+                Some(v) => Told::Value(v),
+                None => Told::Failed,
+            };
+            let receipt = tell_agent(&dir, &a.study, told)?;
+            println!(
+                "{}",
+                serde_json::to_string(&receipt).map_err(|e| CliError::Usage(e.to_string()))?
+            );
+            Ok(())
+        }
         AgentCommand::Status(a) => {
             let dir = a.passphrase.open(&a.keys)?;
             let status = agent_status(&dir, &a.study)?;
@@ -107,15 +224,8 @@ pub fn run(command: AgentCommand) -> Result<(), CliError> {
 }
 
 fn run_command(a: AgentRunArgs) -> Result<(), CliError> {
-    let dir = a.passphrase.open(&a.keys)?;
-    let member = member_of(&dir)?;
-    let client = member_client(&a.server, &member, &dir)?;
-    let options = AgentOptions {
-        study: &a.study,
-        objective: &a.objective,
-        allow_insecure: a.allow_insecure,
-        round_timeout: Duration::from_secs(a.round_timeout_secs),
-    };
+    let (dir, member, client) = a.seat.open()?;
+    let options = a.seat.options(Evaluator::Command(&a.objective));
     let bar = ProgressBar::hidden();
     let interactive = std::io::stderr().is_terminal();
     let outcome = run_agent(client, &dir, &options, &mut |e, study| {
@@ -149,7 +259,7 @@ fn run_command(a: AgentRunArgs) -> Result<(), CliError> {
             "{}",
             serde_json::json!({
                 "member": member,
-                "study": a.study,
+                "study": a.seat.study,
                 "rounds": r.rounds,
                 "best": r.best,
                 "optimum": outcome.config.optimum,
@@ -161,7 +271,7 @@ fn run_command(a: AgentRunArgs) -> Result<(), CliError> {
     } else {
         println!(
             "{member}: study {} finished {} rounds; best {:.6}; {} secure sums; sent {} bytes",
-            a.study, r.rounds, r.best, r.aggregations, r.bytes_sent_per_member
+            a.seat.study, r.rounds, r.best, r.aggregations, r.bytes_sent_per_member
         );
     }
     Ok(())

@@ -21,8 +21,10 @@ pub enum CeremonyCommand {
     Create(CreateArgs),
     /// Join: make the secret key share, commit, then reveal the public-key share.
     Join(JoinArgs),
-    /// Show a ceremony's phase and who has committed and revealed.
-    Status(MemberArgs),
+    /// Show a ceremony's phase and who has committed and revealed (as a
+    /// member with --member and --keys, or as the administrator with
+    /// FEDHE_ADMIN_TOKEN alone).
+    Status(StatusArgs),
     /// Recompute the CRS and the collective key, check this member's share is
     /// in, save the transcript and print its fingerprint.
     Verify(MemberArgs),
@@ -37,6 +39,10 @@ pub struct IdentityArgs {
     /// Replace an existing identity.
     #[arg(long)]
     force: bool,
+    /// Print the public key of the existing identity again; never creates
+    /// one.
+    #[arg(long, conflicts_with = "force")]
+    show: bool,
     #[command(flatten)]
     passphrase: PassphraseArgs,
 }
@@ -174,6 +180,26 @@ pub struct MemberArgs {
     passphrase: PassphraseArgs,
 }
 
+/// Arguments of `fedhe ceremony status`: a member's seat, or none (the
+/// administrator's token from the environment).
+#[derive(Args, Debug)]
+pub struct StatusArgs {
+    #[command(flatten)]
+    server: ServerArgs,
+    /// Ceremony id.
+    #[arg(long)]
+    ceremony: String,
+    /// The member's name (with --keys); without both, the request is the
+    /// administrator's (FEDHE_ADMIN_TOKEN).
+    #[arg(long, requires = "keys")]
+    member: Option<String>,
+    /// The member's key folder.
+    #[arg(long, requires = "member")]
+    keys: Option<PathBuf>,
+    #[command(flatten)]
+    passphrase: PassphraseArgs,
+}
+
 /// Prints a line; a closed stdout (`| head`) is not an error worth a panic.
 fn say(line: &str) {
     use std::io::Write;
@@ -207,6 +233,18 @@ pub fn admin_client(server: &ServerArgs) -> Result<Client, CliError> {
 /// Runs `fedhe ceremony ...`.
 pub fn run(command: CeremonyCommand) -> Result<(), CliError> {
     match command {
+        CeremonyCommand::Identity(a) if a.show => {
+            if !a.keys.join(keys::IDENTITY_FILE).exists() {
+                return Err(CliError::Usage(format!(
+                    "{} holds no identity; `fedhe ceremony identity --keys {}` (without --show) makes one",
+                    a.keys.display(),
+                    a.keys.display()
+                )));
+            }
+            let dir = a.passphrase.open(&a.keys)?;
+            say(&load_identity(&dir)?.public_key_hex());
+            Ok(())
+        }
         CeremonyCommand::Identity(a) => {
             let dir = a.passphrase.open_or_create(&a.keys)?;
             let identity = if dir.exists(keys::IDENTITY_FILE) && !a.force {
@@ -281,8 +319,13 @@ pub fn run(command: CeremonyCommand) -> Result<(), CliError> {
             Ok(())
         }
         CeremonyCommand::Status(m) => {
-            let dir = m.passphrase.open(&m.keys)?;
-            let status = member_client(&m.server, &m.member, &dir)?.ceremony(&m.ceremony)?;
+            let client = match (&m.member, &m.keys) {
+                (Some(member), Some(keys)) => {
+                    member_client(&m.server, member, &m.passphrase.open(keys)?)?
+                }
+                _ => admin_client(&m.server)?,
+            };
+            let status = client.ceremony(&m.ceremony)?;
             say(&serde_json::to_string_pretty(&status).unwrap_or_default());
             Ok(())
         }

@@ -48,6 +48,11 @@ pub struct DemoArgs {
     /// the domain centre, bytes sent and seconds.
     #[arg(long)]
     pub(super) json: bool,
+    /// Keep the demo's files here (made if missing; must be empty): the
+    /// server's database and log, each institution's key folder, journal and
+    /// logs. Without it they go to a temporary folder that is removed.
+    #[arg(long, value_name = "DIR", conflicts_with = "in_process")]
+    pub(super) workdir: Option<std::path::PathBuf>,
 }
 
 fn kib(bytes: u64) -> String {

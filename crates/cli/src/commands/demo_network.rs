@@ -26,6 +26,47 @@ impl Drop for Children {
     }
 }
 
+/// Where the demo keeps its files: a temporary folder removed at the end, or
+/// the user's `--workdir`, kept.
+enum Workdir {
+    Temporary(tempfile::TempDir),
+    Kept(PathBuf),
+}
+
+impl Workdir {
+    fn new(kept: Option<&Path>) -> Result<Self, CliError> {
+        let Some(dir) = kept else {
+            return tempfile::Builder::new()
+                .prefix("fedhe-demo-")
+                .tempdir()
+                .map(Self::Temporary)
+                .map_err(|e| CliError::Usage(format!("cannot create a temporary folder: {e}")));
+        };
+        let io = |source| CliError::Io {
+            path: dir.display().to_string(),
+            source,
+        };
+        std::fs::create_dir_all(dir).map_err(io)?;
+        if std::fs::read_dir(dir).map_err(io)?.next().is_some() {
+            return Err(CliError::Usage(format!(
+                "--workdir {}: the folder is not empty (the demo writes key folders and a database there)",
+                dir.display()
+            )));
+        }
+        // Key folders go inside: only the user may enter.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).map_err(io)?;
+        Ok(Self::Kept(dir.to_path_buf()))
+    }
+
+    fn path(&self) -> &Path {
+        match self {
+            Self::Temporary(t) => t.path(),
+            Self::Kept(p) => p,
+        }
+    }
+}
+
 fn exe() -> Result<PathBuf, CliError> {
     std::env::current_exe()
         .map_err(|e| CliError::Usage(format!("cannot find the fedhe binary: {e}")))
@@ -87,10 +128,7 @@ pub fn run(args: DemoArgs) -> Result<(), CliError> {
     // The institutions evaluate with `fedhe objective value`: a benchmark function.
     fedhe_bo::objectives::Objective::by_name(&a.function, a.dim)?;
     let fbo = settings(a)?;
-    let work = tempfile::Builder::new()
-        .prefix("fedhe-demo-")
-        .tempdir()
-        .map_err(|e| CliError::Usage(format!("cannot create a temporary folder: {e}")))?;
+    let work = Workdir::new(a.workdir.as_deref())?;
     let root = work.path();
     let token = hex::encode(fedhe_ring::Csprng::from_entropy().seed_bytes());
     let insecure: &[&str] = if a.allow_insecure {
@@ -335,6 +373,12 @@ pub fn run(args: DemoArgs) -> Result<(), CliError> {
         "{aggregations} secure sums; the institutions sent {:.1} KiB in all; {seconds:.1} s.",
         bytes as f64 / 1024.0
     ));
+    if let Workdir::Kept(dir) = &work {
+        say(&format!(
+            "The server's database and log, and each institution's key folder, journal and logs are in {}.",
+            dir.display()
+        ));
+    }
     if a.json {
         println!(
             "{}",

@@ -25,16 +25,10 @@ pub struct Terms {
     pub bound: f64,
 }
 
-/// `names` with key folders under `root`, ceremony `c1` complete, study `s1`
-/// created with `terms`; returns each member's session (spec accepted), its
-/// client (for requests outside the session's protocol) and the study.
-pub fn toy_federation(
-    url: &str,
-    admin_token: &str,
-    root: &std::path::Path,
-    names: &[&str],
-    terms: &Terms,
-) -> (Vec<(MemberSession, Client)>, StudyStatus) {
+/// Ceremony `c1` (toy parameters, the administrator key of
+/// [`admin_identity`]) created for `names`, each with a fresh identity;
+/// returns each member's client, signing as that member. Nobody has joined.
+pub fn toy_ceremony(url: &str, admin_token: &str, names: &[&str]) -> Vec<Client> {
     let admin = Client::new(url, Auth::Admin(admin_token.to_string().into())).unwrap();
     let members: Vec<(String, Arc<Identity>)> = names
         .iter()
@@ -56,18 +50,27 @@ pub fn toy_federation(
             admin_key: admin_identity().public_key_hex(),
         })
         .unwrap();
-    let seats: Vec<(Client, KeyDir)> = members
-        .iter()
-        .map(|(m, id)| {
-            let auth = Auth::Member {
-                id: m.clone(),
-                identity: id.clone(),
-            };
-            (
-                Client::new(url, auth).unwrap(),
-                KeyDir::open_or_create(root.join(m)).unwrap(),
-            )
-        })
+    members
+        .into_iter()
+        .map(|(id, identity)| Client::new(url, Auth::Member { id, identity }).unwrap())
+        .collect()
+}
+
+/// `names` with key folders under `root`, ceremony `c1` complete, study `s1`
+/// created with `terms`; returns each member's session (spec accepted), its
+/// client (for requests outside the session's protocol) and the study.
+pub fn toy_federation(
+    url: &str,
+    admin_token: &str,
+    root: &std::path::Path,
+    names: &[&str],
+    terms: &Terms,
+) -> (Vec<(MemberSession, Client)>, StudyStatus) {
+    let admin = Client::new(url, Auth::Admin(admin_token.to_string().into())).unwrap();
+    let seats: Vec<(Client, KeyDir)> = toy_ceremony(url, admin_token, names)
+        .into_iter()
+        .zip(names)
+        .map(|(client, m)| (client, KeyDir::open_or_create(root.join(m)).unwrap()))
         .collect();
     std::thread::scope(|s| {
         for (client, dir) in &seats {

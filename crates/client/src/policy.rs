@@ -1,0 +1,200 @@
+//! A member's own policy (issue 15 item 6): the terms no server and no
+//! administrator can lower for it, checked against every ceremony, study and
+//! round it takes part in. Settings come from `policy.toml` in the member's
+//! key folder, and from agent flags, which take precedence; a setting left
+//! out does not constrain.
+//!
+//! ```toml
+//! # keys/alpha/policy.toml
+//! min_contributors = 4              # decrypt no round with fewer distinct contributors
+//! parameter_sets = ["n8192-q124"]   # join studies only under these sets
+//! max_rounds = 50                   # decrypt at most rounds 1..=50 of a study
+//! ```
+
+use crate::keys::KeyDir;
+use crate::ClientError;
+use serde::{Deserialize, Serialize};
+
+/// The policy file's name in a key folder.
+pub const POLICY_FILE: &str = "policy.toml";
+
+/// A member's own terms.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemberPolicy {
+    /// The fewest distinct contributors a round may have before this member
+    /// decrypts it: a study whose quorum is lower is refused.
+    pub min_contributors: Option<u32>,
+    /// The parameter sets (by name) this member accepts a ceremony under.
+    pub parameter_sets: Option<Vec<String>>,
+    /// The largest round number of a study this member decrypts (each
+    /// decrypted round releases one more sum of its data).
+    pub max_rounds: Option<u64>,
+}
+
+/// A study or round the member's policy refuses; names the setting.
+fn refused(setting: &str, detail: String) -> ClientError {
+    ClientError::Verification(format!(
+        "my policy refuses this: {setting} ({POLICY_FILE} or the agent's --{} flag): {detail}",
+        setting.replace('_', "-")
+    ))
+}
+
+impl MemberPolicy {
+    /// The policy of a key folder: its [`POLICY_FILE`] if there is one
+    /// (private like every key file), else no constraint.
+    pub fn load(keys: &KeyDir) -> Result<Self, ClientError> {
+        if !keys.exists(POLICY_FILE) {
+            return Ok(Self::default());
+        }
+        let bytes = keys.read(POLICY_FILE)?;
+        let text = std::str::from_utf8(&bytes)
+            .map_err(|_| ClientError::Keys(format!("{POLICY_FILE}: the file is not UTF-8 text")))?;
+        let policy: Self =
+            toml::from_str(text).map_err(|e| ClientError::Keys(format!("{POLICY_FILE}: {e}")))?;
+        policy.validated()
+    }
+
+    /// This policy with every setting `over` gives replacing its own.
+    pub fn overridden_by(self, over: Self) -> Result<Self, ClientError> {
+        Self {
+            min_contributors: over.min_contributors.or(self.min_contributors),
+            parameter_sets: over.parameter_sets.or(self.parameter_sets),
+            max_rounds: over.max_rounds.or(self.max_rounds),
+        }
+        .validated()
+    }
+
+    fn validated(self) -> Result<Self, ClientError> {
+        if self.min_contributors == Some(0) {
+            return Err(ClientError::Usage(
+                "policy min_contributors = 0: a round needs at least one contributor".into(),
+            ));
+        }
+        if self.max_rounds == Some(0) {
+            return Err(ClientError::Usage(
+                "policy max_rounds = 0 would refuse every round".into(),
+            ));
+        }
+        if self.parameter_sets.as_ref().is_some_and(|s| s.is_empty()) {
+            return Err(ClientError::Usage(
+                "policy parameter_sets = [] would refuse every ceremony".into(),
+            ));
+        }
+        Ok(self)
+    }
+
+    /// Refuses a ceremony under a parameter set the policy does not list.
+    pub fn check_parameter_set(&self, name: &str) -> Result<(), ClientError> {
+        match &self.parameter_sets {
+            Some(sets) if !sets.iter().any(|s| s == name) => Err(refused(
+                "parameter_sets",
+                format!("the ceremony uses {name}; I accept {}", sets.join(", ")),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Refuses a study whose quorum is below the policy's floor.
+    pub fn check_study(&self, study: &str, min_contributors: u32) -> Result<(), ClientError> {
+        match self.min_contributors {
+            Some(floor) if min_contributors < floor => Err(refused(
+                "min_contributors",
+                format!(
+                    "study {study} decrypts rounds with {min_contributors} contributors; I require at least {floor}"
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Refuses to decrypt a round past the policy's last.
+    pub fn check_round(&self, study: &str, round: u64) -> Result<(), ClientError> {
+        match self.max_rounds {
+            Some(max) if round > max => Err(refused(
+                "max_rounds",
+                format!("round {round} of study {study} is past the last I decrypt ({max})"),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// The quorum this member checks before decrypting: the study's, or its
+    /// own floor if that is higher.
+    pub fn quorum(&self, study_min_contributors: u32) -> usize {
+        study_min_contributors.max(self.min_contributors.unwrap_or(0)) as usize
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn folder() -> (tempfile::TempDir, KeyDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let keys = KeyDir::open_or_create(dir.path().join("k")).unwrap();
+        (dir, keys)
+    }
+
+    #[test]
+    fn a_member_refuses_what_its_policy_does_not_allow() {
+        let (_d, keys) = folder();
+        // No file: no constraint.
+        let open = MemberPolicy::load(&keys).unwrap();
+        assert_eq!(open, MemberPolicy::default());
+        open.check_study("s", 1).unwrap();
+        open.check_round("s", 1_000_000).unwrap();
+        open.check_parameter_set("toy-n1024").unwrap();
+        keys.write(
+            POLICY_FILE,
+            b"min_contributors = 4\nparameter_sets = [\"n8192-q124\"]\nmax_rounds = 3\n",
+            false,
+        )
+        .unwrap();
+        let p = MemberPolicy::load(&keys).unwrap();
+        // The acceptance case: a floor of 4 refuses a study with quorum 3.
+        let e = p.check_study("s", 3).unwrap_err().to_string();
+        assert!(
+            e.contains("min_contributors") && e.contains("at least 4"),
+            "{e}"
+        );
+        p.check_study("s", 4).unwrap();
+        assert_eq!((p.quorum(4), p.quorum(6), p.quorum(2)), (4, 6, 4));
+        let e = p.check_round("s", 4).unwrap_err().to_string();
+        assert!(e.contains("max_rounds") && e.contains("round 4"), "{e}");
+        p.check_round("s", 3).unwrap();
+        let e = p.check_parameter_set("toy-n1024").unwrap_err().to_string();
+        assert!(
+            e.contains("parameter_sets") && e.contains("toy-n1024"),
+            "{e}"
+        );
+        p.check_parameter_set("n8192-q124").unwrap();
+        // Flags replace the file's settings one by one.
+        let flagged = p
+            .clone()
+            .overridden_by(MemberPolicy {
+                min_contributors: Some(2),
+                ..Default::default()
+            })
+            .unwrap();
+        assert_eq!(flagged.min_contributors, Some(2));
+        assert_eq!(flagged.max_rounds, Some(3));
+    }
+
+    #[test]
+    fn a_bad_policy_file_is_refused_naming_what_is_wrong() {
+        for (text, needle) in [
+            ("min_contributors = 0\n", "min_contributors = 0"),
+            ("max_rounds = 0\n", "max_rounds = 0"),
+            ("parameter_sets = []\n", "parameter_sets = []"),
+            ("min_contributor = 3\n", "unknown field"),
+            ("min_contributors = -1\n", "min_contributors"),
+            ("min_contributors = \"four\"\n", "min_contributors"),
+        ] {
+            let (_d, keys) = folder();
+            keys.write(POLICY_FILE, text.as_bytes(), false).unwrap();
+            let e = MemberPolicy::load(&keys).unwrap_err().to_string();
+            assert!(e.contains(needle), "{text:?}: {e}");
+        }
+    }
+}
