@@ -434,3 +434,12 @@ pub struct Problem {
 
 /// The media type of [`Problem`].
 pub const PROBLEM_JSON: &str = "application/problem+json";
+
+/// `POST /v1/ui-tickets`: a link that opens the server's `/ui` pages in a
+/// browser (administrator).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct UiTicket {
+    /// The path to open on the server (valid for five minutes; opening it
+    /// starts a browser session).
+    pub path: String,
+}

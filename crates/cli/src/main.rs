@@ -61,6 +61,8 @@ enum Command {
     Agent(commands::agent::AgentCommand),
     /// The server's audit trail of a study (administrator).
     Audit(commands::audit::AuditArgs),
+    /// A link to the server's live study page for a browser (administrator).
+    Ui(commands::ui::UiArgs),
 }
 
 fn main() -> ExitCode {
@@ -81,6 +83,7 @@ fn main() -> ExitCode {
         Command::Study(cmd) => commands::ceremony::run_study(cmd),
         Command::Agent(cmd) => commands::agent::run(cmd),
         Command::Audit(args) => commands::audit::run(args),
+        Command::Ui(args) => commands::ui::run(args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -676,6 +676,11 @@ impl Client {
         )
     }
 
+    /// A link to the server's `/ui` pages for a browser (administrator).
+    pub fn ui_ticket(&self) -> Result<UiTicket, ClientError> {
+        self.json(Method::POST, "/v1/ui-tickets", None::<&()>)
+    }
+
     /// The signed decryption shares of a round and the aggregate's hash.
     pub fn decryption_shares(
         &self,

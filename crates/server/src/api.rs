@@ -102,7 +102,12 @@ pub fn router(state: Arc<AppState>) -> axum::Router {
         .routes(routes!(readyz))
         .routes(routes!(metrics))
         .routes(routes!(openapi_json))
+        .routes(routes!(crate::ui::create_ticket))
         .split_for_parts();
+    let router = router
+        .route("/ui", axum::routing::get(crate::ui::index))
+        .route("/ui/login", axum::routing::get(crate::ui::login))
+        .route("/ui/studies/{study}", axum::routing::get(crate::ui::study));
     let openapi = Arc::new(openapi);
     let timeout = Duration::from_millis(state.config.request_timeout_ms);
     router

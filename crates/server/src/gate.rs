@@ -95,6 +95,7 @@ fn classify<'p>(method: &Method, path: &'p str, config: &Config) -> Route<'p> {
     match segments.as_slice() {
         ["metrics"] => route(Scope::Admin, 0, None),
         ["v1", "audit"] => route(Scope::Admin, 0, None),
+        ["v1", "ui-tickets"] => route(Scope::Admin, json, None),
         ["v1", "ceremonies"] | ["v1", "studies"] => route(Scope::Admin, json, None),
         ["v1", "ceremonies", c, "public-key-shares", m] if writes => route(
             Scope::Ceremony(c),

@@ -32,6 +32,7 @@ pub mod metrics;
 pub mod problem;
 pub mod store;
 pub mod tls;
+pub mod ui;
 
 use fedhe_crypto::{InsecurePolicy, ParameterSet, Params};
 use problem::{ApiError, ApiResult};

@@ -884,6 +884,24 @@ impl Store {
         self.transition(update, &entry).await
     }
 
+    /// Every ceremony with its phase, by id.
+    pub async fn ceremony_list(&self) -> ApiResult<Vec<(String, String)>> {
+        Ok(
+            sqlx::query_as("SELECT id, phase FROM ceremonies ORDER BY id")
+                .fetch_all(&self.read)
+                .await?,
+        )
+    }
+
+    /// Every study with its ceremony, by id.
+    pub async fn study_list(&self) -> ApiResult<Vec<(String, String)>> {
+        Ok(
+            sqlx::query_as("SELECT id, ceremony FROM studies ORDER BY id")
+                .fetch_all(&self.read)
+                .await?,
+        )
+    }
+
     /// Ceremonies not yet complete or failed.
     pub async fn open_ceremonies(&self) -> ApiResult<Vec<String>> {
         Ok(sqlx::query_scalar(

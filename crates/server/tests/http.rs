@@ -1312,6 +1312,7 @@ async fn operational_routes_and_the_openapi_document(kind: Kind) {
         ("/readyz", &["get"]),
         ("/metrics", &["get"]),
         ("/v1/audit", &["get"]),
+        ("/v1/ui-tickets", &["post"]),
         ("/openapi.json", &["get"]),
     ];
     assert_eq!(

@@ -15,6 +15,7 @@ pub mod privacy;
 pub mod report;
 pub mod serve;
 pub mod simulate;
+pub mod ui;
 
 use crate::error::CliError;
 use fedhe_crypto::{InsecurePolicy, ParameterSet, Params};
