@@ -30,19 +30,8 @@ impl Drop for Killed {
 }
 
 /// `fedhe serve` on a loopback port with an SQLite file under `root`.
-fn serve(root: &Path) -> server_process::ServerProcess {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_fedhe"));
-    command
-        .args([
-            "serve",
-            "--allow-insecure",
-            "--listen",
-            "127.0.0.1:0",
-            "--database-url",
-        ])
-        .arg(format!("sqlite://{}", root.join("fedhe.db").display()))
-        .env("FEDHE_ADMIN_TOKEN", ADMIN);
-    server_process::spawn(command)
+fn serve(root: &std::path::Path) -> server_process::ServerProcess {
+    server_process::serve_sqlite(root, ADMIN)
 }
 
 fn last_json_line(stdout: &[u8]) -> serde_json::Value {

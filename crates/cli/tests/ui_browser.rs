@@ -8,20 +8,13 @@
 use std::process::Command;
 
 mod server_process;
-use server_process::ServerProcess;
 mod toy_federation;
 use toy_federation::{toy_federation, Terms};
 
 const ADMIN: &str = "ui-admin";
 
-fn serve(root: &std::path::Path) -> ServerProcess {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_fedhe"));
-    command
-        .args(["serve", "--allow-insecure", "--listen", "127.0.0.1:0"])
-        .arg("--database-url")
-        .arg(format!("sqlite://{}", root.join("fedhe.db").display()))
-        .env("FEDHE_ADMIN_TOKEN", ADMIN);
-    server_process::spawn(command)
+fn serve(root: &std::path::Path) -> server_process::ServerProcess {
+    server_process::serve_sqlite(root, ADMIN)
 }
 
 /// A program of the machine, or a failure saying how to get it.

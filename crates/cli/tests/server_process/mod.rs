@@ -35,3 +35,17 @@ pub fn spawn(mut command: Command) -> ServerProcess {
         .to_string();
     ServerProcess { child, url }
 }
+
+/// `fedhe serve --allow-insecure` on a free loopback port, its store an
+/// SQLite file in `root`, with administrator token `admin_token`. (Not
+/// every test file that includes this module uses it.)
+#[allow(dead_code)]
+pub fn serve_sqlite(root: &std::path::Path, admin_token: &str) -> ServerProcess {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_fedhe"));
+    command
+        .args(["serve", "--allow-insecure", "--listen", "127.0.0.1:0"])
+        .arg("--database-url")
+        .arg(format!("sqlite://{}", root.join("fedhe.db").display()))
+        .env("FEDHE_ADMIN_TOKEN", admin_token);
+    spawn(command)
+}
