@@ -5,22 +5,14 @@
 //!   with the same aggregate. Twice: on an SQLite file and on a PostgreSQL
 //!   database (`FEDHE_TEST_POSTGRES_URL`, see
 //!   `crates/server/tests/support/databases.rs`);
-//! - the 100-member round (issue 5, acceptance): 100 members at the default
-//!   parameter set upload one default-size ciphertext each, every member
-//!   verifies before it decrypts; prints the round's time and the server's
-//!   peak memory. Slow, so ignored by default:
-//!
-//! ```text
-//! cargo test -p fedhe-cli --test service_process -- --ignored --nocapture
-//! ```
-//! (`FEDHE_SCALE_MEMBERS` changes the member count.)
+//! - `fedhe bench service` (issue 16), which replaced the ignored 100-member
+//!   test of issue 5: `fedhe bench service --members 100 --json` measures
+//!   that round now.
 
-use fedhe_api::{CeremonySpec, Identity, MemberSpec, SignedStudySpec, StudySpec};
 use fedhe_client::keys::{self, KeyDir};
 use fedhe_client::member::{join_ceremony, verify_ceremony};
 use fedhe_client::{Auth, Client, MemberSession};
-use std::sync::{Arc, Barrier};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use support::databases::{Kind, TestDb};
 
 // The server's test support, shared rather than copied.
@@ -34,13 +26,9 @@ mod support {
 mod server_process;
 use server_process::ServerProcess;
 mod toy_federation;
-use toy_federation::{admin_identity, toy_ceremony, toy_federation, Terms};
+use toy_federation::{toy_ceremony, toy_federation, Terms};
 
 const ADMIN: &str = "scale-admin";
-
-fn serve(database_url: &str) -> ServerProcess {
-    serve_on(database_url, "127.0.0.1:0")
-}
 
 /// Starts `fedhe serve` on `listen` with its store at `database_url`; returns
 /// once it listens.
@@ -57,134 +45,6 @@ fn serve_on(database_url: &str, listen: &str) -> ServerProcess {
         ])
         .env("FEDHE_ADMIN_TOKEN", ADMIN);
     server_process::spawn(command)
-}
-
-fn peak_memory_mib(url: &str) -> f64 {
-    let text = reqwest::blocking::Client::new()
-        .get(format!("{url}/metrics"))
-        .bearer_auth(ADMIN)
-        .send()
-        .unwrap()
-        .text()
-        .unwrap();
-    text.lines()
-        .find(|l| l.starts_with("fedhe_process_peak_resident_bytes"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse::<f64>().ok())
-        .unwrap_or(f64::NAN)
-        / (1 << 20) as f64
-}
-
-#[test]
-#[ignore = "slow: run with --ignored to measure a 100-member round"]
-fn a_round_of_100_members_at_the_default_parameter_set() {
-    let n: usize = std::env::var("FEDHE_SCALE_MEMBERS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(100);
-    let root = tempfile::tempdir().unwrap();
-    let db = TestDb::new(Kind::Sqlite);
-    let server = serve(&db.url());
-    let admin = Client::new(&server.url, Auth::Admin(ADMIN.to_string().into())).unwrap();
-    let members: Vec<(String, Arc<Identity>)> = (0..n)
-        .map(|i| (format!("m{i:03}"), Arc::new(Identity::generate())))
-        .collect();
-    admin
-        .create_ceremony(&CeremonySpec {
-            id: "scale".into(),
-            parameter_set: "n8192-q124".into(),
-            members: members
-                .iter()
-                .map(|(m, id)| MemberSpec {
-                    id: m.clone(),
-                    identity_key: id.public_key_hex(),
-                })
-                .collect(),
-            deadline_secs: 3600,
-            allow_insecure: false,
-            admin_key: admin_identity().public_key_hex(),
-        })
-        .unwrap();
-    let ceremony_start = Instant::now();
-    let clients: Vec<(Client, KeyDir)> = members
-        .iter()
-        .map(|(m, id)| {
-            let client = Client::new(
-                &server.url,
-                Auth::Member {
-                    id: m.clone(),
-                    identity: id.clone(),
-                },
-            )
-            .unwrap();
-            (client, KeyDir::open_or_create(root.path().join(m)).unwrap())
-        })
-        .collect();
-    std::thread::scope(|s| {
-        for (client, dir) in &clients {
-            s.spawn(move || {
-                join_ceremony(client, dir, "scale", false, false, Duration::from_secs(600)).unwrap()
-            });
-        }
-    });
-    let own = clients[0].1.read(keys::PUBLIC_SHARE_FILE).unwrap();
-    let verified = verify_ceremony(&clients[0].0, "scale", Some(("m000", &own)), false).unwrap();
-    let ceremony_secs = ceremony_start.elapsed().as_secs_f64();
-    let study = admin
-        .create_study(&SignedStudySpec::sign(
-            StudySpec {
-                id: "scale-study".into(),
-                ceremony: "scale".into(),
-                algorithm: "sum".into(),
-                config: serde_json::json!({}),
-                min_contributors: n as u32,
-                round_timeout_secs: 3600,
-                decrypt_timeout_secs: 3600,
-                bound: 1.0,
-            },
-            &admin_identity(),
-        ))
-        .unwrap();
-    // One ciphertext's worth of values per member.
-    let values: Vec<f64> = (0..512).map(|i| (i as f64) / 512.0).collect();
-    let barrier = Barrier::new(n);
-    let start = Instant::now();
-    let timings: Vec<(f64, f64, usize)> = std::thread::scope(|s| {
-        let handles: Vec<_> = clients
-            .iter()
-            .map(|(client, dir)| {
-                let (verified, values, barrier, study) = (&verified, &values, &barrier, &study);
-                s.spawn(move || {
-                    let secret = MemberSession::load_secret(dir, &verified.params).unwrap();
-                    let mut session = MemberSession::new(
-                        client.clone(),
-                        verified,
-                        secret,
-                        dir.path().join("state"),
-                        n,
-                    )
-                    .unwrap();
-                    session.round_timeout = Duration::from_secs(1800);
-                    session.accept_study(study).unwrap();
-                    barrier.wait();
-                    let bytes = session.contribute("scale-study", 1, values, 1.0).unwrap();
-                    let uploaded = start.elapsed().as_secs_f64();
-                    session.decrypt("scale-study", 1).unwrap();
-                    let sum = session.result("scale-study", 1).unwrap();
-                    assert!((sum[511] - n as f64 * 511.0 / 512.0).abs() < 1e-6);
-                    (uploaded, start.elapsed().as_secs_f64(), bytes.len())
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
-    });
-    let round_secs = start.elapsed().as_secs_f64();
-    let uploads_done = timings.iter().map(|t| t.0).fold(0.0, f64::max);
-    println!(
-        "{{\"members\": {n}, \"params\": \"n8192-q124\", \"contribution_bytes\": {}, \"ceremony_seconds\": {ceremony_secs:.1}, \"uploads_acknowledged_seconds\": {uploads_done:.1}, \"round_seconds\": {round_secs:.1}, \"server_peak_rss_mib\": {:.0}}}",
-        timings[0].2,
-        peak_memory_mib(&server.url)
-    );
 }
 
 /// A loopback address no one listens on, so a restarted server keeps its URL.
@@ -396,3 +256,75 @@ on_both_backends!(sync;
     kill_9_in_every_round_phase_loses_no_acknowledged_upload,
     kill_9_in_every_ceremony_phase_loses_nothing_acknowledged
 );
+
+/// `fedhe bench service` (issue 16): a real server process, members in
+/// process; the JSON document has a run per member count with every phase,
+/// the bytes per member and the server's peak memory, and every member
+/// decoded the plaintext sum (the command fails otherwise).
+#[test]
+fn bench_service_reports_every_phase_per_member_count() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_fedhe"))
+        .args([
+            "bench",
+            "service",
+            "--members",
+            "2,5",
+            "--params",
+            "toy-n1024",
+        ])
+        .args([
+            "--allow-insecure",
+            "--values",
+            "100",
+            "--concurrency",
+            "4",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    for (run, n) in runs.iter().zip([2, 5]) {
+        assert_eq!(run["members"], n);
+        let phases = &run["phases"];
+        let total: f64 = ["commit", "reveal", "decrypt", "result"]
+            .iter()
+            .map(|p| phases[p].as_f64().unwrap())
+            .sum();
+        let round = run["round_seconds"].as_f64().unwrap();
+        assert!(total > 0.0 && total <= round + 1e-3, "{run}");
+        for m in [
+            "aggregate_wait",
+            "verify",
+            "decryption_share",
+            "result_wait",
+            "result_verify",
+        ] {
+            assert!(
+                phases["member_medians"][m].as_f64().unwrap() >= 0.0,
+                "{m}: {run}"
+            );
+        }
+        // A member sends at least its contribution, and reads at least the
+        // aggregate and the other members' contributions it verifies.
+        let up = run["upload_bytes_per_member"].as_f64().unwrap();
+        let down = run["download_bytes_per_member"].as_f64().unwrap();
+        assert!(up > 10_000.0 && down > up, "{run}");
+        assert!(
+            run["server_peak_rss_bytes"].as_u64().unwrap() > 1 << 20,
+            "{run}"
+        );
+    }
+    let refused = std::process::Command::new(env!("CARGO_BIN_EXE_fedhe"))
+        .args(["bench", "service", "--members", "1", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("at least 2"));
+}

@@ -721,16 +721,27 @@ fn lock_agent(keys: &KeyDir, study: &str) -> Result<std::fs::File, ClientError> 
             .open(&lock_path)
             .map_err(|e| ClientError::Keys(format!("{}: {e}", lock_path.display())))?
     };
-    match lock.try_lock() {
-        Ok(()) => Ok(lock),
-        Err(std::fs::TryLockError::WouldBlock) => Err(ClientError::Usage(format!(
-            "another agent is running study {study} with {}",
-            keys.path().display()
-        ))),
-        Err(std::fs::TryLockError::Error(e)) => {
-            Err(ClientError::Keys(format!("{}: {e}", lock_path.display())))
+    // A lock released a moment ago may still be held for a moment by a
+    // child forked meanwhile (between its fork and its exec it shares the
+    // descriptor); a running agent holds it for good.
+    for attempt in 0.. {
+        match lock.try_lock() {
+            Ok(()) => return Ok(lock),
+            Err(std::fs::TryLockError::WouldBlock) if attempt < 20 => {
+                std::thread::sleep(std::time::Duration::from_millis(50))
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(ClientError::Usage(format!(
+                    "another agent is running study {study} with {}",
+                    keys.path().display()
+                )))
+            }
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Err(ClientError::Keys(format!("{}: {e}", lock_path.display())))
+            }
         }
     }
+    unreachable!("the loop returns")
 }
 
 /// The point waiting for its value, if any (a point already journaled, by a

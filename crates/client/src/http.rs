@@ -73,6 +73,7 @@ pub struct Client {
     auth: Auth,
     retry: RetryPolicy,
     bytes_sent: Arc<std::sync::atomic::AtomicU64>,
+    bytes_received: Arc<std::sync::atomic::AtomicU64>,
     /// Whether a private CA replaced the built-in roots (for error hints).
     private_ca: bool,
 }
@@ -278,6 +279,7 @@ impl Client {
             auth,
             retry: RetryPolicy::default(),
             bytes_sent: Arc::default(),
+            bytes_received: Arc::default(),
             private_ca: tls.has_ca_cert(),
         })
     }
@@ -299,6 +301,12 @@ impl Client {
     /// Request bodies sent so far (bytes, retries included).
     pub fn bytes_sent(&self) -> u64 {
         self.bytes_sent.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Response body bytes received so far (by this client and its clones).
+    pub fn bytes_received(&self) -> u64 {
+        self.bytes_received
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     fn send(
@@ -372,6 +380,8 @@ impl Client {
                     continue;
                 }
             };
+            self.bytes_received
+                .fetch_add(bytes.len() as u64, std::sync::atomic::Ordering::Relaxed);
             if status.is_success() {
                 return Ok(Answer {
                     status,
@@ -674,6 +684,11 @@ impl Client {
             &format!("/v1/studies/{study}/rounds/{round}/contributions"),
             None::<&()>,
         )
+    }
+
+    /// The server's counters, Prometheus text (administrator).
+    pub fn metrics(&self) -> Result<String, ClientError> {
+        Ok(String::from_utf8_lossy(&self.bytes("/metrics")?).into_owned())
     }
 
     /// A link to the server's `/ui` pages for a browser (administrator).

@@ -245,6 +245,25 @@ pub struct MemberSession {
     rng: Csprng,
     /// How long one round may take before the member gives up.
     pub round_timeout: Duration,
+    /// Where the latest decryption and result check spent their time.
+    pub timings: PhaseTimings,
+}
+
+/// Where a member's latest [`MemberSession::decrypt`] and
+/// [`MemberSession::result`] spent their time, seconds (`fedhe bench
+/// service` reports them).
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct PhaseTimings {
+    /// Waiting for the aggregate.
+    pub aggregate_wait: f64,
+    /// Fetching the listed contributions and verifying before decrypting.
+    pub verify: f64,
+    /// Making and uploading the decryption share.
+    pub share: f64,
+    /// Waiting for the published result.
+    pub result_wait: f64,
+    /// Fetching the decryption shares and verifying the result.
+    pub result_verify: f64,
 }
 
 impl std::fmt::Debug for MemberSession {
@@ -292,6 +311,7 @@ impl MemberSession {
             studies: Default::default(),
             rng: Csprng::from_entropy(),
             round_timeout: Duration::from_secs(600),
+            timings: PhaseTimings::default(),
         })
     }
 
@@ -552,9 +572,12 @@ impl MemberSession {
     /// member resends the recorded share only for the same aggregate.
     pub fn decrypt(&mut self, study: &str, round: u64) -> Result<(), ClientError> {
         self.policy.check_round(study, round)?;
+        let started = Instant::now();
         let aggregate = self.wait_for(study, round, "aggregate", |c| {
             c.aggregate(study, round, Duration::from_secs(20))
         })?;
+        self.timings.aggregate_wait = started.elapsed().as_secs_f64();
+        let started = Instant::now();
         let list = self.client.contributions(study, round)?;
         let mut fetched = Vec::with_capacity(list.contributions.len());
         for u in &list.contributions {
@@ -597,6 +620,8 @@ impl MemberSession {
             aggregate: &aggregate,
         };
         let decoded = verify_before_decrypt(&self.params, &evidence)?;
+        self.timings.verify = started.elapsed().as_secs_f64();
+        let started = Instant::now();
         let aggregate_hash = blake3::hash(&aggregate);
         let share_path = self.record("share", study, round);
         let share = match std::fs::read(&share_path) {
@@ -624,6 +649,7 @@ impl MemberSession {
             }
         };
         self.client.put_decryption_share(study, round, &share)?;
+        self.timings.share = started.elapsed().as_secs_f64();
         Ok(())
     }
 
@@ -632,10 +658,13 @@ impl MemberSession {
     /// the aggregate this member verified when it decrypted, and exactly the
     /// combination of every member's signed decryption share with that
     /// aggregate. Returns this member's own decoding.
-    pub fn result(&self, study: &str, round: u64) -> Result<Vec<f64>, ClientError> {
+    pub fn result(&mut self, study: &str, round: u64) -> Result<Vec<f64>, ClientError> {
+        let started = Instant::now();
         let r = self.wait_for(study, round, "result", |c| {
             c.result(study, round, Duration::from_secs(20))
         })?;
+        self.timings.result_wait = started.elapsed().as_secs_f64();
+        let started = Instant::now();
         let refuse = |reason: &str| -> ClientError {
             Refusal {
                 study: study.into(),
@@ -667,7 +696,7 @@ impl MemberSession {
                 self.client.decryption_share(study, round, &u.member)?,
             ));
         }
-        Ok(verify_after_decrypt(
+        let values = verify_after_decrypt(
             &self.params,
             &ResultEvidence {
                 study,
@@ -678,7 +707,9 @@ impl MemberSession {
                 shares: &fetched,
                 published: &r.values,
             },
-        )?)
+        )?;
+        self.timings.result_verify = started.elapsed().as_secs_f64();
+        Ok(values)
     }
 
     /// Long-polls `fetch` until it succeeds; a 409 (not ready) is retried

@@ -1,5 +1,6 @@
 //! `fedhe bench channel --json`: fedhe against `fhe` 0.1's multiparty BFV
-//! (`mbfv`) at the same N and modulus, interleaved in one process.
+//! (`mbfv`) at the same N and modulus, interleaved in one process; `fedhe
+//! bench service --json`: a round of a real server ([`super::bench_service`]).
 
 use crate::error::CliError;
 use clap::{Args, Subcommand};
@@ -9,6 +10,8 @@ use clap::{Args, Subcommand};
 pub enum BenchCommand {
     /// Time the channel's operations, fedhe vs fhe (needs the `peers` feature).
     Channel(ChannelBenchArgs),
+    /// Time one round of a real server process with N members, per phase.
+    Service(super::bench_service::ServiceBenchArgs),
 }
 
 /// Arguments of `fedhe bench channel`.
@@ -29,6 +32,7 @@ pub struct ChannelBenchArgs {
 pub fn run(cmd: BenchCommand) -> Result<(), CliError> {
     match cmd {
         BenchCommand::Channel(args) => channel(args),
+        BenchCommand::Service(args) => super::bench_service::run(args),
     }
 }
 

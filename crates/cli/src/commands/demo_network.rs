@@ -15,7 +15,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Children killed on drop.
-struct Children(Vec<(String, Child)>);
+pub(super) struct Children(pub(super) Vec<(String, Child)>);
 
 impl Drop for Children {
     fn drop(&mut self) {
@@ -67,12 +67,17 @@ impl Workdir {
     }
 }
 
-fn exe() -> Result<PathBuf, CliError> {
+pub(super) fn exe() -> Result<PathBuf, CliError> {
     std::env::current_exe()
         .map_err(|e| CliError::Usage(format!("cannot find the fedhe binary: {e}")))
 }
 
-fn spawn(what: &str, args: &[&str], env: &[(&str, &str)], log: &Path) -> Result<Child, CliError> {
+pub(super) fn spawn(
+    what: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+    log: &Path,
+) -> Result<Child, CliError> {
     let stderr = std::fs::File::create(log).map_err(|source| CliError::Io {
         path: log.display().to_string(),
         source,
@@ -89,8 +94,50 @@ fn spawn(what: &str, args: &[&str], env: &[(&str, &str)], log: &Path) -> Result<
         .map_err(|e| CliError::Usage(format!("cannot start {what}: {e}")))
 }
 
+/// Starts `fedhe serve` on a free loopback port with its store at
+/// `database_url`, its log in `log`; returns the child (kill it when done) and
+/// the URL it listens on.
+pub(super) fn start_server(
+    database_url: &str,
+    admin_token: &str,
+    allow_insecure: bool,
+    log: &Path,
+) -> Result<(Child, String), CliError> {
+    let mut args = vec![
+        "serve",
+        "--database-url",
+        database_url,
+        "--listen",
+        "127.0.0.1:0",
+    ];
+    if allow_insecure {
+        args.push("--allow-insecure");
+    }
+    let mut server = spawn(
+        "the server",
+        &args,
+        &[("FEDHE_ADMIN_TOKEN", admin_token)],
+        log,
+    )?;
+    let mut first = String::new();
+    if let Some(out) = server.stdout.as_mut() {
+        let _ = BufReader::new(out).read_line(&mut first);
+    }
+    match first.split_whitespace().find(|w| w.starts_with("http://")) {
+        Some(url) => Ok((server, url.to_string())),
+        None => {
+            let _ = server.kill();
+            let _ = server.wait();
+            Err(CliError::Usage(format!(
+                "the server did not start:\n{}",
+                tail(log)
+            )))
+        }
+    }
+}
+
 /// The last lines of a child's log, for an error message.
-fn tail(log: &Path) -> String {
+pub(super) fn tail(log: &Path) -> String {
     let text = std::fs::read_to_string(log).unwrap_or_default();
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(8)..].join("\n")
@@ -140,27 +187,8 @@ pub fn run(args: DemoArgs) -> Result<(), CliError> {
 
     // 1. The server.
     let db = format!("sqlite://{}", root.join("fedhe.db").display());
-    let server_log = root.join("server.log");
-    let mut serve_args = vec!["serve", "--database-url", &db, "--listen", "127.0.0.1:0"];
-    serve_args.extend_from_slice(insecure);
-    let mut server = spawn(
-        "the server",
-        &serve_args,
-        &[("FEDHE_ADMIN_TOKEN", &token)],
-        &server_log,
-    )?;
-    let mut first = String::new();
-    if let Some(out) = server.stdout.as_mut() {
-        let _ = BufReader::new(out).read_line(&mut first);
-    }
+    let (server, url) = start_server(&db, &token, a.allow_insecure, &root.join("server.log"))?;
     let mut children = Children(vec![("server".into(), server)]);
-    let url = first
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .ok_or_else(|| {
-            CliError::Usage(format!("the server did not start:\n{}", tail(&server_log)))
-        })?
-        .to_string();
     say(&format!(
         "fedhe demo: {} institutions optimise {} (D = {}) with FBO-FedGP through a server on {url}.",
         a.members,

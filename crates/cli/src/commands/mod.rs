@@ -3,6 +3,7 @@
 pub mod agent;
 pub mod audit;
 pub mod bench;
+pub mod bench_service;
 pub mod ceremony;
 pub mod channel;
 pub mod demo;

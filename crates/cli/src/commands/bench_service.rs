@@ -1,0 +1,297 @@
+//! `fedhe bench service --members 10,100 --json` (issue 16): one round of a
+//! real `fedhe serve` process on loopback (SQLite, or PostgreSQL with
+//! `--database-url`), its members simulated in this process with bounded
+//! concurrency, each doing its real cryptography and every check
+//! (`MemberSession`: commit, verify the frozen list, reveal, verify before
+//! decrypting, decryption share, verify the result). The round runs in waves
+//! (every member commits, then reveals, then decrypts, then checks the
+//! result), so a wave's wall time is that phase's cost for the federation.
+
+use super::demo_network::{start_server, Children};
+use crate::error::CliError;
+use clap::Args;
+use fedhe_api::{CeremonySpec, Identity, MemberSpec, SignedStudySpec, StudySpec};
+use fedhe_client::member::{verify_ceremony, PhaseTimings};
+use fedhe_client::{Auth, Client, MemberSession};
+use fedhe_crypto::{
+    CeremonyId, CommonRandomPoly, MemberId, PublicKeyShare, SecretKeyShare, WireObject,
+};
+use rayon::prelude::*;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Arguments of `fedhe bench service`.
+#[derive(Args, Debug)]
+pub struct ServiceBenchArgs {
+    /// Member counts to run, comma separated.
+    #[arg(long, value_delimiter = ',', default_value = "10,100")]
+    members: Vec<usize>,
+    /// Parameter set.
+    #[arg(long, default_value = "n8192-q124")]
+    params: String,
+    /// Allow parameter sets below 128-bit security (tests only).
+    #[arg(long)]
+    allow_insecure: bool,
+    /// Values each member contributes (512: a fraction of one ciphertext).
+    #[arg(long, default_value_t = 512)]
+    values: usize,
+    /// Members working at once (threads).
+    #[arg(long, default_value_t = 16)]
+    concurrency: usize,
+    /// The server's store (default: an SQLite file in a temporary folder);
+    /// a PostgreSQL URL runs it there (one fresh database is expected).
+    #[arg(long)]
+    database_url: Option<String>,
+    /// Print JSON (the only output format).
+    #[arg(long)]
+    json: bool,
+}
+
+/// One member of the simulated federation.
+struct Seat {
+    session: MemberSession,
+    client: Client,
+}
+
+/// Wall time of `f` over every seat, `concurrency` at a time.
+fn wave(
+    pool: &rayon::ThreadPool,
+    seats: &mut [Seat],
+    f: impl Fn(&mut Seat) -> Result<(), fedhe_client::ClientError> + Sync,
+) -> Result<f64, CliError> {
+    let start = Instant::now();
+    pool.install(|| seats.par_iter_mut().try_for_each(&f))?;
+    Ok(start.elapsed().as_secs_f64())
+}
+
+/// The median of `xs` (0 if empty).
+fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    xs.get(xs.len() / 2).copied().unwrap_or(0.0)
+}
+
+/// The server's peak resident memory, from `/metrics`.
+fn peak_rss(admin: &Client) -> Result<u64, CliError> {
+    admin
+        .metrics()?
+        .lines()
+        .find(|l| l.starts_with("fedhe_process_peak_resident_bytes"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse::<f64>().ok())
+        .map(|v| v as u64)
+        .ok_or_else(|| CliError::Usage("the server reports no peak memory".into()))
+}
+
+/// One round with `n` members; its JSON record.
+fn run_one(a: &ServiceBenchArgs, n: usize) -> Result<serde_json::Value, CliError> {
+    let params = super::resolve_params(&a.params, a.allow_insecure)?;
+    let work = tempfile::tempdir().map_err(|e| CliError::Usage(e.to_string()))?;
+    let token = hex::encode(fedhe_ring::Csprng::from_entropy().seed_bytes());
+    let db = a
+        .database_url
+        .clone()
+        .unwrap_or_else(|| format!("sqlite://{}", work.path().join("fedhe.db").display()));
+    let (server, url) = start_server(
+        &db,
+        &token,
+        a.allow_insecure,
+        &work.path().join("server.log"),
+    )?;
+    let _children = Children(vec![("server".into(), server)]);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(a.concurrency.max(1))
+        .build()
+        .map_err(|e| CliError::Usage(e.to_string()))?;
+
+    // The ceremony, made the way members make it (commit, then reveal).
+    let admin = Client::new(&url, Auth::Admin(token.clone().into()))?;
+    let admin_identity = Identity::generate();
+    let names: Vec<String> = (0..n).map(|i| format!("m{i:04}")).collect();
+    let identities: Vec<Arc<Identity>> = names
+        .iter()
+        .map(|_| Arc::new(Identity::generate()))
+        .collect();
+    admin.create_ceremony(&CeremonySpec {
+        id: "bench".into(),
+        parameter_set: a.params.clone(),
+        members: names
+            .iter()
+            .zip(&identities)
+            .map(|(m, id)| MemberSpec {
+                id: m.clone(),
+                identity_key: id.public_key_hex(),
+            })
+            .collect(),
+        deadline_secs: 3600,
+        allow_insecure: a.allow_insecure,
+        admin_key: admin_identity.public_key_hex(),
+    })?;
+    let ids = names
+        .iter()
+        .map(|m| MemberId::new(m.clone()))
+        .collect::<Result<Vec<_>, _>>()?;
+    let crs = CommonRandomPoly::for_ceremony(&params, &CeremonyId::new("bench")?, &ids)?;
+    let clients: Vec<Client> = names
+        .iter()
+        .zip(&identities)
+        .map(|(m, id)| {
+            Client::new(
+                &url,
+                Auth::Member {
+                    id: m.clone(),
+                    identity: id.clone(),
+                },
+            )
+        })
+        .collect::<Result<_, _>>()?;
+    let keys: Vec<(SecretKeyShare, Vec<u8>)> = pool.install(|| {
+        ids.par_iter()
+            .map(|m| {
+                let mut rng = fedhe_ring::Csprng::from_entropy();
+                let sk = SecretKeyShare::generate(&params, m.clone(), &mut rng);
+                let pk = PublicKeyShare::generate(&params, &sk, &crs, &mut rng)?;
+                Ok::<_, CliError>((sk, pk.to_bytes(&params)))
+            })
+            .collect::<Result<_, _>>()
+    })?;
+    pool.install(|| {
+        clients
+            .par_iter()
+            .zip(&keys)
+            .try_for_each(|(c, (_, pk))| c.commit("bench", pk).map(drop))
+    })?;
+    pool.install(|| {
+        clients
+            .par_iter()
+            .zip(&keys)
+            .try_for_each(|(c, (_, pk))| c.reveal("bench", pk).map(drop))
+    })?;
+    let verified = verify_ceremony(
+        &clients[0],
+        "bench",
+        Some((&names[0], &keys[0].1)),
+        a.allow_insecure,
+    )?;
+    let study = admin.create_study(&SignedStudySpec::sign(
+        StudySpec {
+            id: "bench-study".into(),
+            ceremony: "bench".into(),
+            algorithm: "sum".into(),
+            config: serde_json::json!({}),
+            min_contributors: n as u32,
+            round_timeout_secs: 3600,
+            decrypt_timeout_secs: 3600,
+            bound: 1.0,
+        },
+        &admin_identity,
+    ))?;
+    let mut seats: Vec<Seat> = clients
+        .into_iter()
+        .zip(keys)
+        .enumerate()
+        .map(|(i, (client, (secret, _)))| {
+            let mut session = MemberSession::new(
+                client.clone(),
+                &verified,
+                secret,
+                work.path().join("state").join(format!("m{i:04}")),
+                n,
+            )?;
+            session.round_timeout = std::time::Duration::from_secs(3600);
+            session.accept_study(&study)?;
+            Ok(Seat { session, client })
+        })
+        .collect::<Result<_, CliError>>()?;
+    let before: Vec<(u64, u64)> = seats
+        .iter()
+        .map(|s| (s.client.bytes_sent(), s.client.bytes_received()))
+        .collect();
+
+    // The round, in waves.
+    let values: Vec<f64> = (0..a.values).map(|i| i as f64 / a.values as f64).collect();
+    let round_start = Instant::now();
+    let commit = wave(&pool, &mut seats, |s| {
+        s.session.commit("bench-study", 1, &values, 1.0).map(drop)
+    })?;
+    let reveal = wave(&pool, &mut seats, |s| {
+        s.session.reveal("bench-study", 1).map(drop)
+    })?;
+    let decrypt = wave(&pool, &mut seats, |s| s.session.decrypt("bench-study", 1))?;
+    let sums = std::sync::Mutex::new(Vec::new());
+    let result = wave(&pool, &mut seats, |s| {
+        let sum = s.session.result("bench-study", 1)?;
+        sums.lock().map(|mut v| v.push(sum)).ok();
+        Ok(())
+    })?;
+    let round_seconds = round_start.elapsed().as_secs_f64();
+    // Every member decoded the sum of the plaintexts.
+    let expected: Vec<f64> = values.iter().map(|v| v * n as f64).collect();
+    for sum in sums.into_inner().unwrap_or_default() {
+        let worst = super::max_abs_difference(&sum, &expected);
+        if worst > 1e-6 {
+            return Err(CliError::Usage(format!(
+                "a member decoded a sum {worst} away from the plaintext sum"
+            )));
+        }
+    }
+    let timings: Vec<PhaseTimings> = seats.iter().map(|s| s.session.timings).collect();
+    let per = |f: fn(&PhaseTimings) -> f64| median(timings.iter().map(f).collect());
+    let (sent, received): (Vec<f64>, Vec<f64>) = seats
+        .iter()
+        .zip(&before)
+        .map(|(s, (b_sent, b_received))| {
+            (
+                (s.client.bytes_sent() - b_sent) as f64,
+                (s.client.bytes_received() - b_received) as f64,
+            )
+        })
+        .unzip();
+    let mean = |xs: &[f64]| xs.iter().sum::<f64>() / xs.len().max(1) as f64;
+    Ok(serde_json::json!({
+        "members": n,
+        "params": a.params,
+        "values": a.values,
+        "concurrency": a.concurrency,
+        "round_seconds": round_seconds,
+        "phases": {
+            "commit": commit,
+            "reveal": reveal,
+            "decrypt": decrypt,
+            "result": result,
+            "member_medians": {
+                "aggregate_wait": per(|t| t.aggregate_wait),
+                "verify": per(|t| t.verify),
+                "decryption_share": per(|t| t.share),
+                "result_wait": per(|t| t.result_wait),
+                "result_verify": per(|t| t.result_verify),
+            },
+        },
+        "upload_bytes_per_member": mean(&sent),
+        "download_bytes_per_member": mean(&received),
+        "server_peak_rss_bytes": peak_rss(&admin)?,
+    }))
+}
+
+/// Runs `fedhe bench service`.
+pub fn run(a: ServiceBenchArgs) -> Result<(), CliError> {
+    if !a.json {
+        return Err(CliError::Usage(
+            "fedhe bench service prints JSON only: give --json".into(),
+        ));
+    }
+    if a.members.iter().any(|&n| n < 2) {
+        return Err(CliError::Usage(
+            "--members: every count must be at least 2".into(),
+        ));
+    }
+    let mut runs = Vec::with_capacity(a.members.len());
+    for &n in &a.members {
+        runs.push(run_one(&a, n)?);
+    }
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&serde_json::json!({ "runs": runs }))
+            .map_err(|e| CliError::Usage(e.to_string()))?
+    );
+    Ok(())
+}
