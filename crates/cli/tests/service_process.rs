@@ -263,6 +263,8 @@ on_both_backends!(sync;
 /// decoded the plaintext sum (the command fails otherwise).
 #[test]
 fn bench_service_reports_every_phase_per_member_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let plot = dir.path().join("cost.png");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_fedhe"))
         .args([
             "bench",
@@ -280,6 +282,8 @@ fn bench_service_reports_every_phase_per_member_count() {
             "4",
             "--json",
         ])
+        .arg("--plot")
+        .arg(&plot)
         .output()
         .unwrap();
     assert!(
@@ -321,6 +325,12 @@ fn bench_service_reports_every_phase_per_member_count() {
             "{run}"
         );
     }
+    let png = std::fs::read(&plot).unwrap();
+    assert!(
+        png.starts_with(b"\x89PNG") && png.len() > 10_000,
+        "{} bytes",
+        png.len()
+    );
     let refused = std::process::Command::new(env!("CARGO_BIN_EXE_fedhe"))
         .args(["bench", "service", "--members", "1", "--json"])
         .output()

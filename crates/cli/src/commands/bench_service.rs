@@ -9,6 +9,7 @@
 
 use super::demo_network::{start_server, Children};
 use crate::error::CliError;
+use crate::report::plot::{draw_lines, Line};
 use clap::Args;
 use fedhe_api::{CeremonySpec, Identity, MemberSpec, SignedStudySpec, StudySpec};
 use fedhe_client::member::{verify_ceremony, PhaseTimings};
@@ -45,6 +46,10 @@ pub struct ServiceBenchArgs {
     /// Print JSON (the only output format).
     #[arg(long)]
     json: bool,
+    /// Also draw the round's time and each phase's against the member count
+    /// into this PNG file.
+    #[arg(long, value_name = "PNG")]
+    plot: Option<std::path::PathBuf>,
 }
 
 /// One member of the simulated federation.
@@ -287,6 +292,29 @@ pub fn run(a: ServiceBenchArgs) -> Result<(), CliError> {
     let mut runs = Vec::with_capacity(a.members.len());
     for &n in &a.members {
         runs.push(run_one(&a, n)?);
+    }
+    if let Some(path) = &a.plot {
+        let line = |name: &str, pick: &dyn Fn(&serde_json::Value) -> f64| -> Line {
+            (
+                name.to_string(),
+                runs.iter()
+                    .map(|r| (r["members"].as_f64().unwrap_or(0.0), pick(r)))
+                    .collect(),
+            )
+        };
+        let seconds = |v: &serde_json::Value| v.as_f64().unwrap_or(f64::NAN);
+        let mut lines = vec![line("round", &|r| seconds(&r["round_seconds"]))];
+        for phase in ["commit", "reveal", "decrypt", "result"] {
+            lines.push(line(phase, &|r| seconds(&r["phases"][phase])));
+        }
+        draw_lines(
+            path,
+            &format!("fedhe bench service: one round at {}", a.params),
+            "members",
+            "seconds",
+            &lines,
+        )
+        .map_err(CliError::Usage)?;
     }
     println!(
         "{}",

@@ -201,3 +201,69 @@ pub fn draw(path: &Path, task: &str, curves: &[Curve], optimum: Option<f64>) -> 
     root.present().map_err(|e| err(&e))?;
     Ok(())
 }
+
+/// One line of [`draw_lines`]: a name and its (x, y) points.
+pub type Line = (String, Vec<(f64, f64)>);
+
+/// Draws `lines` (y against x, points marked) into the PNG file `path`: the
+/// cost plots of `fedhe bench service`.
+pub fn draw_lines(
+    path: &Path,
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    lines: &[Line],
+) -> Result<(), String> {
+    register_font()?;
+    let points = lines.iter().flat_map(|(_, p)| p.iter());
+    let (x_max, y_max) = points.fold((0.0f64, 0.0f64), |(x, y), p| (x.max(p.0), y.max(p.1)));
+    if !(x_max > 0.0 && y_max.is_finite()) {
+        return Err(format!("{title}: nothing to plot"));
+    }
+    let err = |e: &dyn std::fmt::Display| format!("{title}: drawing failed: {e}");
+    let root = BitMapBackend::new(path, SIZE).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(&e))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, (FAMILY, 24))
+        .margin(16)
+        .x_label_area_size(48)
+        .y_label_area_size(96)
+        .build_cartesian_2d(0.0..x_max * 1.05, 0.0..(y_max * 1.1).max(1e-9))
+        .map_err(|e| err(&e))?;
+    let format = |v: &f64| format_tick(*v);
+    chart
+        .configure_mesh()
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .label_style((FAMILY, 15))
+        .axis_desc_style((FAMILY, 17))
+        .x_label_formatter(&format)
+        .y_label_formatter(&format)
+        .draw()
+        .map_err(|e| err(&e))?;
+    for (i, (name, points)) in lines.iter().enumerate() {
+        let color = COLOURS[i % COLOURS.len()].to_rgba();
+        chart
+            .draw_series(LineSeries::new(
+                points.iter().copied(),
+                color.stroke_width(2),
+            ))
+            .map_err(|e| err(&e))?
+            .label(name.clone())
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 24, y)], color.stroke_width(3))
+            });
+        chart
+            .draw_series(points.iter().map(|p| Circle::new(*p, 4, color.filled())))
+            .map_err(|e| err(&e))?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .label_font((FAMILY, 15))
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()
+        .map_err(|e| err(&e))?;
+    root.present().map_err(|e| err(&e))
+}
