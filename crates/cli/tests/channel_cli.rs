@@ -94,6 +94,71 @@ fn channel_check_reports_accuracy_sizes_and_the_missing_share_experiment() {
 }
 
 #[test]
+fn channel_check_runs_the_threshold_path_and_refuses_bad_thresholds() {
+    let run = |t: &str| {
+        fedhe(&[
+            "channel",
+            "check",
+            "--params",
+            "toy-n1024",
+            "--allow-insecure",
+            "--members",
+            "10",
+            "--values",
+            "1500",
+            "--rounds",
+            "2",
+            "--seed",
+            "4",
+            "--json",
+            "--threshold",
+            t,
+        ])
+    };
+    let out = run("6");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let err = v["max_abs_error"].as_f64().unwrap();
+    assert!(
+        err <= v["error_bound"].as_f64().unwrap() && err <= 1e-9,
+        "{err}"
+    );
+    assert_eq!(v["threshold"]["threshold"], 6);
+    assert_eq!(
+        v["threshold"]["decrypting_members"]
+            .as_array()
+            .unwrap()
+            .len(),
+        6
+    );
+    assert_eq!(v["threshold"]["below_threshold"]["shares"], 5);
+    assert!(v["missing_share"]["median_abs_deviation"].as_f64().unwrap() >= 1e6);
+    assert!(
+        v["threshold"]["below_threshold"]["median_abs_deviation_reinterpolated"]
+            .as_f64()
+            .unwrap()
+            >= 1e6
+    );
+    assert!(v["ms"]["decryption_share"].as_f64().unwrap() > 0.0);
+    assert!(v["flooding_margin_bits"].as_f64().unwrap() >= 40.0);
+    for bad in ["5", "11"] {
+        let out = run(bad);
+        assert_eq!(out.status.code(), Some(2), "T = {bad}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("threshold") && stderr.contains("6..=10"),
+            "{stderr}"
+        );
+        assert!(out.stdout.is_empty());
+    }
+}
+
+#[test]
 fn insecure_parameters_are_refused_without_the_flag() {
     let out = fedhe(&[
         "channel",
