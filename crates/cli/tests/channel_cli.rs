@@ -18,8 +18,9 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-fn check_json(dump: &Path) -> serde_json::Value {
-    let out = fedhe(&[
+/// `fedhe channel check --json` on the toy set: 10 members, 1500 values, 2 rounds.
+fn toy_check(seed: &str, extra: &[&str]) -> Output {
+    let mut args = vec![
         "channel",
         "check",
         "--params",
@@ -32,11 +33,15 @@ fn check_json(dump: &Path) -> serde_json::Value {
         "--rounds",
         "2",
         "--seed",
-        "3",
+        seed,
         "--json",
-        "--dump-dir",
-        dump.to_str().unwrap(),
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    fedhe(&args)
+}
+
+fn check_json(dump: &Path) -> serde_json::Value {
+    let out = toy_check("3", &["--dump-dir", dump.to_str().unwrap()]);
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -95,26 +100,7 @@ fn channel_check_reports_accuracy_sizes_and_the_missing_share_experiment() {
 
 #[test]
 fn channel_check_runs_the_threshold_path_and_refuses_bad_thresholds() {
-    let run = |t: &str| {
-        fedhe(&[
-            "channel",
-            "check",
-            "--params",
-            "toy-n1024",
-            "--allow-insecure",
-            "--members",
-            "10",
-            "--values",
-            "1500",
-            "--rounds",
-            "2",
-            "--seed",
-            "4",
-            "--json",
-            "--threshold",
-            t,
-        ])
-    };
+    let run = |t: &str| toy_check("4", &["--threshold", t]);
     let out = run("6");
     assert_eq!(
         out.status.code(),

@@ -11,12 +11,14 @@
 //! | 2-3. contribution, aggregation | [`encryption`], [`codec`] | [`Ciphertext`], [`EncryptedVector`], [`FixedPointCodec`] |
 //! | 4-5. decryption shares, combine | [`decryption`] | [`DecryptionShare`], [`decryption::combine`] |
 //! | t-of-n: deal, verify, aggregate, decrypt, combine | [`threshold`] | [`Thresholdizer`], [`ShamirShare`], [`ShamirCommitment`], [`ThresholdSecretShare`], [`ThresholdDecryptionShare`], [`threshold::combine_threshold`] |
+//! | t-of-n: binding a dealing to the dealer's key share | [`dealing_check`] | [`DealingCheck`] |
 //! | t-of-n: Shamir shares in transit | [`share_transport`] | [`SealedShamirShare`] |
 //! | transport | [`wire`] | [`wire::WireObject`] |
 //! | the channel | [`secure_sum`] | [`SecureSum`], [`PlainSum`], [`HeSum`] |
 
 pub mod codec;
 pub mod crs;
+pub mod dealing_check;
 pub mod decryption;
 pub mod encryption;
 mod error;
@@ -31,6 +33,7 @@ pub mod wire;
 
 pub use codec::{EncodingInfo, FixedPointCodec};
 pub use crs::CommonRandomPoly;
+pub use dealing_check::DealingCheck;
 pub use decryption::DecryptionShare;
 pub use encryption::{Ciphertext, EncryptedVector};
 pub use error::{ChannelError, CodecError, WireError};

@@ -234,6 +234,8 @@ impl HeSum {
             ceremony,
             &access,
             &self.secrets,
+            self.public_key.crs(),
+            &self.public_shares,
             &mut self.rng,
         )?;
         self.threshold = Some(ThresholdState {

@@ -39,22 +39,22 @@
 //!   uniform; t − 1 colluding recipients see, for every candidate s_i, exactly
 //!   one (f_i, g_i) consistent with their pairs and h_i — perfect hiding of s_i
 //!   (the digests of the other pairs are salted with 256 random bits).
-//! * Not checked: that f_i(0) is the s_i of the dealer's public-key share
-//!   b_i = −a·s_i + e_i. A malicious dealer sharing another value makes
-//!   decryptions fail (a correctness attack, which DESIGN.md §6 leaves out of
-//!   scope without zero-knowledge proofs) but learns nothing. An RLWE
+//! * Not checked here: that f_i(0) is the s_i of the dealer's public-key share
+//!   b_i = −a·s_i + e_i (a dealer sharing another value would make decryptions
+//!   fail, and learn nothing). [`crate::dealing_check`] checks it with a test
+//!   decryption of zero under (b_i, a) by T members. An RLWE
 //!   "noisy Feldman" commitment C_k = −a·f_{i,k} + e_k with C_0 = b_i would
 //!   check it, but is not hiding here: t − 1 shares fix every f_{i,k} up to
 //!   β_k·s_i with public scalars β_k, so C_k − β_k·b_i (known offsets removed)
 //!   is e_k − β_k·e_i, coefficient by coefficient a two-unknown search over
-//!   [−η, η]² that reveals e_i and then s_i. A test decryption of a zero
-//!   encrypted under (b_i, a) with the shares of f_i alone is the check that
-//!   binds f_i(0) to b_i without that leak (left to the service ceremony).
+//!   [−η, η]² that reveals e_i and then s_i; the test decryption binds
+//!   f_i(0) to b_i without that leak.
 
 use crate::crs::derive_key;
 use crate::decryption::add_shares_to_aggregate;
 use crate::{
-    CeremonyId, ChannelError, DecryptionShare, EncryptedVector, MemberId, Params, SecretKeyShare,
+    CeremonyId, ChannelError, CommonRandomPoly, DecryptionShare, EncryptedVector, MemberId, Params,
+    PublicKeyShare, SecretKeyShare,
 };
 use fedhe_ring::modular::{inv_mod, mul_mod, sub_mod};
 use fedhe_ring::{Csprng, Poly, Representation};
@@ -133,6 +133,13 @@ pub enum ThresholdError {
         "the threshold decryption share of {0} was made for another set of decrypting members"
     )]
     ActiveSetMismatch(MemberId),
+    /// A dealing's test decryption failed: its polynomial's constant term is
+    /// not the key share of the dealer's public-key share ([`crate::dealing_check`]).
+    #[error(
+        "the Shamir dealing of {0} does not share the key behind its public-key share (its test \
+         decryption of zero failed); the dealing is refused and the ceremony fails"
+    )]
+    InvalidDealing(MemberId),
     /// A member of the decrypting set gave no share.
     #[error("the decryption share of {0}, a member of the decrypting set, is missing")]
     MissingActiveShare(MemberId),
@@ -507,14 +514,19 @@ pub struct InProcessCeremony {
 
 impl Thresholdizer {
     /// The whole t-of-n ceremony with every member in this process (the
-    /// in-process channel, tests, benchmarks): each member deals, and each
-    /// member verifies and aggregates the shares and commitments addressed to
-    /// it. `secrets` holds one key share per member of `access`.
+    /// in-process channel, tests, benchmarks): each member deals, each member
+    /// verifies and aggregates the shares and commitments addressed to it, and
+    /// every dealing passes its [`crate::DealingCheck`] against the dealer's
+    /// public-key share (decrypted by the first T members). `secrets` and
+    /// `pk_shares` hold one key share and one public-key share per member of
+    /// `access`, made against `crs`.
     pub fn in_process(
         params: &Params,
         ceremony: &CeremonyId,
         access: &AccessStructure,
         secrets: &[SecretKeyShare],
+        crs: &CommonRandomPoly,
+        pk_shares: &[PublicKeyShare],
         rng: &mut Csprng,
     ) -> Result<InProcessCeremony, ChannelError> {
         let mut dealings = Vec::with_capacity(secrets.len());
@@ -539,6 +551,28 @@ impl Thresholdizer {
                 &commitments,
             )?);
             aggregate_times.push(start.elapsed());
+        }
+        let active = &access.members()[..access.threshold()];
+        for dealing in &dealings {
+            let dealer = &dealing.commitment.dealer;
+            let pk = pk_shares
+                .iter()
+                .find(|p| p.member() == dealer)
+                .ok_or_else(|| ThresholdError::MissingDealing(dealer.clone()))?;
+            let check = crate::DealingCheck::new(
+                params,
+                ceremony,
+                access,
+                crs,
+                pk,
+                &dealing.commitment,
+                active,
+            )?;
+            let shares = dealing.shares[..active.len()]
+                .iter()
+                .map(|s| check.share(params, s, rng))
+                .collect::<Result<Vec<_>, _>>()?;
+            check.verify(params, &shares)?;
         }
         Ok(InProcessCeremony {
             secrets: out,

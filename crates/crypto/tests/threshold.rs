@@ -60,9 +60,10 @@ fn ceremony(params: &Arc<Params>, n: usize, t: usize, seed: u128) -> Ceremony {
         .collect();
     let pk = CollectivePublicKey::aggregate(&crs, &members, &pk_shares).unwrap();
     let access = AccessStructure::new(&members, t).unwrap();
-    let tsks = Thresholdizer::in_process(params, &id, &access, &secrets, &mut rng)
-        .unwrap()
-        .secrets;
+    let tsks =
+        Thresholdizer::in_process(params, &id, &access, &secrets, &crs, &pk_shares, &mut rng)
+            .unwrap()
+            .secrets;
     Ceremony {
         members,
         access,
@@ -428,4 +429,49 @@ fn threshold_wire_objects_round_trip_and_refuse_malformed_bytes() {
     // A shared object of one kind is not accepted as another.
     assert!(ShamirCommitment::from_bytes(&params, &sealed_bytes).is_err());
     assert!(ThresholdDecryptionShare::from_bytes(&params, &commitment_bytes).is_err());
+}
+
+/// The threshold decryption share against the n-of-n one at the default set
+/// (10 members, T = 6, one ciphertext), interleaved; medians printed. Ignored:
+/// timing; run with `--ignored --nocapture` (the release-profile number is
+/// `fedhe bench channel`).
+#[test]
+#[ignore]
+fn threshold_share_time_against_the_n_of_n_share() {
+    let params = ParameterSet::DEFAULT
+        .validate(InsecurePolicy::Refuse)
+        .unwrap();
+    let (n, reps) = (10, 15);
+    let c = ceremony(&params, n, AccessStructure::default_threshold(n), 61);
+    let codec = FixedPointCodec::new(&params, n, 1000.0).unwrap();
+    let mut rng = Csprng::from_u128_seed(62);
+    let v = EncryptedVector::encrypt(
+        &params,
+        &c.pk,
+        &codec,
+        &values(&mut rng, params.degree(), 1000.0),
+        &mut rng,
+    )
+    .unwrap();
+    let active: Vec<MemberId> = c.members[..c.access.threshold()].to_vec();
+    let (mut nn, mut th) = (Vec::new(), Vec::new());
+    for r in 0..reps {
+        let i = r % active.len();
+        let start = std::time::Instant::now();
+        let _ = DecryptionShare::generate(&params, &c.secrets[i], &v, &mut rng).unwrap();
+        nn.push(start.elapsed().as_secs_f64() * 1e3);
+        let start = std::time::Instant::now();
+        let _ =
+            ThresholdDecryptionShare::generate(&params, &c.tsks[i], &active, &v, &mut rng).unwrap();
+        th.push(start.elapsed().as_secs_f64() * 1e3);
+    }
+    let median = |mut x: Vec<f64>| {
+        x.sort_by(f64::total_cmp);
+        x[x.len() / 2]
+    };
+    let (a, b) = (median(nn), median(th));
+    println!(
+        "n-of-n share {a:.3} ms, threshold share {b:.3} ms, ratio {:.3}",
+        b / a
+    );
 }

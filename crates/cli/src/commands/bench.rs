@@ -103,8 +103,10 @@ mod peers {
         // The t-of-n ceremony at the default threshold; the first T members decrypt.
         let ceremony = CeremonyId::new("bench")?;
         let access = AccessStructure::new(&members, AccessStructure::default_threshold(n))?;
-        let tsks =
-            Thresholdizer::in_process(&params, &ceremony, &access, &secrets, &mut rng)?.secrets;
+        let tsks = Thresholdizer::in_process(
+            &params, &ceremony, &access, &secrets, &crs, &pk_shares, &mut rng,
+        )?
+        .secrets;
         let active: Vec<MemberId> = members[..access.threshold()].to_vec();
         let mut threshold_share_times = Vec::new();
 
