@@ -30,7 +30,6 @@ use crate::{
 };
 use fedhe_ring::{Csprng, Poly, Representation};
 use std::collections::BTreeSet;
-use zeroize::Zeroizing;
 
 const CHECK_CONTEXT: &str = "fedhe 2026-11 shamir dealing check v1";
 const CHECK_DOMAIN: [u8; 8] = *b"fedh-chk";
@@ -120,12 +119,17 @@ impl DealingCheck {
             .find(|(m, _)| m == received.recipient())
             .map(|(_, l)| l)
             .ok_or_else(|| ChannelError::UnknownMember(received.recipient().clone()))?;
-        let mut weighted = Zeroizing::new(received.value.clone());
-        weighted.mul_scalar_assign(lambda)?;
         let bits = params
             .set()
             .flooding_bits_for(self.ciphertext.encoding.members as usize);
-        DecryptionShare::flooded(received.recipient(), &weighted, &self.ciphertext, bits, rng)
+        DecryptionShare::flooded(
+            received.recipient(),
+            &received.value,
+            Some(lambda),
+            &self.ciphertext,
+            bits,
+            rng,
+        )
     }
 
     /// Combines one share from every member of the decrypting set and checks

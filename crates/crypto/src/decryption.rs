@@ -40,18 +40,21 @@ impl DecryptionShare {
         Self::flooded(
             secret.member(),
             secret.s_ntt(),
+            None,
             aggregate,
             flooding_bits,
             rng,
         )
     }
 
-    /// d = s·C1 + e for every ciphertext, e uniform on [−2^b, 2^b): the product
-    /// of eq. (14), shared by the n-of-n share (s = s_j) and the threshold
-    /// share (s = λ_j·s'_j, [`crate::threshold`]). `s_ntt` is in NTT form.
+    /// d = λ·(s·C1) + e for every ciphertext, e uniform on [−2^b, 2^b): the
+    /// product of eq. (14), shared by the n-of-n share (s = s_j, no λ) and the
+    /// threshold share (s = s'_j and λ = λ_j its Lagrange coefficient, one
+    /// residue per prime; [`crate::threshold`]). `s_ntt` is in NTT form.
     pub(crate) fn flooded(
         member: &MemberId,
         s_ntt: &Poly,
+        scale: Option<&[u64]>,
         aggregate: &EncryptedVector,
         flooding_bits: u32,
         rng: &mut Csprng,
@@ -64,6 +67,9 @@ impl DecryptionShare {
             .iter()
             .map(|ct| {
                 let mut d = s_ntt.mul(&ct.c1)?;
+                if let Some(lambda) = scale {
+                    d.mul_scalar_assign(lambda)?;
+                }
                 rng.add_sample_assign(&mut d, flood)?;
                 Ok(d)
             })

@@ -257,26 +257,33 @@ impl AccessStructure {
         Ok(active
             .iter()
             .zip(&points)
-            .map(|(m, &xj)| {
-                let lambda = params
-                    .set()
-                    .moduli
-                    .iter()
-                    .map(|&p| {
-                        points
-                            .iter()
-                            .filter(|&&xm| xm != xj)
-                            .fold(1u64, |acc, &xm| {
-                                // Points are distinct and below every prime: the inverse exists.
-                                let inv = inv_mod(sub_mod(xm % p, xj % p, p), p).unwrap_or(0);
-                                mul_mod(acc, mul_mod(xm % p, inv, p), p)
-                            })
-                    })
-                    .collect();
-                (m.clone(), lambda)
-            })
+            .map(|(m, &xj)| (m.clone(), lagrange_at_zero(params, &points, xj)))
             .collect())
     }
+}
+
+/// λ_j = Π_{m≠j} x_m · (Π_{m≠j} (x_m − x_j))^−1 mod p_i for every prime: one
+/// inversion per prime. The points are distinct and below every prime, so the
+/// inverse exists.
+fn lagrange_at_zero(params: &Params, points: &[u64], xj: u64) -> Vec<u64> {
+    params
+        .set()
+        .moduli
+        .iter()
+        .map(|&p| {
+            let (num, den) =
+                points
+                    .iter()
+                    .filter(|&&xm| xm != xj)
+                    .fold((1u64, 1u64), |(num, den), &xm| {
+                        (
+                            mul_mod(num, xm % p, p),
+                            mul_mod(den, sub_mod(xm % p, xj % p, p), p),
+                        )
+                    });
+            mul_mod(num, inv_mod(den, p).unwrap_or(0), p)
+        })
+        .collect()
 }
 
 /// x mod p_i for every prime.
@@ -788,8 +795,32 @@ impl ThresholdDecryptionShare {
         aggregate: &EncryptedVector,
         rng: &mut Csprng,
     ) -> Result<Self, ChannelError> {
-        let lambdas = secret.access.lagrange_coefficients(params, active)?;
-        Self::with_coefficients(params, secret, active, &lambdas, aggregate, rng)
+        if active.len() < secret.access.threshold {
+            return Err(ThresholdError::TooFewShares {
+                got: active.len(),
+                threshold: secret.access.threshold,
+            }
+            .into());
+        }
+        let mut seen = BTreeSet::new();
+        let points = active
+            .iter()
+            .map(|m| {
+                if !seen.insert(m) {
+                    return Err(ChannelError::DuplicateMember(m.clone()));
+                }
+                Ok(secret.access.point(m)?.0)
+            })
+            .collect::<Result<Vec<u64>, ChannelError>>()?;
+        let own = secret.access.point(&secret.member)?.0;
+        if !points.contains(&own) {
+            return Err(ChannelError::Mismatch(format!(
+                "member {} is not in the decrypting set",
+                secret.member
+            )));
+        }
+        let lambda = lagrange_at_zero(params, &points, own);
+        Self::with_coefficient(params, secret, active, &lambda, aggregate, rng)
     }
 
     /// As [`Self::generate`] with the set's coefficients already computed
@@ -812,12 +843,30 @@ impl ThresholdDecryptionShare {
                     secret.member
                 ))
             })?;
-        let mut weighted = Zeroizing::new(secret.s_ntt.clone());
-        weighted.mul_scalar_assign(lambda)?;
+        Self::with_coefficient(params, secret, active, lambda, aggregate, rng)
+    }
+
+    /// d = λ·(s'_j·C1) + e: the scalar λ is applied to the product rather
+    /// than to s'_j, so no weighted copy of the secret is made.
+    fn with_coefficient(
+        params: &Params,
+        secret: &ThresholdSecretShare,
+        active: &[MemberId],
+        lambda: &[u64],
+        aggregate: &EncryptedVector,
+        rng: &mut Csprng,
+    ) -> Result<Self, ChannelError> {
         let bits = params
             .set()
             .flooding_bits_for(aggregate.encoding.members as usize);
-        let share = DecryptionShare::flooded(&secret.member, &weighted, aggregate, bits, rng)?;
+        let share = DecryptionShare::flooded(
+            &secret.member,
+            &secret.s_ntt,
+            Some(lambda),
+            aggregate,
+            bits,
+            rng,
+        )?;
         let mut active = active.to_vec();
         active.sort();
         Ok(Self { active, share })
