@@ -237,15 +237,10 @@ impl AccessStructure {
         self.lagrange_unchecked(params, active)
     }
 
-    /// [`Self::lagrange_coefficients`] for any set size (the below-threshold
-    /// experiment interpolates with t − 1 points).
-    pub(crate) fn lagrange_unchecked(
-        &self,
-        params: &Params,
-        active: &[MemberId],
-    ) -> Result<Vec<(MemberId, Vec<u64>)>, ChannelError> {
+    /// The points of a decrypting set, refusing strangers and duplicates.
+    fn points(&self, active: &[MemberId]) -> Result<Vec<u64>, ChannelError> {
         let mut seen = BTreeSet::new();
-        let points = active
+        active
             .iter()
             .map(|m| {
                 if !seen.insert(m) {
@@ -253,7 +248,17 @@ impl AccessStructure {
                 }
                 Ok(self.point(m)?.0)
             })
-            .collect::<Result<Vec<u64>, _>>()?;
+            .collect()
+    }
+
+    /// [`Self::lagrange_coefficients`] for any set size (the below-threshold
+    /// experiment interpolates with t − 1 points).
+    pub(crate) fn lagrange_unchecked(
+        &self,
+        params: &Params,
+        active: &[MemberId],
+    ) -> Result<Vec<(MemberId, Vec<u64>)>, ChannelError> {
+        let points = self.points(active)?;
         Ok(active
             .iter()
             .zip(&points)
@@ -802,16 +807,7 @@ impl ThresholdDecryptionShare {
             }
             .into());
         }
-        let mut seen = BTreeSet::new();
-        let points = active
-            .iter()
-            .map(|m| {
-                if !seen.insert(m) {
-                    return Err(ChannelError::DuplicateMember(m.clone()));
-                }
-                Ok(secret.access.point(m)?.0)
-            })
-            .collect::<Result<Vec<u64>, ChannelError>>()?;
+        let points = secret.access.points(active)?;
         let own = secret.access.point(&secret.member)?.0;
         if !points.contains(&own) {
             return Err(ChannelError::Mismatch(format!(
