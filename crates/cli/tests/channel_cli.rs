@@ -18,8 +18,9 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-fn check_json(dump: &Path) -> serde_json::Value {
-    let out = fedhe(&[
+/// `fedhe channel check --json` on the toy set: 10 members, 1500 values, 2 rounds.
+fn toy_check(seed: &str, extra: &[&str]) -> Output {
+    let mut args = vec![
         "channel",
         "check",
         "--params",
@@ -32,11 +33,15 @@ fn check_json(dump: &Path) -> serde_json::Value {
         "--rounds",
         "2",
         "--seed",
-        "3",
+        seed,
         "--json",
-        "--dump-dir",
-        dump.to_str().unwrap(),
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    fedhe(&args)
+}
+
+fn check_json(dump: &Path) -> serde_json::Value {
+    let out = toy_check("3", &["--dump-dir", dump.to_str().unwrap()]);
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -90,6 +95,52 @@ fn channel_check_reports_accuracy_sizes_and_the_missing_share_experiment() {
             name
         };
         assert_eq!(d["kind"], kind);
+    }
+}
+
+#[test]
+fn channel_check_runs_the_threshold_path_and_refuses_bad_thresholds() {
+    let run = |t: &str| toy_check("4", &["--threshold", t]);
+    let out = run("6");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let err = v["max_abs_error"].as_f64().unwrap();
+    assert!(
+        err <= v["error_bound"].as_f64().unwrap() && err <= 1e-9,
+        "{err}"
+    );
+    assert_eq!(v["threshold"]["threshold"], 6);
+    assert_eq!(
+        v["threshold"]["decrypting_members"]
+            .as_array()
+            .unwrap()
+            .len(),
+        6
+    );
+    assert_eq!(v["threshold"]["below_threshold"]["shares"], 5);
+    assert!(v["missing_share"]["median_abs_deviation"].as_f64().unwrap() >= 1e6);
+    assert!(
+        v["threshold"]["below_threshold"]["median_abs_deviation_reinterpolated"]
+            .as_f64()
+            .unwrap()
+            >= 1e6
+    );
+    assert!(v["ms"]["decryption_share"].as_f64().unwrap() > 0.0);
+    assert!(v["flooding_margin_bits"].as_f64().unwrap() >= 40.0);
+    for bad in ["5", "11"] {
+        let out = run(bad);
+        assert_eq!(out.status.code(), Some(2), "T = {bad}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("threshold") && stderr.contains("6..=10"),
+            "{stderr}"
+        );
+        assert!(out.stdout.is_empty());
     }
 }
 

@@ -5,7 +5,7 @@
 //! The plaintext modulus t is sized from the number of members n:
 //!
 //! * the decryption noise of a sum is at most
-//!   E(n) = n·2^b + n·η·(2·N·n + 1) (n flooding terms of at most 2^b, plus n
+//!   E(n) = n·2^b(n) + n·η·(2·N·n + 1) (n flooding terms of at most 2^b(n), plus n
 //!   fresh encryptions, each with |e_pk·u + e1·s + e0| ≤ η·(2·N·n + 1) since
 //!   e_pk and s are sums of n CBD(η) and ternary polynomials);
 //! * decoding ⌊t·x/q⌉ is exact when Δ > 2·E(n), so t = min(2^max_bits, ⌊q/(2E(n)+1)⌋).
@@ -16,6 +16,13 @@
 //! uniform modulo q, so each decoded value lands inside the valid range with
 //! probability 2^−8 and [`FixedPointCodec::decode`] reports it instead of
 //! returning noise. The decoding error of a sum is at most n·2^−(f+1).
+//!
+//! The flooding b(n) grows with n ([`crate::ParameterSet::flooding_bits_for`]),
+//! so t shrinks faster than it did with a fixed 2^65 beyond 13 members:
+//! n8192-q124 holds at most 20 224 members (for any bound; a larger federation is refused with
+//! [`CodecError::Overflow`] or [`CodecError::TooManyMembers`]), n8192-q186
+//! every size up to [`MAX_MEMBERS`] = 2^20. Every codec built satisfies
+//! Δ > 2·E(n), so flooding and noise always decode.
 
 use crate::{CodecError, Params};
 use fedhe_ring::modular::{mul_mod_shoup, neg_mod_if, shoup_precompute};
@@ -66,11 +73,16 @@ pub struct FixedPointCodec {
     max_abs_sum: i128,
 }
 
-/// The decryption-noise bound E(n) = n·2^b + n·η·(2·N·n + 1) of the module docs.
+/// The decryption-noise bound E(n) = n·2^b(n) + n·η·(2·N·n + 1) of the module
+/// docs, with b(n) = [`crate::ParameterSet::flooding_bits_for`] (the flooding
+/// grows with n so that its statistical margin does not shrink). It holds for
+/// n-of-n decryption and for threshold decryption by any t ≤ n members: the
+/// Lagrange-weighted shares reconstruct s·C1 exactly, so only their t ≤ n
+/// flooding terms add to the ciphertext noise.
 pub fn noise_bound(params: &Params, members: usize) -> u128 {
     let n = members as u128;
     let set = params.set();
-    n * (1u128 << set.flooding_bits) + n * set.error_eta as u128 * (2 * set.degree as u128 * n + 1)
+    n * (1u128 << set.flooding_bits_for(members)) + set.ciphertext_noise_bound(members)
 }
 
 impl FixedPointCodec {
@@ -309,6 +321,54 @@ impl FixedPointCodec {
 #[cfg(test)]
 mod tests {
     use super::round_half_away;
+    use super::*;
+    use crate::{InsecurePolicy, ParameterSet};
+
+    #[test]
+    fn every_accepted_size_keeps_flooding_and_noise_below_half_delta() {
+        let q124 = ParameterSet::N8192_Q124
+            .validate(InsecurePolicy::Refuse)
+            .unwrap();
+        let q186 = ParameterSet::N8192_Q186
+            .validate(InsecurePolicy::Refuse)
+            .unwrap();
+        for (params, n) in [
+            (&q124, 1),
+            (&q124, 10),
+            (&q124, 1000),
+            (&q124, 20_224),
+            (&q186, 20_225),
+            (&q186, MAX_MEMBERS),
+        ] {
+            let codec = FixedPointCodec::new(params, n, 1e-6).unwrap();
+            // Independent check in big integers: Δ = ⌊q/t⌋ > 2·E(n).
+            let q = params.crt().modulus();
+            let delta = q / BigUint::from(codec.plaintext_modulus_value());
+            let e = BigUint::from(n as u64)
+                * (BigUint::from(1u32) << params.set().flooding_bits_for(n))
+                + BigUint::from(params.set().ciphertext_noise_bound(n));
+            assert!(delta > e * 2u32, "{} n = {n}", params.set().name);
+        }
+        // One more member than the default set holds is refused, by name.
+        let err = FixedPointCodec::new(&q124, 20_225, 1e-6).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                CodecError::Overflow {
+                    members: 20_225,
+                    ..
+                }
+            ) || matches!(
+                err,
+                CodecError::TooManyMembers {
+                    members: 20_225,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(err.to_string().contains("n8192-q124"), "{err}");
+    }
 
     #[test]
     fn rounding_matches_f64_round() {

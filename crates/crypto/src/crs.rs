@@ -7,6 +7,18 @@ use std::sync::Arc;
 const CRS_CONTEXT: &str = "fedhe 2026-11 common reference polynomial v1";
 const CRS_DOMAIN: [u8; 8] = *b"fedh-crs";
 
+/// BLAKE3 in key-derivation mode under `context` over the fields, each
+/// prefixed by its length (u64, little-endian) so that no two field lists
+/// hash alike. Every derived seed, digest and key of the crate goes through it.
+pub(crate) fn derive_key(context: &str, fields: &[&[u8]]) -> [u8; 32] {
+    let mut hasher = blake3::Hasher::new_derive_key(context);
+    for bytes in fields {
+        hasher.update(&(bytes.len() as u64).to_le_bytes());
+        hasher.update(bytes);
+    }
+    *hasher.finalize().as_bytes()
+}
+
 /// The public uniform polynomial a ∈ R_q shared by all members (DESIGN.md §2
 /// step 1). It is expanded from a seed that everybody can recompute:
 /// seed = BLAKE3-derive-key(ceremony id ‖ parameter set ‖ sorted member ids),
@@ -30,18 +42,14 @@ impl CommonRandomPoly {
         if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
             return Err(ChannelError::DuplicateMember(w[0].clone()));
         }
-        let mut hasher = blake3::Hasher::new_derive_key(CRS_CONTEXT);
-        let mut field = |bytes: &[u8]| {
-            hasher.update(&(bytes.len() as u64).to_le_bytes());
-            hasher.update(bytes);
-        };
-        field(ceremony.as_str().as_bytes());
-        field(params.set().name.as_bytes());
-        field(&(sorted.len() as u64).to_le_bytes());
-        for m in sorted {
-            field(m.as_str().as_bytes());
-        }
-        Ok(*hasher.finalize().as_bytes())
+        let count = (sorted.len() as u64).to_le_bytes();
+        let mut fields: Vec<&[u8]> = vec![
+            ceremony.as_str().as_bytes(),
+            params.set().name.as_bytes(),
+            &count,
+        ];
+        fields.extend(sorted.iter().map(|m| m.as_str().as_bytes()));
+        Ok(derive_key(CRS_CONTEXT, &fields))
     }
 
     /// Expands the polynomial from a seed (uniform mod q, by tfhe's XOF-seeded AES-CTR).

@@ -14,8 +14,9 @@ pub struct DecryptionShare {
 
 impl DecryptionShare {
     /// d_j = s_j·C1 + e_j, with e_j uniform on the integers [−2^b, 2^b)
-    /// (b = the set's flooding bits: 2^65 at the default set, 40 bits of
-    /// statistical distance above the ciphertext noise bound 2^25). The flooding
+    /// (b = b(n) of [`crate::ParameterSet::flooding_bits_for`] for the
+    /// aggregate's n members: 2^65 at the default set up to 13 members; the
+    /// statistical distance to the ciphertext noise is always at most 2^−40). The flooding
     /// hides s_j·(noise) terms, so shares and results leak no key material
     /// (Li–Micciancio); it is drawn as exact integers.
     pub fn generate(
@@ -24,11 +25,36 @@ impl DecryptionShare {
         aggregate: &EncryptedVector,
         rng: &mut Csprng,
     ) -> Result<Self, ChannelError> {
-        Self::generate_with_flooding(secret, aggregate, params.set().flooding_bits, rng)
+        let bits = params
+            .set()
+            .flooding_bits_for(aggregate.encoding.members as usize);
+        Self::generate_with_flooding(secret, aggregate, bits, rng)
     }
 
     pub(crate) fn generate_with_flooding(
         secret: &SecretKeyShare,
+        aggregate: &EncryptedVector,
+        flooding_bits: u32,
+        rng: &mut Csprng,
+    ) -> Result<Self, ChannelError> {
+        Self::flooded(
+            secret.member(),
+            secret.s_ntt(),
+            None,
+            aggregate,
+            flooding_bits,
+            rng,
+        )
+    }
+
+    /// d = λ·(s·C1) + e for every ciphertext, e uniform on [−2^b, 2^b): the
+    /// product of eq. (14), shared by the n-of-n share (s = s_j, no λ) and the
+    /// threshold share (s = s'_j and λ = λ_j its Lagrange coefficient, one
+    /// residue per prime; [`crate::threshold`]). `s_ntt` is in NTT form.
+    pub(crate) fn flooded(
+        member: &MemberId,
+        s_ntt: &Poly,
+        scale: Option<&[u64]>,
         aggregate: &EncryptedVector,
         flooding_bits: u32,
         rng: &mut Csprng,
@@ -40,13 +66,16 @@ impl DecryptionShare {
             .ciphertexts
             .iter()
             .map(|ct| {
-                let mut d = secret.s_ntt().mul(&ct.c1)?;
+                let mut d = s_ntt.mul(&ct.c1)?;
+                if let Some(lambda) = scale {
+                    d.mul_scalar_assign(lambda)?;
+                }
                 rng.add_sample_assign(&mut d, flood)?;
                 Ok(d)
             })
             .collect::<Result<Vec<_>, ChannelError>>()?;
         Ok(Self {
-            member: secret.member().clone(),
+            member: member.clone(),
             polys,
         })
     }

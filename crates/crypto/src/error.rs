@@ -71,6 +71,9 @@ pub enum ChannelError {
     /// A wire object could not be decoded.
     #[error("wire format: {0}")]
     Wire(#[from] WireError),
+    /// Threshold ceremony or decryption ([`crate::threshold`]).
+    #[error("threshold: {0}")]
+    Threshold(#[from] crate::threshold::ThresholdError),
     /// A networked channel failed (server unreachable, round failed, a member
     /// refused to decrypt); the message says which and why.
     #[error("network channel: {0}")]

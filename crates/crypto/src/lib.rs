@@ -10,11 +10,15 @@
 //! | 1. ceremony | [`crs`], [`public_key`] | [`CommonRandomPoly`], [`SecretKeyShare`], [`PublicKeyShare`], [`CollectivePublicKey`] |
 //! | 2-3. contribution, aggregation | [`encryption`], [`codec`] | [`Ciphertext`], [`EncryptedVector`], [`FixedPointCodec`] |
 //! | 4-5. decryption shares, combine | [`decryption`] | [`DecryptionShare`], [`decryption::combine`] |
+//! | t-of-n: deal, verify, aggregate, decrypt, combine | [`threshold`] | [`Thresholdizer`], [`ShamirShare`], [`ShamirCommitment`], [`ThresholdSecretShare`], [`ThresholdDecryptionShare`], [`threshold::combine_threshold`] |
+//! | t-of-n: binding a dealing to the dealer's key share | [`dealing_check`] | [`DealingCheck`] |
+//! | t-of-n: Shamir shares in transit | [`share_transport`] | [`SealedShamirShare`] |
 //! | transport | [`wire`] | [`wire::WireObject`] |
 //! | the channel | [`secure_sum`] | [`SecureSum`], [`PlainSum`], [`HeSum`] |
 
 pub mod codec;
 pub mod crs;
+pub mod dealing_check;
 pub mod decryption;
 pub mod encryption;
 mod error;
@@ -22,16 +26,24 @@ mod identity;
 pub mod params;
 pub mod public_key;
 pub mod secure_sum;
+pub mod share_transport;
 pub mod text;
+pub mod threshold;
 pub mod wire;
 
 pub use codec::{EncodingInfo, FixedPointCodec};
 pub use crs::CommonRandomPoly;
+pub use dealing_check::DealingCheck;
 pub use decryption::DecryptionShare;
 pub use encryption::{Ciphertext, EncryptedVector};
 pub use error::{ChannelError, CodecError, WireError};
 pub use identity::{CeremonyId, MemberId, RoundId};
-pub use params::{InsecurePolicy, ParameterSet, Params};
+pub use params::{InsecurePolicy, ParameterSet, Params, STATISTICAL_MARGIN_BITS};
 pub use public_key::{CollectivePublicKey, PublicKeyShare, SecretKeyShare};
 pub use secure_sum::{HeSum, PlainSum, RoundTimings, RoundTranscript, SecureSum};
+pub use share_transport::SealedShamirShare;
+pub use threshold::{
+    AccessStructure, InProcessCeremony, ShamirCommitment, ShamirPublicPoint, ShamirShare,
+    ThresholdDecryptionShare, ThresholdError, ThresholdSecretShare, Thresholdizer,
+};
 pub use wire::WireObject;

@@ -155,6 +155,64 @@ impl ParameterSet {
     }
 }
 
+/// Bits of statistical distance every decryption share's flooding keeps above
+/// the ciphertext noise it hides (DESIGN.md §2, §6).
+pub const STATISTICAL_MARGIN_BITS: u32 = 40;
+
+impl ParameterSet {
+    /// The noise bound of an aggregate of `members` fresh encryptions before
+    /// flooding, E_ct(n) = n·η·(2·N·n + 1): each encryption carries
+    /// |e_pk·u + e1·s + e0| ≤ η·(2·N·n + 1) since e_pk and s are sums of n
+    /// CBD(η) and ternary polynomials (the codec's noise model, [`crate::codec`]).
+    pub fn ciphertext_noise_bound(&self, members: usize) -> u128 {
+        let n = members as u128;
+        n * self.error_eta as u128 * (2 * self.degree as u128 * n + 1)
+    }
+
+    /// The flooding bits b(n) of a decryption share in a federation of n members:
+    /// b(n) = max(b_set, m − 1 + ⌈log2 E_ct(n)⌉) with m = [`STATISTICAL_MARGIN_BITS`].
+    ///
+    /// The flooding term is uniform on the 2^(b+1) integers [−2^b, 2^b), and
+    /// adding a value e with |e| ≤ E to it moves it by statistical distance
+    /// exactly |e|/2^(b+1) ≤ E/2^(b+1) per coefficient (the flooding lemma,
+    /// Li–Micciancio), so b + 1 − log2 E_ct(n) ≥ m keeps a distance of at most
+    /// 2^−m at every n. The set's own b_set (2^65 at the shipped sets) is kept
+    /// while it suffices, so federations of up to 13 members (N = 8192, η = 21)
+    /// behave exactly as before; the margin −log2(distance) per federation
+    /// size is [`Self::flooding_margin_bits`]:
+    ///
+    /// | n | log2 E_ct(n) | b(n) | margin (bits) |
+    /// | ---: | ---: | ---: | ---: |
+    /// | 2 | 20.39 | 65 | 45.61 |
+    /// | 10 | 25.04 | 65 | 40.96 |
+    /// | 13 | 25.79 | 65 | 40.21 |
+    /// | 14 | 26.01 | 66 | 40.99 |
+    /// | 100 | 31.68 | 71 | 40.32 |
+    /// | 1000 | 38.32 | 78 | 40.68 |
+    /// | 2^20 | 58.39 | 98 | 40.61 |
+    ///
+    /// (N = 8192, η = 21: the three shipped sets share both.) With a fixed 2^65
+    /// the margin falls below 40 bits from n = 14 on (39.99 bits there, 34.3 at
+    /// n = 100). The codec sizes its plaintext modulus from n·2^b(n), so a
+    /// federation too large for the modulus is refused there
+    /// ([`crate::CodecError::TooManyMembers`], [`crate::CodecError::Overflow`]).
+    pub fn flooding_bits_for(&self, members: usize) -> u32 {
+        let e = self.ciphertext_noise_bound(members.max(1));
+        // ⌈log2 e⌉ for e ≥ 1.
+        let ceil_log2 = 128 - (e - 1).leading_zeros();
+        self.flooding_bits
+            .max(STATISTICAL_MARGIN_BITS - 1 + ceil_log2)
+    }
+
+    /// The statistical margin of the flooding at n members, in bits:
+    /// −log2 of the per-coefficient statistical distance E_ct(n)/2^(b(n)+1),
+    /// i.e. b(n) + 1 − log2 E_ct(n); at least [`STATISTICAL_MARGIN_BITS`] for every n.
+    pub fn flooding_margin_bits(&self, members: usize) -> f64 {
+        self.flooding_bits_for(members) as f64 + 1.0
+            - (self.ciphertext_noise_bound(members.max(1)) as f64).log2()
+    }
+}
+
 /// Whether parameter sets below 128-bit security may be used.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum InsecurePolicy {
@@ -247,6 +305,53 @@ mod tests {
         assert!(ParameterSet::DEFAULT
             .validate(InsecurePolicy::Refuse)
             .is_ok());
+    }
+
+    #[test]
+    fn flooding_keeps_the_margin_at_every_size() {
+        use num_bigint::BigUint;
+        // Independent reference: E_ct(n) in big integers and the smallest b with
+        // 2^(b+1) ≥ 2^40·E_ct(n) (distance E/2^(b+1) ≤ 2^−40), found by search
+        // rather than by a logarithm.
+        let reference = |set: &ParameterSet, n: u64| -> (BigUint, u32) {
+            let e = BigUint::from(n)
+                * BigUint::from(set.error_eta)
+                * (BigUint::from(2 * set.degree as u64) * BigUint::from(n) + 1u32);
+            let target = &e << 40u32;
+            let b = (0..200u32)
+                .find(|&b| (BigUint::from(1u32) << (b + 1)) >= target)
+                .unwrap();
+            (e, b.max(set.flooding_bits))
+        };
+        let sizes: Vec<u64> = (1..=64).chain([100, 1000, 4096, 65_536, 1 << 20]).collect();
+        for set in ParameterSet::ALL {
+            for &n in &sizes {
+                let (e, b) = reference(&set, n);
+                assert_eq!(BigUint::from(set.ciphertext_noise_bound(n as usize)), e);
+                assert_eq!(set.flooding_bits_for(n as usize), b, "{} n = {n}", set.name);
+                assert!(set.flooding_margin_bits(n as usize) >= 40.0);
+                // The sampler draws at most 120 bits.
+                assert!(b <= 120);
+            }
+        }
+        let d = ParameterSet::DEFAULT;
+        // Unchanged for n ≤ 13; the fixed 2^65 would have kept only 39.99 bits at n = 14.
+        assert_eq!(d.flooding_bits_for(13), 65);
+        assert_eq!(d.flooding_bits_for(14), 66);
+        assert!(66.0 - (d.ciphertext_noise_bound(14) as f64).log2() < 40.0);
+        // The table in the docs.
+        for (n, b, margin) in [
+            (2, 65, 45.61),
+            (10, 65, 40.96),
+            (13, 65, 40.21),
+            (14, 66, 40.99),
+            (100, 71, 40.32),
+            (1000, 78, 40.68),
+            (1 << 20, 98, 40.61),
+        ] {
+            assert_eq!(d.flooding_bits_for(n), b, "n = {n}");
+            assert!((d.flooding_margin_bits(n) - margin).abs() < 0.01, "n = {n}");
+        }
     }
 
     #[test]

@@ -3,11 +3,14 @@
 
 use crate::codec::FixedPointCodec;
 use crate::decryption::combine;
+use crate::threshold::combine_threshold;
 use crate::{
-    CeremonyId, ChannelError, CollectivePublicKey, CommonRandomPoly, DecryptionShare,
-    EncryptedVector, MemberId, Params, PublicKeyShare, RoundId, SecretKeyShare,
+    AccessStructure, CeremonyId, ChannelError, CollectivePublicKey, CommonRandomPoly,
+    DecryptionShare, EncryptedVector, MemberId, Params, PublicKeyShare, RoundId, SecretKeyShare,
+    ThresholdDecryptionShare, ThresholdSecretShare, Thresholdizer,
 };
 use fedhe_ring::Csprng;
+use fedhe_ring::Poly;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -120,6 +123,29 @@ pub struct RoundTranscript {
     pub codec: FixedPointCodec,
     /// Time per operation.
     pub timings: RoundTimings,
+    /// The threshold decryption of a t-of-n channel (`None` for n-of-n, whose
+    /// `shares` hold every member's share; for t-of-n they hold the decrypting
+    /// set's shares).
+    pub threshold: Option<ThresholdRound>,
+}
+
+/// What a t-of-n round adds to its transcript.
+#[derive(Clone, Debug)]
+pub struct ThresholdRound {
+    /// The access structure (members, T).
+    pub access: AccessStructure,
+    /// The members that decrypted, sorted (T of them).
+    pub active: Vec<MemberId>,
+    /// Their threshold decryption shares.
+    pub shares: Vec<ThresholdDecryptionShare>,
+}
+
+/// The threshold state of a t-of-n [`HeSum`]: every member's aggregated Shamir share.
+struct ThresholdState {
+    access: AccessStructure,
+    secrets: Vec<ThresholdSecretShare>,
+    deal_times: Vec<Duration>,
+    aggregate_times: Vec<Duration>,
 }
 
 /// The real multiparty protocol with every member in one process: ceremony,
@@ -136,6 +162,7 @@ pub struct HeSum {
     rng: Csprng,
     decrypted: BTreeSet<RoundId>,
     key_share_times: Vec<Duration>,
+    threshold: Option<ThresholdState>,
 }
 
 impl std::fmt::Debug for HeSum {
@@ -187,7 +214,104 @@ impl HeSum {
             rng,
             decrypted: BTreeSet::new(),
             key_share_times,
+            threshold: None,
         })
+    }
+
+    /// Makes the channel t-of-n (issue 15): every member deals its key share
+    /// with [`Thresholdizer::deal`], every member verifies the shares it
+    /// receives and aggregates them; the collective public key is unchanged.
+    /// Each round is then decrypted by T members only, a different set each
+    /// round ([`Self::decrypting_set`]). Refuses T outside (n/2, n].
+    pub fn with_threshold(
+        mut self,
+        ceremony: &CeremonyId,
+        threshold: usize,
+    ) -> Result<Self, ChannelError> {
+        let access = AccessStructure::new(&self.members, threshold)?;
+        let done = Thresholdizer::in_process(
+            &self.params,
+            ceremony,
+            &access,
+            &self.secrets,
+            self.public_key.crs(),
+            &self.public_shares,
+            &mut self.rng,
+        )?;
+        self.threshold = Some(ThresholdState {
+            access,
+            secrets: done.secrets,
+            deal_times: done.deal_times,
+            aggregate_times: done.aggregate_times,
+        });
+        Ok(self)
+    }
+
+    /// The access structure of a t-of-n channel.
+    pub fn access_structure(&self) -> Option<&AccessStructure> {
+        self.threshold.as_ref().map(|t| &t.access)
+    }
+
+    /// Time each member took to deal its Shamir shares, and to verify and
+    /// aggregate the shares it received (t-of-n only; empty otherwise).
+    pub fn threshold_ceremony_times(&self) -> (&[Duration], &[Duration]) {
+        self.threshold
+            .as_ref()
+            .map(|t| (&t.deal_times[..], &t.aggregate_times[..]))
+            .unwrap_or((&[], &[]))
+    }
+
+    /// The members that decrypt `round` in a t-of-n channel: T consecutive
+    /// members (in sorted order, wrapping) starting at round mod n, so the
+    /// others are treated as offline and successive rounds use different sets.
+    pub fn decrypting_set(&self, round: RoundId) -> Option<Vec<MemberId>> {
+        let t = self.threshold.as_ref()?.access.threshold();
+        let n = self.members.len();
+        let mut set: Vec<MemberId> = (0..t)
+            .map(|k| self.members[(round.0 as usize + k) % n].clone())
+            .collect();
+        set.sort();
+        Some(set)
+    }
+
+    /// The below-threshold experiment: the first T − 1 members of the round's
+    /// decrypting set interpolate with their own Lagrange coefficients (those
+    /// of a (T − 1)-set) and decode; returns the median |decoded − sum|. With
+    /// fewer than T Shamir shares the key is not determined, so this is noise.
+    pub fn median_deviation_below_threshold(
+        &mut self,
+        transcript: &RoundTranscript,
+    ) -> Result<f64, ChannelError> {
+        let round = transcript
+            .threshold
+            .as_ref()
+            .ok_or_else(|| ChannelError::Mismatch("not a threshold round".into()))?;
+        let state = self
+            .threshold
+            .as_ref()
+            .ok_or_else(|| ChannelError::Mismatch("not a threshold channel".into()))?;
+        let below: Vec<MemberId> = round.active[1..].to_vec();
+        let lambdas = state.access.lagrange_unchecked(&self.params, &below)?;
+        let mut shares = Vec::with_capacity(below.len());
+        for m in &below {
+            let j = self
+                .members
+                .binary_search(m)
+                .map_err(|_| ChannelError::UnknownMember(m.clone()))?;
+            shares.push(ThresholdDecryptionShare::with_coefficients(
+                &self.params,
+                &state.secrets[j],
+                &below,
+                &lambdas,
+                &transcript.aggregate,
+                &mut self.rng,
+            )?);
+        }
+        let partial: Vec<&DecryptionShare> = shares.iter().map(|s| s.share()).collect();
+        transcript.median_deviation_of(&crate::decryption::add_shares_to_aggregate(
+            &transcript.aggregate,
+            &partial,
+        )?)
     }
 
     /// Accept rounds with at least `k` contributors (default: every member).
@@ -263,21 +387,54 @@ impl HeSum {
         let aggregate = EncryptedVector::sum(encrypted.iter().map(|(_, v)| v))?;
         timings.aggregate = start.elapsed();
         let mut shares = Vec::with_capacity(self.secrets.len());
-        for sk in &self.secrets {
+        let mut threshold = None;
+        let plaintexts: Vec<Poly>;
+        if let (Some(state), Some(active)) = (&self.threshold, self.decrypting_set(round)) {
+            let mut tshares = Vec::with_capacity(active.len());
+            for m in &active {
+                let j = self
+                    .members
+                    .binary_search(m)
+                    .map_err(|_| ChannelError::UnknownMember(m.clone()))?;
+                let start = Instant::now();
+                tshares.push(ThresholdDecryptionShare::generate(
+                    &self.params,
+                    &state.secrets[j],
+                    &active,
+                    &aggregate,
+                    &mut self.rng,
+                )?);
+                timings.decryption_share.push(start.elapsed());
+            }
+            self.decrypted.insert(round);
             let start = Instant::now();
-            shares.push(DecryptionShare::generate(
-                &self.params,
-                sk,
-                &aggregate,
-                &mut self.rng,
-            )?);
-            timings.decryption_share.push(start.elapsed());
+            plaintexts = combine_threshold(&state.access, &aggregate, &tshares)?;
+            timings.combine = start.elapsed();
+            shares.extend(tshares.iter().map(|s| s.share().clone()));
+            threshold = Some(ThresholdRound {
+                access: state.access.clone(),
+                active,
+                shares: tshares,
+            });
+        } else {
+            for sk in &self.secrets {
+                let start = Instant::now();
+                shares.push(DecryptionShare::generate(
+                    &self.params,
+                    sk,
+                    &aggregate,
+                    &mut self.rng,
+                )?);
+                timings.decryption_share.push(start.elapsed());
+            }
+            self.decrypted.insert(round);
+            let start = Instant::now();
+            plaintexts = combine(&self.members, &aggregate, &shares)?;
+            timings.combine = start.elapsed();
         }
-        self.decrypted.insert(round);
         let start = Instant::now();
-        let plaintexts = combine(&self.members, &aggregate, &shares)?;
         let sum = codec.decode(&plaintexts, len)?;
-        timings.combine = start.elapsed();
+        timings.combine += start.elapsed();
         Ok(RoundTranscript {
             round,
             contributions: encrypted,
@@ -286,6 +443,7 @@ impl HeSum {
             sum,
             codec,
             timings,
+            threshold,
         })
     }
 }
@@ -293,7 +451,8 @@ impl HeSum {
 impl RoundTranscript {
     /// The collusion experiment (paper 004, App. B): decrypt with every share
     /// but `omitted`'s and return the median |decoded − sum| over the values.
-    /// Without one share the result is uniform mod q, so this is large.
+    /// Without one share the result is uniform mod q, so this is large. In a
+    /// t-of-n round the shares are the decrypting set's, so this is T − 1 of them.
     pub fn median_deviation_without(&self, omitted: &MemberId) -> Result<f64, ChannelError> {
         let partial: Vec<&DecryptionShare> = self
             .shares
@@ -303,10 +462,15 @@ impl RoundTranscript {
         if partial.len() == self.shares.len() {
             return Err(ChannelError::UnknownMember(omitted.clone()));
         }
-        let garbage = self.codec.decode_unchecked(
-            &crate::decryption::add_shares_to_aggregate(&self.aggregate, &partial)?,
-            self.sum.len(),
-        )?;
+        self.median_deviation_of(&crate::decryption::add_shares_to_aggregate(
+            &self.aggregate,
+            &partial,
+        )?)
+    }
+
+    /// The median |decoded − sum| of plaintexts combined from some shares.
+    fn median_deviation_of(&self, plaintexts: &[Poly]) -> Result<f64, ChannelError> {
+        let garbage = self.codec.decode_unchecked(plaintexts, self.sum.len())?;
         let mut deviations: Vec<f64> = garbage
             .iter()
             .zip(&self.sum)

@@ -22,7 +22,7 @@ use crate::codec::{EncodingInfo, FixedPointCodec};
 use crate::{
     ChannelError, Ciphertext, CollectivePublicKey, CommonRandomPoly, DecryptionShare,
     EncryptedVector, InsecurePolicy, MemberId, ParameterSet, Params, PublicKeyShare,
-    SecretKeyShare, WireError,
+    SealedShamirShare, SecretKeyShare, ShamirCommitment, ThresholdDecryptionShare, WireError,
 };
 use fedhe_ring::{Poly, Representation};
 use std::sync::Arc;
@@ -53,6 +53,12 @@ pub enum Kind {
     DecryptionShare = 4,
     /// [`SecretKeyShare`] (key files only; never sent).
     SecretKeyShare = 5,
+    /// [`ShamirCommitment`] (t-of-n ceremony, broadcast).
+    ShamirCommitment = 6,
+    /// [`SealedShamirShare`] (t-of-n ceremony, relayed to its recipient).
+    SealedShamirShare = 7,
+    /// [`ThresholdDecryptionShare`].
+    ThresholdDecryptionShare = 8,
 }
 
 impl Kind {
@@ -64,6 +70,9 @@ impl Kind {
             Self::EncryptedVector,
             Self::DecryptionShare,
             Self::SecretKeyShare,
+            Self::ShamirCommitment,
+            Self::SealedShamirShare,
+            Self::ThresholdDecryptionShare,
         ]
         .into_iter()
         .find(|k| *k as u16 == code)
@@ -77,6 +86,9 @@ impl Kind {
             Self::EncryptedVector => "encrypted-vector",
             Self::DecryptionShare => "decryption-share",
             Self::SecretKeyShare => "secret-key-share",
+            Self::ShamirCommitment => "shamir-commitment",
+            Self::SealedShamirShare => "sealed-shamir-share",
+            Self::ThresholdDecryptionShare => "threshold-decryption-share",
         }
     }
 }
@@ -453,6 +465,126 @@ impl WireObject for DecryptionShare {
     }
 }
 
+/// Members, sorted and distinct (a decrypting set).
+fn members_sorted(r: &mut Reader<'_>, field: &'static str) -> Result<Vec<MemberId>, ChannelError> {
+    let count = r.count(field, 3)?;
+    let members = (0..count)
+        .map(|_| r.member())
+        .collect::<Result<Vec<_>, _>>()?;
+    if members.is_empty() || members.windows(2).any(|w| w[0] >= w[1]) {
+        return Err(WireError::InvalidField {
+            field,
+            reason: "must be non-empty, sorted and distinct".into(),
+        }
+        .into());
+    }
+    Ok(members)
+}
+
+impl WireObject for ShamirCommitment {
+    const KIND: Kind = Kind::ShamirCommitment;
+
+    fn encode_payload(&self, out: &mut Vec<u8>) {
+        put_member(out, &self.dealer);
+        out.extend_from_slice(&(self.threshold as u32).to_le_bytes());
+        out.extend_from_slice(&(self.digests.len() as u32).to_le_bytes());
+        for d in &self.digests {
+            out.extend_from_slice(d);
+        }
+        out.extend_from_slice(&(self.masked.len() as u32).to_le_bytes());
+        for p in &self.masked {
+            put_poly(out, p);
+        }
+    }
+
+    fn decode_payload(params: &Arc<Params>, r: &mut Reader<'_>) -> Result<Self, ChannelError> {
+        let dealer = r.member()?;
+        let threshold = r.u32()? as usize;
+        let digest_count = r.count("digest count", 32)?;
+        let digests = (0..digest_count)
+            .map(|_| r.array::<32>())
+            .collect::<Result<Vec<_>, _>>()?;
+        let poly_count = r.count("polynomial count", poly_bytes(params))?;
+        if threshold == 0 || poly_count != threshold || digest_count < threshold {
+            return Err(WireError::InvalidField {
+                field: "threshold",
+                reason: format!(
+                    "threshold {threshold} with {poly_count} polynomials and {digest_count} digests"
+                ),
+            }
+            .into());
+        }
+        let masked = (0..poly_count)
+            .map(|_| r.poly(params, Representation::Ntt))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self {
+            dealer,
+            threshold,
+            digests,
+            masked,
+        })
+    }
+}
+
+impl WireObject for SealedShamirShare {
+    const KIND: Kind = Kind::SealedShamirShare;
+
+    fn encode_payload(&self, out: &mut Vec<u8>) {
+        put_member(out, &self.dealer);
+        put_member(out, &self.recipient);
+        out.extend_from_slice(&self.nonce);
+        out.extend_from_slice(&(self.ciphertext.len() as u32).to_le_bytes());
+        out.extend_from_slice(&self.ciphertext);
+    }
+
+    fn decode_payload(params: &Arc<Params>, r: &mut Reader<'_>) -> Result<Self, ChannelError> {
+        let dealer = r.member()?;
+        let recipient = r.member()?;
+        let nonce = r.array::<24>()?;
+        let len = r.count("ciphertext length", 1)?;
+        let expected = crate::share_transport::sealed_len(params);
+        if len != expected {
+            return Err(WireError::InvalidField {
+                field: "ciphertext length",
+                reason: format!("{len} bytes, a sealed share has {expected}"),
+            }
+            .into());
+        }
+        let ciphertext = r.take(len)?.to_vec();
+        Ok(Self {
+            dealer,
+            recipient,
+            nonce,
+            ciphertext,
+        })
+    }
+}
+
+impl WireObject for ThresholdDecryptionShare {
+    const KIND: Kind = Kind::ThresholdDecryptionShare;
+
+    fn encode_payload(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&(self.active.len() as u32).to_le_bytes());
+        for m in &self.active {
+            put_member(out, m);
+        }
+        self.share.encode_payload(out);
+    }
+
+    fn decode_payload(params: &Arc<Params>, r: &mut Reader<'_>) -> Result<Self, ChannelError> {
+        let active = members_sorted(r, "decrypting set")?;
+        let share = DecryptionShare::decode_payload(params, r)?;
+        if active.binary_search(&share.member).is_err() {
+            return Err(WireError::InvalidField {
+                field: "member",
+                reason: format!("{} is not in the decrypting set", share.member),
+            }
+            .into());
+        }
+        Ok(Self { active, share })
+    }
+}
+
 impl SecretKeyShare {
     /// The key-file encoding (an envelope of kind `secret-key-share`), in a
     /// buffer wiped on drop.
@@ -536,6 +668,23 @@ pub fn inspect(bytes: &[u8]) -> Result<Description, ChannelError> {
         Kind::SecretKeyShare => {
             let o = SecretKeyShare::from_key_bytes(&params, bytes)?;
             d("member", o.member().to_string());
+        }
+        Kind::ShamirCommitment => {
+            let o = ShamirCommitment::from_bytes(&params, bytes)?;
+            d("dealer", o.dealer.to_string());
+            d("threshold", o.threshold.to_string());
+            d("members", o.digests.len().to_string());
+        }
+        Kind::SealedShamirShare => {
+            let o = SealedShamirShare::from_bytes(&params, bytes)?;
+            d("dealer", o.dealer.to_string());
+            d("recipient", o.recipient.to_string());
+        }
+        Kind::ThresholdDecryptionShare => {
+            let o = ThresholdDecryptionShare::from_bytes(&params, bytes)?;
+            d("member", o.member().to_string());
+            d("decrypting_members", o.active.len().to_string());
+            d("polynomials", o.share.polys().len().to_string());
         }
     }
     Ok(Description {

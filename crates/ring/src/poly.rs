@@ -1,6 +1,6 @@
 //! The polynomial entity and its arithmetic.
 
-use crate::modular::{add_mod, sub_mod};
+use crate::modular::{add_mod, mul_mod_shoup, shoup_precompute, sub_mod};
 use crate::{RingContext, RingError};
 use std::sync::Arc;
 use zeroize::Zeroize;
@@ -176,6 +176,34 @@ impl Poly {
             let rhs = &other.data[limb * n..(limb + 1) * n];
             for (a, &b) in self.limb_mut(limb).iter_mut().zip(rhs) {
                 *a = op(*a, b, p);
+            }
+        }
+        Ok(())
+    }
+
+    /// self ← c·self (mod q) for a constant c ∈ Z_q given by its residues
+    /// c mod p_i, one per prime (so a scalar of R_q such as a Lagrange
+    /// coefficient, or an integer reduced modulo each prime). Works in either
+    /// representation: the NTT is linear. Each residue must be below its prime.
+    pub fn mul_scalar_assign(&mut self, residues: &[u64]) -> Result<(), RingError> {
+        let ctx = Arc::clone(&self.ctx);
+        if residues.len() != ctx.limb_count() {
+            return Err(RingError::Length {
+                expected: ctx.limb_count(),
+                got: residues.len(),
+            });
+        }
+        for (limb, (&p, &c)) in ctx.moduli().iter().zip(residues).enumerate() {
+            if c >= p {
+                return Err(RingError::ResidueOutOfRange {
+                    position: limb,
+                    value: c,
+                    modulus: p,
+                });
+            }
+            let c_shoup = shoup_precompute(c, p);
+            for a in self.limb_mut(limb) {
+                *a = mul_mod_shoup(*a, c, c_shoup, p);
             }
         }
         Ok(())
@@ -428,6 +456,29 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn scalar_product_matches_scalar_arithmetic() {
+        let ctx = RingContext::new(1024, &[P0, P1]).unwrap();
+        let mut rng = Csprng::from_u128_seed(9);
+        let a = rng.uniform_poly(&ctx);
+        let c = [P0 - 3, 123_456_789];
+        let mut b = a.clone();
+        b.mul_scalar_assign(&c).unwrap();
+        for (limb, &p) in ctx.moduli().iter().enumerate() {
+            for j in 0..1024 {
+                let want = (a.limb(limb)[j] as u128 * c[limb] as u128 % p as u128) as u64;
+                assert_eq!(b.limb(limb)[j], want);
+            }
+        }
+        // The same in NTT form, and bad scalars refused.
+        let mut d = a.clone().into_ntt();
+        d.mul_scalar_assign(&c).unwrap();
+        d.to_coefficient();
+        assert_eq!(d, b);
+        assert!(b.mul_scalar_assign(&[1]).is_err());
+        assert!(b.mul_scalar_assign(&[P0, 1]).is_err());
     }
 
     #[test]

@@ -93,16 +93,18 @@ type BlockBytes = [u8; BLOCK * 16 + 16];
 /// l < 2^k ≤ p, then e ≡ l + T\[A\] (mod p) with T\[A\] = (A·2^k − 2^b) mod p, and
 /// l + T\[A\] < 2p needs a single conditional subtraction — no 128-bit products.
 /// Only built when the table is short (A < 2^(b+1−k) ≤ [`WIDE_TABLE`]), as for
-/// b = 65 over primes near 2^62.
+/// b ≤ 70 over primes near 2^62 (the flooding of federations up to about 80
+/// members, `ParameterSet::flooding_bits_for`).
 struct WideReducer {
     p: u64,
     k: u32,
     offset: i128,
-    table: [u64; WIDE_TABLE],
+    /// 2^(b+1−k) entries (a power of two).
+    table: Vec<u64>,
 }
 
 /// Largest table of [`WideReducer`].
-const WIDE_TABLE: usize = 32;
+const WIDE_TABLE: usize = 1024;
 
 impl WideReducer {
     fn new(ctx: &RingContext, limb: usize, bits: u32) -> Option<Self> {
@@ -112,7 +114,10 @@ impl WideReducer {
             return None;
         }
         let offset = 1i128 << bits;
-        let table = std::array::from_fn(|a| ctx.reduce_signed(limb, ((a as i128) << k) - offset));
+        let len = 1usize << (bits + 1).saturating_sub(k);
+        let table = (0..len)
+            .map(|a| ctx.reduce_signed(limb, ((a as i128) << k) - offset))
+            .collect();
         Some(Self {
             p,
             k,
@@ -126,7 +131,8 @@ impl WideReducer {
     fn reduce(&self, e: i128) -> u64 {
         let u = (e + self.offset) as u128;
         let low = (u as u64) & ((1u64 << self.k) - 1);
-        add_mod(low, self.table[(u >> self.k) as usize % WIDE_TABLE], self.p)
+        let index = (u >> self.k) as usize & (self.table.len() - 1);
+        add_mod(low, self.table[index], self.p)
     }
 }
 
@@ -576,29 +582,34 @@ mod tests {
     #[test]
     fn wide_reduction_matches_euclidean_remainder() {
         let ctx = RingContext::new(1024, &[0x3fffffffffff0001, 0x3ffffffffffe8001]).unwrap();
-        let bits = 65;
-        let half = 1i128 << bits;
-        let mut rng = Csprng::from_u128_seed(66);
-        let draws = rng.sample_signed(20_000, SmallDistribution::UniformInterval { bits });
-        for (limb, &p) in ctx.moduli().iter().enumerate() {
-            let wide = WideReducer::new(&ctx, limb, bits).expect("primes near 2^62 get a table");
-            let edges = [
-                -half,
-                -half + 1,
-                -1,
-                0,
-                1,
-                half - 1,
-                -(p as i128),
-                p as i128,
-            ];
-            for &e in draws.iter().chain(&edges) {
-                assert_eq!(wide.reduce(e), e.rem_euclid(p as i128) as u64, "e = {e}");
+        // 65: the shipped sets' floor; 66 and 70: the flooding of larger federations.
+        for bits in [65, 66, 70] {
+            let half = 1i128 << bits;
+            let mut rng = Csprng::from_u128_seed(66);
+            let draws = rng.sample_signed(20_000, SmallDistribution::UniformInterval { bits });
+            for (limb, &p) in ctx.moduli().iter().enumerate() {
+                let wide =
+                    WideReducer::new(&ctx, limb, bits).expect("primes near 2^62 get a table");
+                let edges = [
+                    -half,
+                    -half + 1,
+                    -1,
+                    0,
+                    1,
+                    half - 1,
+                    -(p as i128),
+                    p as i128,
+                ];
+                for &e in draws.iter().chain(&edges) {
+                    assert_eq!(wide.reduce(e), e.rem_euclid(p as i128) as u64, "e = {e}");
+                }
             }
         }
-        // A small prime would need a table of 2^60 entries: none is built.
+        // A small prime would need a table of 2^60 entries, and b = 71 one of
+        // 2^11: none is built.
         let toy = RingContext::new(16, &[97]).unwrap();
-        assert!(WideReducer::new(&toy, 0, bits).is_none());
+        assert!(WideReducer::new(&toy, 0, 65).is_none());
+        assert!(WideReducer::new(&ctx, 0, 71).is_none());
     }
 
     #[test]

@@ -104,6 +104,15 @@ mod peers {
         let pk = CollectivePublicKey::aggregate(&crs, &members, &pk_shares)?;
         let codec = FixedPointCodec::new(&params, n, 1000.0)?;
         let values = uniform_values(&mut rng, params.degree(), 1000.0);
+        // The t-of-n ceremony at the default threshold; the first T members decrypt.
+        let ceremony = CeremonyId::new("bench")?;
+        let access = AccessStructure::new(&members, AccessStructure::default_threshold(n))?;
+        let tsks = Thresholdizer::in_process(
+            &params, &ceremony, &access, &secrets, &crs, &pk_shares, &mut rng,
+        )?
+        .secrets;
+        let active: Vec<MemberId> = members[..access.threshold()].to_vec();
+        let mut threshold_share_times = Vec::new();
 
         // fhe at the same N and the same two primes; plaintext modulus 65537.
         let fpar: Arc<bfv::BfvParameters> = bfv::BfvParametersBuilder::new()
@@ -147,11 +156,28 @@ mod peers {
                     DecryptionShare::generate(&params, sk, &vector, &mut rng)
                 })?);
             }
-            timed(op(&mut ours, "combine"), || {
+            let nn_sum = timed(op(&mut ours, "combine"), || {
                 codec
                     .decode(&combine(&members, &vector, &shares)?, values.len())
                     .map_err(ChannelError::from)
             })?;
+            let mut tshares = Vec::with_capacity(active.len());
+            for tsk in &tsks[..active.len()] {
+                tshares.push(timed(&mut threshold_share_times, || {
+                    ThresholdDecryptionShare::generate(&params, tsk, &active, &vector, &mut rng)
+                })?);
+            }
+            let t_sum = codec
+                .decode(
+                    &fedhe_crypto::threshold::combine_threshold(&access, &vector, &tshares)?,
+                    values.len(),
+                )
+                .map_err(ChannelError::from)?;
+            if t_sum != nn_sum {
+                return Err(CliError::Usage(
+                    "threshold decryption differs from n-of-n".into(),
+                ));
+            }
 
             // fhe
             timed(op(&mut theirs, "key_share"), || {
@@ -192,18 +218,27 @@ mod peers {
         };
         let (a, b) = (med(&ours), med(&theirs));
         let ratio: BTreeMap<String, f64> = a.iter().map(|(k, v)| (k.clone(), v / b[k])).collect();
+        let t_ms = median_ms(&threshold_share_times);
         let report = json!({
             "fedhe": a,
             "fhe": b,
             "ratio": ratio,
+            "threshold": {
+                "threshold": access.threshold(),
+                "decryption_share": t_ms,
+                "ratio_to_n_of_n_share": t_ms / a["decryption_share"],
+            },
             "reps": args.reps.max(1),
             "members": n,
             "note": format!(
                 "medians in ms over {} interleaved repetitions at N = {} with the same two 62-bit primes \
                  (fedhe n8192-q124; fhe 0.1.1 mbfv, plaintext modulus 65537). fedhe floods each decryption \
-                 share with uniform noise in [-2^65, 2^65); fhe 0.1 adds no noise flooding. encrypt includes \
+                 share with uniform noise in [-2^b, 2^b), b = {} at {} members; fhe 0.1 adds no noise \
+                 flooding. threshold: the t-of-n share (Lagrange-weighted Shamir share, same flooding) \
+                 of T = {} members, timed in the same repetitions. encrypt includes \
                  encoding {} values; combine includes decoding.",
-                args.reps.max(1), params.degree(), params.degree()
+                args.reps.max(1), params.degree(), params.set().flooding_bits_for(n), n,
+                access.threshold(), params.degree()
             ),
         });
         println!("{report}");

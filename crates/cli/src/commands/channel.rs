@@ -46,6 +46,10 @@ pub struct CheckArgs {
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
+    /// Run the t-of-n path: a Shamir ceremony with this threshold T
+    /// (⌊n/2⌋ < T ≤ n), then each round decrypted by T members only.
+    #[arg(long, value_name = "T")]
+    threshold: Option<usize>,
 }
 
 /// Runs a channel subcommand.
@@ -73,13 +77,17 @@ fn check(args: CheckArgs) -> Result<(), CliError> {
         None => Csprng::from_entropy(),
     };
     let members = member_names(args.members)?;
+    let ceremony = CeremonyId::new("channel-check")?;
     let mut channel = HeSum::new(
         params.clone(),
-        &CeremonyId::new("channel-check")?,
+        &ceremony,
         members.clone(),
         args.bound,
         rng(0),
     )?;
+    if let Some(t) = args.threshold {
+        channel = channel.with_threshold(&ceremony, t)?;
+    }
     let mut inputs = rng(1);
     let (mut max_err, mut timings) = (0f64, Vec::new());
     let mut last = None;
@@ -92,8 +100,34 @@ fn check(args: CheckArgs) -> Result<(), CliError> {
         last = Some(transcript);
     }
     let t = last.ok_or_else(|| CliError::Usage("no round ran".into()))?;
-    // Collusion experiment: every share but one.
-    let missing_mad = t.median_deviation_without(&members[0])?;
+    // Collusion experiment: every share but one (n − 1 of n, or T − 1 of the
+    // round's T decrypting members).
+    let omitted = match &t.threshold {
+        Some(round) => &round.active[0],
+        None => &members[0],
+    };
+    let missing_mad = t.median_deviation_without(omitted)?;
+    let threshold_t = channel.access_structure().map(|a| a.threshold());
+    let threshold_report = match (&t.threshold, threshold_t) {
+        (Some(round), Some(threshold)) => {
+            let below = channel.median_deviation_below_threshold(&t)?;
+            let (deal, aggregate) = channel.threshold_ceremony_times();
+            json!({
+                "threshold": threshold,
+                "decrypting_members": round.active.iter().map(|m| m.as_str()).collect::<Vec<_>>(),
+                "ms": {
+                    "deal": median_ms(deal),
+                    "verify_and_aggregate": median_ms(aggregate),
+                },
+                "below_threshold": {
+                    "shares": threshold - 1,
+                    "median_abs_deviation_of_the_round_shares": missing_mad,
+                    "median_abs_deviation_reinterpolated": below,
+                },
+            })
+        }
+        _ => serde_json::Value::Null,
+    };
 
     let pk_share = channel.public_key_shares()[0].to_bytes(&params);
     let ciphertext = t.contributions[0].1.to_bytes(&params);
@@ -147,6 +181,9 @@ fn check(args: CheckArgs) -> Result<(), CliError> {
             "combine": median_ms(&all(|t| vec![t.combine])),
         },
         "missing_share": { "median_abs_deviation": missing_mad },
+        "flooding_bits": params.set().flooding_bits_for(args.members),
+        "flooding_margin_bits": params.set().flooding_margin_bits(args.members),
+        "threshold": threshold_report,
     });
     if args.json {
         println!("{report}");

@@ -1,0 +1,1315 @@
+//! t-of-n threshold decryption (issue 15; Mouchet, Bertrand, Hubaux, "An
+//! Efficient Threshold Access-Structure for RLWE-Based Multiparty Homomorphic
+//! Encryption", 2022; Lattigo `multiparty` `Thresholdizer` / `Combiner`).
+//!
+//! | step | who | here |
+//! | --- | --- | --- |
+//! | 1. deal | every member i | [`Thresholdizer::deal`]: f_i(X) = s_i + Σ_{k=1}^{t−1} f_{i,k}·X^k, f_{i,k} uniform in R_q; share f_i(x_j) to member j at its [`ShamirPublicPoint`] x_j ∈ 1..n |
+//! | 2. verify, aggregate | every member j | [`ShamirShare::verify`], [`ThresholdSecretShare::aggregate`]: s'_j = Σ_i f_i(x_j) |
+//! | 3. decrypt | any t members A | [`ThresholdDecryptionShare::generate`]: d_j = λ_j^A·s'_j·C1 + e_j |
+//! | 4. combine | anyone | [`combine_threshold`]: C0 + Σ_{j∈A} d_j = Δ·m + E |
+//!
+//! Evaluation is per RNS prime (x ↦ x mod p_i; the polynomials are kept in NTT
+//! form, which is linear, so evaluation and Lagrange weighting commute with it).
+//! With F(X) = Σ_i f_i(X), s'_j = F(x_j) and F(0) = Σ_i s_i = s, the secret of
+//! the unchanged collective public key, so for any |A| ≥ t
+//! Σ_{j∈A} λ_j^A·s'_j = s with λ_j^A = Π_{m∈A, m≠j} x_m / (x_m − x_j) mod q
+//! (Lagrange at 0), and the combined shares equal the n-of-n ones up to the
+//! flooding. The noise bound is the codec's E(n) (|A| ≤ n flooding terms).
+//!
+//! # Consistency check (what a recipient can verify, and what it cannot)
+//!
+//! A dealer also shares a masking polynomial g_i of the same degree with
+//! uniform coefficients, and publishes a [`ShamirCommitment`]: a salted BLAKE3
+//! digest K_j of every recipient's pair (f_i(x_j), g_i(x_j)), then — with the
+//! challenge ρ ∈ Z_q derived from all digests (Fiat–Shamir) — the polynomial
+//! h_i = g_i + ρ·f_i. Recipient j checks that its pair hashes to K_j and that
+//! h_i(x_j) = g_i(x_j) + ρ·f_i(x_j) exactly.
+//!
+//! * Completeness: an honest dealing always verifies.
+//! * Soundness (consistency): fix a prime p and a slot. If the values f_i(x_j)
+//!   of the honest recipients do not lie on one polynomial of degree < t, the
+//!   vector (g_i(x_j) + ρ·f_i(x_j))_j lies on one for at most one ρ mod p
+//!   (two would put f itself on one). The digests fix the pairs before ρ, so a
+//!   dealer passes every honest check with probability ≤ 1/p ≤ 2^−61.9 per
+//!   challenge it tries (a hash evaluation). Shares changed in transit, sent
+//!   to the wrong recipient, replayed from another ceremony or dealer, or not
+//!   matching the broadcast digests fail (named [`ThresholdError::InconsistentShare`]).
+//! * Hiding: g_i's coefficients are uniform and independent of f_i, so h_i is
+//!   uniform; t − 1 colluding recipients see, for every candidate s_i, exactly
+//!   one (f_i, g_i) consistent with their pairs and h_i — perfect hiding of s_i
+//!   (the digests of the other pairs are salted with 256 random bits).
+//! * Not checked here: that f_i(0) is the s_i of the dealer's public-key share
+//!   b_i = −a·s_i + e_i (a dealer sharing another value would make decryptions
+//!   fail, and learn nothing). [`crate::dealing_check`] checks it with a test
+//!   decryption of zero under (b_i, a) by T members. An RLWE
+//!   "noisy Feldman" commitment C_k = −a·f_{i,k} + e_k with C_0 = b_i would
+//!   check it, but is not hiding here: t − 1 shares fix every f_{i,k} up to
+//!   β_k·s_i with public scalars β_k, so C_k − β_k·b_i (known offsets removed)
+//!   is e_k − β_k·e_i, coefficient by coefficient a two-unknown search over
+//!   [−η, η]² that reveals e_i and then s_i; the test decryption binds
+//!   f_i(0) to b_i without that leak.
+
+use crate::crs::derive_key;
+use crate::decryption::add_shares_to_aggregate;
+use crate::{
+    CeremonyId, ChannelError, CommonRandomPoly, DecryptionShare, EncryptedVector, MemberId, Params,
+    PublicKeyShare, SecretKeyShare,
+};
+use fedhe_ring::modular::{inv_mod, mul_mod, sub_mod};
+use fedhe_ring::{Csprng, Poly, Representation};
+use std::collections::BTreeSet;
+use thiserror::Error;
+use zeroize::{Zeroize, ZeroizeOnDrop, Zeroizing};
+
+const DIGEST_CONTEXT: &str = "fedhe 2026-11 shamir share digest v1";
+const CHALLENGE_CONTEXT: &str = "fedhe 2026-11 shamir consistency challenge v1";
+const CHALLENGE_DOMAIN: [u8; 8] = *b"fedh-rho";
+
+/// Errors of the threshold protocols. Messages name the member and the
+/// setting at fault and never contain share material.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum ThresholdError {
+    /// T is not in (n/2, n].
+    #[error(
+        "threshold {threshold} is out of range for {members} members: it must be more than half \
+         of them and at most all of them ({min}..={members})"
+    )]
+    OutOfRange {
+        /// T asked for.
+        threshold: usize,
+        /// n.
+        members: usize,
+        /// The smallest valid T, ⌊n/2⌋ + 1.
+        min: usize,
+    },
+    /// A Shamir share does not verify against its dealer's commitment.
+    #[error(
+        "the Shamir share dealt by {dealer} to {recipient} does not verify against {dealer}'s \
+         commitment ({reason}); the dealing of {dealer} is refused and the ceremony fails"
+    )]
+    InconsistentShare {
+        /// The dealer named.
+        dealer: MemberId,
+        /// The recipient that checked.
+        recipient: MemberId,
+        /// Which check failed.
+        reason: &'static str,
+    },
+    /// A share or sealed share is addressed to another member.
+    #[error("a Shamir share dealt by {dealer} is addressed to {addressed}, not to {member}")]
+    WrongRecipient {
+        /// Its dealer.
+        dealer: MemberId,
+        /// The member it is addressed to.
+        addressed: MemberId,
+        /// The member that tried to use it.
+        member: MemberId,
+    },
+    /// A dealer's commitment is malformed (threshold, member count, degree).
+    #[error("the Shamir commitment of {dealer} is malformed: {reason}")]
+    MalformedCommitment {
+        /// The dealer.
+        dealer: MemberId,
+        /// What is wrong.
+        reason: String,
+    },
+    /// No share or commitment from this dealer.
+    #[error("no Shamir share or commitment from {0}; every member must deal")]
+    MissingDealing(MemberId),
+    /// Two shares or commitments from the same dealer.
+    #[error("two Shamir dealings from {0}")]
+    DuplicateDealing(MemberId),
+    /// Fewer decrypting members than the threshold.
+    #[error("{got} members decrypt but the threshold is {threshold}")]
+    TooFewShares {
+        /// Members in the decrypting set.
+        got: usize,
+        /// T.
+        threshold: usize,
+    },
+    /// A threshold decryption share was made for another decrypting set.
+    #[error(
+        "the threshold decryption share of {0} was made for another set of decrypting members"
+    )]
+    ActiveSetMismatch(MemberId),
+    /// A dealing's test decryption failed: its polynomial's constant term is
+    /// not the key share of the dealer's public-key share ([`crate::dealing_check`]).
+    #[error(
+        "the Shamir dealing of {0} does not share the key behind its public-key share (its test \
+         decryption of zero failed); the dealing is refused and the ceremony fails"
+    )]
+    InvalidDealing(MemberId),
+    /// A member of the decrypting set gave no share.
+    #[error("the decryption share of {0}, a member of the decrypting set, is missing")]
+    MissingActiveShare(MemberId),
+    /// A sealed share failed authenticated decryption.
+    #[error(
+        "the sealed Shamir share from {dealer} to {recipient} does not authenticate (tampered, \
+         replayed from another ceremony, or sealed under another key)"
+    )]
+    Authentication {
+        /// The claimed dealer.
+        dealer: MemberId,
+        /// The recipient.
+        recipient: MemberId,
+    },
+    /// An identity key cannot be used for key agreement.
+    #[error("the identity key of {0} cannot be used for key agreement (small-order point)")]
+    WeakIdentityKey(MemberId),
+}
+
+/// A Shamir evaluation point x_j ∈ 1..n: the 1-based rank of member j among the
+/// sorted members (public, fixed by the member list).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ShamirPublicPoint(pub u64);
+
+/// The access structure of a threshold ceremony: n sorted members, their
+/// points, and T with n/2 < T ≤ n.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AccessStructure {
+    members: Vec<MemberId>,
+    threshold: usize,
+}
+
+impl AccessStructure {
+    /// The default threshold ⌊n/2⌋ + 1.
+    pub fn default_threshold(members: usize) -> usize {
+        members / 2 + 1
+    }
+
+    /// Validates T against n: T ≤ n/2 would let two disjoint halves each
+    /// decrypt, T > n cannot be met. Members must be distinct.
+    pub fn new(members: &[MemberId], threshold: usize) -> Result<Self, ChannelError> {
+        let mut sorted = members.to_vec();
+        sorted.sort();
+        if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
+            return Err(ChannelError::DuplicateMember(w[0].clone()));
+        }
+        let n = sorted.len();
+        if n == 0 || threshold > n || 2 * threshold <= n {
+            return Err(ThresholdError::OutOfRange {
+                threshold,
+                members: n,
+                min: Self::default_threshold(n),
+            }
+            .into());
+        }
+        Ok(Self {
+            members: sorted,
+            threshold,
+        })
+    }
+
+    /// The members, sorted.
+    pub fn members(&self) -> &[MemberId] {
+        &self.members
+    }
+
+    /// T.
+    pub fn threshold(&self) -> usize {
+        self.threshold
+    }
+
+    /// The evaluation point of a member.
+    pub fn point(&self, member: &MemberId) -> Result<ShamirPublicPoint, ChannelError> {
+        self.members
+            .binary_search(member)
+            .map(|i| ShamirPublicPoint(i as u64 + 1))
+            .map_err(|_| ChannelError::UnknownMember(member.clone()))
+    }
+
+    /// The Lagrange coefficients at 0 of a decrypting set A (|A| ≥ T, members of
+    /// this structure, distinct), per member and per prime:
+    /// λ_j^A = Π_{m∈A, m≠j} x_m·(x_m − x_j)^−1 mod p_i.
+    pub fn lagrange_coefficients(
+        &self,
+        params: &Params,
+        active: &[MemberId],
+    ) -> Result<Vec<(MemberId, Vec<u64>)>, ChannelError> {
+        if active.len() < self.threshold {
+            return Err(ThresholdError::TooFewShares {
+                got: active.len(),
+                threshold: self.threshold,
+            }
+            .into());
+        }
+        self.lagrange_unchecked(params, active)
+    }
+
+    /// The points of a decrypting set, refusing strangers and duplicates.
+    fn points(&self, active: &[MemberId]) -> Result<Vec<u64>, ChannelError> {
+        let mut seen = BTreeSet::new();
+        active
+            .iter()
+            .map(|m| {
+                if !seen.insert(m) {
+                    return Err(ChannelError::DuplicateMember(m.clone()));
+                }
+                Ok(self.point(m)?.0)
+            })
+            .collect()
+    }
+
+    /// [`Self::lagrange_coefficients`] for any set size (the below-threshold
+    /// experiment interpolates with t − 1 points).
+    pub(crate) fn lagrange_unchecked(
+        &self,
+        params: &Params,
+        active: &[MemberId],
+    ) -> Result<Vec<(MemberId, Vec<u64>)>, ChannelError> {
+        let points = self.points(active)?;
+        Ok(active
+            .iter()
+            .zip(&points)
+            .map(|(m, &xj)| (m.clone(), lagrange_at_zero(params, &points, xj)))
+            .collect())
+    }
+}
+
+/// λ_j = Π_{m≠j} x_m · (Π_{m≠j} (x_m − x_j))^−1 mod p_i for every prime: one
+/// inversion per prime. The points are distinct and below every prime, so the
+/// inverse exists.
+fn lagrange_at_zero(params: &Params, points: &[u64], xj: u64) -> Vec<u64> {
+    params
+        .set()
+        .moduli
+        .iter()
+        .map(|&p| {
+            let (num, den) =
+                points
+                    .iter()
+                    .filter(|&&xm| xm != xj)
+                    .fold((1u64, 1u64), |(num, den), &xm| {
+                        (
+                            mul_mod(num, xm % p, p),
+                            mul_mod(den, sub_mod(xm % p, xj % p, p), p),
+                        )
+                    });
+            mul_mod(num, inv_mod(den, p).unwrap_or(0), p)
+        })
+        .collect()
+}
+
+/// x mod p_i for every prime.
+fn scalar_residues(params: &Params, x: u64) -> Vec<u64> {
+    params.set().moduli.iter().map(|&p| x % p).collect()
+}
+
+/// Σ_k coeffs[k]·x^k by Horner's rule, in the coefficients' representation.
+fn evaluate(params: &Params, coeffs: &[Poly], x: ShamirPublicPoint) -> Result<Poly, ChannelError> {
+    let xs = scalar_residues(params, x.0);
+    let mut iter = coeffs.iter().rev();
+    let mut acc = iter
+        .next()
+        .ok_or_else(|| ChannelError::Mismatch("a polynomial of no coefficients".into()))?
+        .clone();
+    for c in iter {
+        acc.mul_scalar_assign(&xs)?;
+        acc.add_assign(c)?;
+    }
+    Ok(acc)
+}
+
+/// A member's secret Shamir polynomial f_i (f_i(0) = s_i) and its masking
+/// polynomial g_i, NTT form. Wiped on drop; never leaves [`Thresholdizer::deal`].
+struct ShamirPolynomial {
+    f: Vec<Poly>,
+    g: Vec<Poly>,
+}
+
+impl Drop for ShamirPolynomial {
+    fn drop(&mut self) {
+        self.f
+            .iter_mut()
+            .chain(self.g.iter_mut())
+            .for_each(Zeroize::zeroize);
+    }
+}
+
+/// One member's Shamir share of one dealer's key share: f_i(x_j) and the mask
+/// g_i(x_j), NTT form, with the salt of its digest. Secret; wiped on drop.
+pub struct ShamirShare {
+    pub(crate) dealer: MemberId,
+    pub(crate) recipient: MemberId,
+    pub(crate) point: ShamirPublicPoint,
+    pub(crate) value: Poly,
+    pub(crate) mask: Poly,
+    pub(crate) salt: [u8; 32],
+}
+
+impl Drop for ShamirShare {
+    fn drop(&mut self) {
+        self.value.zeroize();
+        self.mask.zeroize();
+        self.salt.zeroize();
+    }
+}
+impl ZeroizeOnDrop for ShamirShare {}
+
+impl std::fmt::Debug for ShamirShare {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ShamirShare")
+            .field("dealer", &self.dealer)
+            .field("recipient", &self.recipient)
+            .field("point", &self.point)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A dealer's public commitment: the salted digest K_j of every recipient's
+/// pair, in point order, and h = g + ρ·f (t polynomials, NTT form).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShamirCommitment {
+    pub(crate) dealer: MemberId,
+    pub(crate) threshold: usize,
+    pub(crate) digests: Vec<[u8; 32]>,
+    pub(crate) masked: Vec<Poly>,
+}
+
+impl ShamirCommitment {
+    /// The dealer.
+    pub fn dealer(&self) -> &MemberId {
+        &self.dealer
+    }
+
+    /// The threshold it was dealt for.
+    pub fn threshold(&self) -> usize {
+        self.threshold
+    }
+}
+
+/// The output of [`Thresholdizer::deal`]: one share per member (its own
+/// included) and the commitment every member receives.
+#[derive(Debug)]
+pub struct ShamirDealing {
+    /// One share per member, in member order.
+    pub shares: Vec<ShamirShare>,
+    /// The public commitment.
+    pub commitment: ShamirCommitment,
+}
+
+/// The Thresholdizer: turns an additive key share into Shamir shares.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Thresholdizer;
+
+/// K_j = BLAKE3-derive-key(ceremony ‖ set ‖ dealer ‖ recipient ‖ x_j ‖ f(x_j) ‖ g(x_j) ‖ salt).
+fn share_digest(params: &Params, ceremony: &CeremonyId, share: &ShamirShare) -> [u8; 32] {
+    let residues = |poly: &Poly| {
+        Zeroizing::new(
+            poly.residues()
+                .iter()
+                .flat_map(|r| r.to_le_bytes())
+                .collect::<Vec<u8>>(),
+        )
+    };
+    let (value, mask) = (residues(&share.value), residues(&share.mask));
+    derive_key(
+        DIGEST_CONTEXT,
+        &[
+            ceremony.as_str().as_bytes(),
+            params.set().name.as_bytes(),
+            share.dealer.as_str().as_bytes(),
+            share.recipient.as_str().as_bytes(),
+            &share.point.0.to_le_bytes(),
+            &value,
+            &mask,
+            &share.salt,
+        ],
+    )
+}
+
+/// ρ mod p_i for every prime, from the dealer, T and all digests.
+fn challenge(
+    params: &Params,
+    ceremony: &CeremonyId,
+    dealer: &MemberId,
+    threshold: usize,
+    digests: &[[u8; 32]],
+) -> Vec<u64> {
+    let mut fields: Vec<&[u8]> = vec![
+        ceremony.as_str().as_bytes(),
+        params.set().name.as_bytes(),
+        dealer.as_str().as_bytes(),
+    ];
+    let (t, n) = (
+        (threshold as u64).to_le_bytes(),
+        (digests.len() as u64).to_le_bytes(),
+    );
+    fields.extend([&t[..], &n[..]]);
+    fields.extend(digests.iter().map(|d| &d[..]));
+    let mut rng = Csprng::from_seed(&derive_key(CHALLENGE_CONTEXT, &fields), CHALLENGE_DOMAIN);
+    params
+        .set()
+        .moduli
+        .iter()
+        .map(|&p| rng.uniform_below(p))
+        .collect()
+}
+
+impl Thresholdizer {
+    /// Deals a member's key share s_i: samples f_i = s_i + Σ_{k<t} f_{i,k}X^k
+    /// and the mask g_i (uniform coefficients), evaluates both at every
+    /// member's point, and commits (module docs).
+    pub fn deal(
+        params: &Params,
+        ceremony: &CeremonyId,
+        access: &AccessStructure,
+        secret: &SecretKeyShare,
+        rng: &mut Csprng,
+    ) -> Result<ShamirDealing, ChannelError> {
+        let dealer = secret.member().clone();
+        access.point(&dealer)?;
+        let t = access.threshold();
+        let uniform = |rng: &mut Csprng| rng.uniform_poly(params.ring()).into_ntt();
+        let mut poly = ShamirPolynomial {
+            f: Vec::with_capacity(t),
+            g: Vec::with_capacity(t),
+        };
+        poly.f.push(secret.s_ntt().clone());
+        for _ in 1..t {
+            poly.f.push(uniform(rng));
+        }
+        for _ in 0..t {
+            poly.g.push(uniform(rng));
+        }
+        let mut shares = Vec::with_capacity(access.members().len());
+        for recipient in access.members() {
+            let point = access.point(recipient)?;
+            shares.push(ShamirShare {
+                dealer: dealer.clone(),
+                recipient: recipient.clone(),
+                point,
+                value: evaluate(params, &poly.f, point)?,
+                mask: evaluate(params, &poly.g, point)?,
+                salt: rng.seed_bytes(),
+            });
+        }
+        let digests: Vec<[u8; 32]> = shares
+            .iter()
+            .map(|s| share_digest(params, ceremony, s))
+            .collect();
+        let rho = challenge(params, ceremony, &dealer, t, &digests);
+        let masked = poly
+            .f
+            .iter()
+            .zip(&poly.g)
+            .map(|(f, g)| {
+                let mut h = f.clone();
+                h.mul_scalar_assign(&rho)?;
+                h.add_assign(g)?;
+                Ok(h)
+            })
+            .collect::<Result<Vec<_>, ChannelError>>()?;
+        Ok(ShamirDealing {
+            shares,
+            commitment: ShamirCommitment {
+                dealer,
+                threshold: t,
+                digests,
+                masked,
+            },
+        })
+    }
+}
+
+/// The result of [`Thresholdizer::in_process`].
+#[derive(Debug)]
+pub struct InProcessCeremony {
+    /// Every member's threshold key share, in sorted member order.
+    pub secrets: Vec<ThresholdSecretShare>,
+    /// The time each member took to deal.
+    pub deal_times: Vec<std::time::Duration>,
+    /// The time each member took to verify and aggregate what it received.
+    pub aggregate_times: Vec<std::time::Duration>,
+}
+
+impl Thresholdizer {
+    /// The whole t-of-n ceremony with every member in this process (the
+    /// in-process channel, tests, benchmarks): each member deals, each member
+    /// verifies and aggregates the shares and commitments addressed to it, and
+    /// every dealing passes its [`crate::DealingCheck`] against the dealer's
+    /// public-key share (decrypted by the first T members). `secrets` and
+    /// `pk_shares` hold one key share and one public-key share per member of
+    /// `access`, made against `crs`.
+    pub fn in_process(
+        params: &Params,
+        ceremony: &CeremonyId,
+        access: &AccessStructure,
+        secrets: &[SecretKeyShare],
+        crs: &CommonRandomPoly,
+        pk_shares: &[PublicKeyShare],
+        rng: &mut Csprng,
+    ) -> Result<InProcessCeremony, ChannelError> {
+        let mut dealings = Vec::with_capacity(secrets.len());
+        let mut deal_times = Vec::with_capacity(secrets.len());
+        for sk in secrets {
+            let start = std::time::Instant::now();
+            dealings.push(Self::deal(params, ceremony, access, sk, rng)?);
+            deal_times.push(start.elapsed());
+        }
+        let commitments: Vec<&ShamirCommitment> = dealings.iter().map(|d| &d.commitment).collect();
+        let mut out = Vec::with_capacity(access.members().len());
+        let mut aggregate_times = Vec::with_capacity(access.members().len());
+        for (j, me) in access.members().iter().enumerate() {
+            let start = std::time::Instant::now();
+            let received: Vec<&ShamirShare> = dealings.iter().map(|d| &d.shares[j]).collect();
+            out.push(ThresholdSecretShare::aggregate(
+                params,
+                ceremony,
+                access,
+                me,
+                &received,
+                &commitments,
+            )?);
+            aggregate_times.push(start.elapsed());
+        }
+        let active = &access.members()[..access.threshold()];
+        for dealing in &dealings {
+            let dealer = &dealing.commitment.dealer;
+            let pk = pk_shares
+                .iter()
+                .find(|p| p.member() == dealer)
+                .ok_or_else(|| ThresholdError::MissingDealing(dealer.clone()))?;
+            let check = crate::DealingCheck::new(
+                params,
+                ceremony,
+                access,
+                crs,
+                pk,
+                &dealing.commitment,
+                active,
+            )?;
+            let shares = dealing.shares[..active.len()]
+                .iter()
+                .map(|s| check.share(params, s, rng))
+                .collect::<Result<Vec<_>, _>>()?;
+            check.verify(params, &shares)?;
+        }
+        Ok(InProcessCeremony {
+            secrets: out,
+            deal_times,
+            aggregate_times,
+        })
+    }
+}
+
+impl ShamirShare {
+    /// The dealer.
+    pub fn dealer(&self) -> &MemberId {
+        &self.dealer
+    }
+
+    /// The member it is addressed to.
+    pub fn recipient(&self) -> &MemberId {
+        &self.recipient
+    }
+
+    /// Its evaluation point.
+    pub fn point(&self) -> ShamirPublicPoint {
+        self.point
+    }
+
+    /// The recipient's check against the dealer's commitment (module docs):
+    /// addressed to `me` at `me`'s point, the digest matches K_me, and
+    /// h(x_me) = g(x_me) + ρ·f(x_me).
+    pub fn verify(
+        &self,
+        params: &Params,
+        ceremony: &CeremonyId,
+        access: &AccessStructure,
+        me: &MemberId,
+        commitment: &ShamirCommitment,
+    ) -> Result<(), ChannelError> {
+        if &self.recipient != me {
+            return Err(ThresholdError::WrongRecipient {
+                dealer: self.dealer.clone(),
+                addressed: self.recipient.clone(),
+                member: me.clone(),
+            }
+            .into());
+        }
+        let fail = |reason| ThresholdError::InconsistentShare {
+            dealer: commitment.dealer.clone(),
+            recipient: me.clone(),
+            reason,
+        };
+        if commitment.dealer != self.dealer {
+            return Err(fail("the share and the commitment name different dealers").into());
+        }
+        access.point(&self.dealer)?;
+        let n = access.members().len();
+        let bad = |reason: String| -> ChannelError {
+            ThresholdError::MalformedCommitment {
+                dealer: commitment.dealer.clone(),
+                reason,
+            }
+            .into()
+        };
+        if commitment.threshold != access.threshold() {
+            return Err(bad(format!(
+                "dealt for threshold {}, the ceremony's is {}",
+                commitment.threshold,
+                access.threshold()
+            )));
+        }
+        if commitment.digests.len() != n || commitment.masked.len() != commitment.threshold {
+            return Err(bad(format!(
+                "{} digests and {} polynomials for {n} members and threshold {}",
+                commitment.digests.len(),
+                commitment.masked.len(),
+                commitment.threshold
+            )));
+        }
+        let point = access.point(me)?;
+        if self.point != point {
+            return Err(fail("the share was evaluated at another member's point").into());
+        }
+        let ring = params.ring();
+        let well_formed =
+            |p: &Poly| p.context() == ring && p.representation() == Representation::Ntt;
+        if !commitment.masked.iter().all(well_formed)
+            || !well_formed(&self.value)
+            || !well_formed(&self.mask)
+        {
+            return Err(bad(
+                "a polynomial is not in this parameter set's NTT form".into()
+            ));
+        }
+        let digest = share_digest(params, ceremony, self);
+        if commitment.digests[point.0 as usize - 1] != digest {
+            return Err(fail("its digest differs from the committed one").into());
+        }
+        let rho = challenge(
+            params,
+            ceremony,
+            &commitment.dealer,
+            commitment.threshold,
+            &commitment.digests,
+        );
+        let expected = evaluate(params, &commitment.masked, point)?;
+        let mut got = Zeroizing::new(self.value.clone());
+        got.mul_scalar_assign(&rho)?;
+        got.add_assign(&self.mask)?;
+        if *got != expected {
+            return Err(
+                fail("h(x) differs from g(x) + rho*f(x): the shares are inconsistent").into(),
+            );
+        }
+        Ok(())
+    }
+}
+
+/// A member's threshold key share s'_j = Σ_i f_i(x_j) (Lattigo's aggregated
+/// `ShamirSecretShare`), NTT form. Wiped on drop; `Debug` shows only the member.
+pub struct ThresholdSecretShare {
+    member: MemberId,
+    access: AccessStructure,
+    s_ntt: Poly,
+}
+
+impl Drop for ThresholdSecretShare {
+    fn drop(&mut self) {
+        self.s_ntt.zeroize();
+    }
+}
+impl ZeroizeOnDrop for ThresholdSecretShare {}
+
+impl std::fmt::Debug for ThresholdSecretShare {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ThresholdSecretShare")
+            .field("member", &self.member)
+            .field("threshold", &self.access.threshold)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ThresholdSecretShare {
+    /// AggregateShares: verifies one share and one commitment from every member
+    /// (its own included) and sums the shares. Any share that does not verify
+    /// names its dealer and nothing is aggregated.
+    pub fn aggregate(
+        params: &Params,
+        ceremony: &CeremonyId,
+        access: &AccessStructure,
+        me: &MemberId,
+        shares: &[&ShamirShare],
+        commitments: &[&ShamirCommitment],
+    ) -> Result<Self, ChannelError> {
+        access.point(me)?;
+        let by_dealer =
+            |dealer: &MemberId| -> Result<(&ShamirShare, &ShamirCommitment), ChannelError> {
+                let mut s = shares.iter().filter(|s| &s.dealer == dealer);
+                let mut c = commitments.iter().filter(|c| &c.dealer == dealer);
+                match (s.next(), c.next(), s.next(), c.next()) {
+                    (Some(s), Some(c), None, None) => Ok((*s, *c)),
+                    (None, _, _, _) | (_, None, _, _) => {
+                        Err(ThresholdError::MissingDealing(dealer.clone()).into())
+                    }
+                    _ => Err(ThresholdError::DuplicateDealing(dealer.clone()).into()),
+                }
+            };
+        for x in shares
+            .iter()
+            .map(|s| &s.dealer)
+            .chain(commitments.iter().map(|c| &c.dealer))
+        {
+            access.point(x)?;
+        }
+        let mut sum = Poly::zero(params.ring(), Representation::Ntt);
+        for dealer in access.members() {
+            let (share, commitment) = by_dealer(dealer)?;
+            share.verify(params, ceremony, access, me, commitment)?;
+            sum.add_assign(&share.value)?;
+        }
+        Ok(Self {
+            member: me.clone(),
+            access: access.clone(),
+            s_ntt: sum,
+        })
+    }
+
+    /// The member holding it.
+    pub fn member(&self) -> &MemberId {
+        &self.member
+    }
+
+    /// The access structure it belongs to.
+    pub fn access(&self) -> &AccessStructure {
+        &self.access
+    }
+}
+
+/// A threshold decryption share: d_j = λ_j^A·s'_j·C1 + e_j for the decrypting
+/// set A it names (Lattigo's `Combiner.GenAdditiveShare` followed by the n-of-n
+/// decryption share, eq. (14) with s_j replaced by λ_j^A·s'_j).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThresholdDecryptionShare {
+    pub(crate) active: Vec<MemberId>,
+    pub(crate) share: DecryptionShare,
+}
+
+impl ThresholdDecryptionShare {
+    /// The share of `secret`'s member for the decrypting set `active` (at least
+    /// T members, including this one), flooded with b(n) bits like the n-of-n
+    /// share ([`crate::ParameterSet::flooding_bits_for`]).
+    pub fn generate(
+        params: &Params,
+        secret: &ThresholdSecretShare,
+        active: &[MemberId],
+        aggregate: &EncryptedVector,
+        rng: &mut Csprng,
+    ) -> Result<Self, ChannelError> {
+        if active.len() < secret.access.threshold {
+            return Err(ThresholdError::TooFewShares {
+                got: active.len(),
+                threshold: secret.access.threshold,
+            }
+            .into());
+        }
+        let points = secret.access.points(active)?;
+        let own = secret.access.point(&secret.member)?.0;
+        if !points.contains(&own) {
+            return Err(ChannelError::Mismatch(format!(
+                "member {} is not in the decrypting set",
+                secret.member
+            )));
+        }
+        let lambda = lagrange_at_zero(params, &points, own);
+        Self::with_coefficient(params, secret, active, &lambda, aggregate, rng)
+    }
+
+    /// As [`Self::generate`] with the set's coefficients already computed
+    /// (any set size: the below-threshold experiment uses t − 1).
+    pub(crate) fn with_coefficients(
+        params: &Params,
+        secret: &ThresholdSecretShare,
+        active: &[MemberId],
+        lambdas: &[(MemberId, Vec<u64>)],
+        aggregate: &EncryptedVector,
+        rng: &mut Csprng,
+    ) -> Result<Self, ChannelError> {
+        let lambda = lambdas
+            .iter()
+            .find(|(m, _)| m == &secret.member)
+            .map(|(_, l)| l)
+            .ok_or_else(|| {
+                ChannelError::Mismatch(format!(
+                    "member {} is not in the decrypting set",
+                    secret.member
+                ))
+            })?;
+        Self::with_coefficient(params, secret, active, lambda, aggregate, rng)
+    }
+
+    /// d = λ·(s'_j·C1) + e: the scalar λ is applied to the product rather
+    /// than to s'_j, so no weighted copy of the secret is made.
+    fn with_coefficient(
+        params: &Params,
+        secret: &ThresholdSecretShare,
+        active: &[MemberId],
+        lambda: &[u64],
+        aggregate: &EncryptedVector,
+        rng: &mut Csprng,
+    ) -> Result<Self, ChannelError> {
+        let bits = params
+            .set()
+            .flooding_bits_for(aggregate.encoding.members as usize);
+        let share = DecryptionShare::flooded(
+            &secret.member,
+            &secret.s_ntt,
+            Some(lambda),
+            aggregate,
+            bits,
+            rng,
+        )?;
+        let mut active = active.to_vec();
+        active.sort();
+        Ok(Self { active, share })
+    }
+
+    /// The member that produced it.
+    pub fn member(&self) -> &MemberId {
+        self.share.member()
+    }
+
+    /// The decrypting set it was made for, sorted.
+    pub fn active(&self) -> &[MemberId] {
+        &self.active
+    }
+
+    /// The decryption share proper (one polynomial per ciphertext).
+    pub fn share(&self) -> &DecryptionShare {
+        &self.share
+    }
+}
+
+/// Combine (t-of-n): checks that every share names the same decrypting set A
+/// of at least T members of `access`, and that there is exactly one share from
+/// each member of A; returns C0 + Σ_{j∈A} d_j for the codec to decode.
+pub fn combine_threshold(
+    access: &AccessStructure,
+    aggregate: &EncryptedVector,
+    shares: &[ThresholdDecryptionShare],
+) -> Result<Vec<Poly>, ChannelError> {
+    let first = shares.first().ok_or(ThresholdError::TooFewShares {
+        got: 0,
+        threshold: access.threshold,
+    })?;
+    let active = &first.active;
+    if active.len() < access.threshold {
+        return Err(ThresholdError::TooFewShares {
+            got: active.len(),
+            threshold: access.threshold,
+        }
+        .into());
+    }
+    for m in active {
+        access.point(m)?;
+    }
+    let mut seen = BTreeSet::new();
+    for s in shares {
+        if &s.active != active {
+            return Err(ThresholdError::ActiveSetMismatch(s.member().clone()).into());
+        }
+        if active.binary_search(s.member()).is_err() {
+            return Err(ThresholdError::ActiveSetMismatch(s.member().clone()).into());
+        }
+        if !seen.insert(s.member()) {
+            return Err(ChannelError::DuplicateMember(s.member().clone()));
+        }
+    }
+    if let Some(missing) = active.iter().find(|m| !seen.contains(m)) {
+        return Err(ThresholdError::MissingActiveShare(missing.clone()).into());
+    }
+    add_shares_to_aggregate(
+        aggregate,
+        &shares.iter().map(|s| &s.share).collect::<Vec<_>>(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{InsecurePolicy, ParameterSet};
+    use num_bigint::BigUint;
+    use std::sync::Arc;
+
+    struct Fixture {
+        params: Arc<Params>,
+        ceremony: CeremonyId,
+        access: AccessStructure,
+        dealings: Vec<ShamirDealing>,
+    }
+
+    fn fixture(n: usize, t: usize, seed: u128) -> Fixture {
+        let params = ParameterSet::TOY_N1024
+            .validate(InsecurePolicy::Allow)
+            .unwrap();
+        let members: Vec<MemberId> = (1..=n)
+            .map(|i| MemberId::new(format!("m{i:02}")).unwrap())
+            .collect();
+        let ceremony = CeremonyId::new("thr").unwrap();
+        let access = AccessStructure::new(&members, t).unwrap();
+        let mut rng = Csprng::from_u128_seed(seed);
+        let dealings = members
+            .iter()
+            .map(|m| {
+                let sk = SecretKeyShare::generate(&params, m.clone(), &mut rng);
+                Thresholdizer::deal(&params, &ceremony, &access, &sk, &mut rng).unwrap()
+            })
+            .collect();
+        Fixture {
+            params,
+            ceremony,
+            access,
+            dealings,
+        }
+    }
+
+    fn verify(fx: &Fixture, dealer: usize, recipient: usize) -> Result<(), ChannelError> {
+        let me = fx.access.members()[recipient].clone();
+        fx.dealings[dealer].shares[recipient].verify(
+            &fx.params,
+            &fx.ceremony,
+            &fx.access,
+            &me,
+            &fx.dealings[dealer].commitment,
+        )
+    }
+
+    fn inconsistent_dealer(err: ChannelError) -> MemberId {
+        match err {
+            ChannelError::Threshold(ThresholdError::InconsistentShare { dealer, .. }) => dealer,
+            other => panic!("expected an inconsistent share, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn honest_dealings_verify_and_evaluate_like_a_schoolbook_polynomial() {
+        let fx = fixture(5, 3, 1);
+        for d in 0..5 {
+            for r in 0..5 {
+                verify(&fx, d, r).unwrap();
+            }
+        }
+        // Independent reference for Horner's rule: Σ c_k·x^k in big integers,
+        // slot by slot, modulo each prime.
+        let mut rng = Csprng::from_u128_seed(2);
+        let coeffs: Vec<Poly> = (0..4).map(|_| rng.uniform_poly(fx.params.ring())).collect();
+        for x in [1u64, 2, 7, 1000] {
+            let got = evaluate(&fx.params, &coeffs, ShamirPublicPoint(x)).unwrap();
+            for (limb, &p) in fx.params.set().moduli.iter().enumerate() {
+                for slot in [0, 1, 511, 1023] {
+                    let want: BigUint = coeffs
+                        .iter()
+                        .enumerate()
+                        .map(|(k, c)| {
+                            BigUint::from(c.limb(limb)[slot]) * BigUint::from(x).pow(k as u32)
+                        })
+                        .sum::<BigUint>()
+                        % p;
+                    assert_eq!(BigUint::from(got.limb(limb)[slot]), want);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn tampered_misrouted_and_foreign_shares_name_the_dealer() {
+        let mut fx = fixture(5, 3, 3);
+        // A share changed after dealing (one residue): the digest no longer matches.
+        let v = fx.dealings[1].shares[2].value.residues()[5];
+        let mut data = fx.dealings[1].shares[2].value.residues().to_vec();
+        data[5] = (v + 1) % fx.params.set().moduli[0];
+        fx.dealings[1].shares[2].value =
+            Poly::from_residues(fx.params.ring(), Representation::Ntt, data).unwrap();
+        let err = verify(&fx, 1, 2).unwrap_err();
+        assert!(err.to_string().contains("dealt by m02 to m03"), "{err}");
+        assert_eq!(inconsistent_dealer(err), fx.access.members()[1]);
+        // The salt too.
+        fx.dealings[3].shares[0].salt[0] ^= 1;
+        assert_eq!(
+            inconsistent_dealer(verify(&fx, 3, 0).unwrap_err()),
+            fx.access.members()[3]
+        );
+        // A share addressed to m01 used by m02.
+        let me = fx.access.members()[1].clone();
+        let err = fx.dealings[0].shares[0]
+            .verify(
+                &fx.params,
+                &fx.ceremony,
+                &fx.access,
+                &me,
+                &fx.dealings[0].commitment,
+            )
+            .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                ChannelError::Threshold(ThresholdError::WrongRecipient { .. })
+            ),
+            "{err}"
+        );
+        // A share checked against another dealer's commitment.
+        let err = fx.dealings[0].shares[4]
+            .verify(
+                &fx.params,
+                &fx.ceremony,
+                &fx.access,
+                &fx.access.members()[4].clone(),
+                &fx.dealings[2].commitment,
+            )
+            .unwrap_err();
+        assert_eq!(inconsistent_dealer(err), fx.access.members()[2]);
+        // A share replayed into another ceremony: the digest binds the ceremony id.
+        let other = CeremonyId::new("thr-2").unwrap();
+        let me = fx.access.members()[4].clone();
+        let err = fx.dealings[0].shares[4]
+            .verify(
+                &fx.params,
+                &other,
+                &fx.access,
+                &me,
+                &fx.dealings[0].commitment,
+            )
+            .unwrap_err();
+        assert_eq!(inconsistent_dealer(err), fx.access.members()[0]);
+        // A commitment for another threshold is malformed.
+        let mut c = fx.dealings[0].commitment.clone();
+        c.threshold = 4;
+        let err = fx.dealings[0].shares[4]
+            .verify(&fx.params, &fx.ceremony, &fx.access, &me, &c)
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("malformed") && err.to_string().contains("m01"),
+            "{err}"
+        );
+        // A commitment whose masked polynomial was changed.
+        let mut c = fx.dealings[0].commitment.clone();
+        c.masked[1] = c.masked[0].clone();
+        assert_eq!(
+            inconsistent_dealer(
+                fx.dealings[0].shares[4]
+                    .verify(&fx.params, &fx.ceremony, &fx.access, &me, &c)
+                    .unwrap_err()
+            ),
+            fx.access.members()[0]
+        );
+    }
+
+    /// Coefficients of the polynomial of degree < k through (x_j, v_j), per
+    /// prime, by the Lagrange basis (a test-only reference interpolator).
+    fn interpolate(params: &Params, xs: &[u64], values: &[Poly]) -> Vec<Poly> {
+        let k = xs.len();
+        let mut out = vec![Poly::zero(params.ring(), Representation::Ntt); k];
+        for (j, v) in values.iter().enumerate() {
+            // basis[limb][c]: coefficients of ℓ_j(X) modulo p_limb.
+            let basis: Vec<Vec<u64>> = params
+                .set()
+                .moduli
+                .iter()
+                .map(|&p| {
+                    let mut num = vec![1u64];
+                    let mut den = 1u64;
+                    for (m, &xm) in xs.iter().enumerate() {
+                        if m == j {
+                            continue;
+                        }
+                        let mut next = vec![0u64; num.len() + 1];
+                        for (c, &a) in num.iter().enumerate() {
+                            next[c + 1] = (next[c + 1] + a) % p;
+                            next[c] = sub_mod(next[c], mul_mod(a, xm % p, p), p);
+                        }
+                        num = next;
+                        den = mul_mod(den, sub_mod(xs[j] % p, xm % p, p), p);
+                    }
+                    let inv = inv_mod(den, p).unwrap();
+                    num.iter().map(|&a| mul_mod(a, inv, p)).collect()
+                })
+                .collect();
+            for (c, acc) in out.iter_mut().enumerate() {
+                let scalars: Vec<u64> = basis.iter().map(|b| b[c]).collect();
+                let mut term = v.clone();
+                term.mul_scalar_assign(&scalars).unwrap();
+                acc.add_assign(&term).unwrap();
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_dealer_whose_shares_lie_on_no_polynomial_is_caught_by_the_other_recipients() {
+        // The cheating dealer m01 adds δ to m01's own share, recomputes every
+        // digest and the challenge, and publishes the h of degree < t through
+        // the first t recipients' g + ρ·f'. Those t pass; the others do not.
+        let (n, t) = (6, 4);
+        let mut fx = fixture(n, t, 5);
+        let params = fx.params.clone();
+        let mut rng = Csprng::from_u128_seed(6);
+        let delta = rng.uniform_poly(params.ring()).into_ntt();
+        let dealing = &mut fx.dealings[0];
+        dealing.shares[0].value.add_assign(&delta).unwrap();
+        let digests: Vec<[u8; 32]> = dealing
+            .shares
+            .iter()
+            .map(|s| share_digest(&params, &fx.ceremony, s))
+            .collect();
+        let rho = challenge(
+            &params,
+            &fx.ceremony,
+            &dealing.commitment.dealer,
+            t,
+            &digests,
+        );
+        let through: Vec<Poly> = dealing.shares[..t]
+            .iter()
+            .map(|s| {
+                let mut v = s.value.clone();
+                v.mul_scalar_assign(&rho).unwrap();
+                v.add_assign(&s.mask).unwrap();
+                v
+            })
+            .collect();
+        let xs: Vec<u64> = (1..=t as u64).collect();
+        dealing.commitment.digests = digests;
+        dealing.commitment.masked = interpolate(&params, &xs, &through);
+        for r in 0..t {
+            verify(&fx, 0, r).unwrap();
+        }
+        for r in t..n {
+            assert_eq!(
+                inconsistent_dealer(verify(&fx, 0, r).unwrap_err()),
+                fx.access.members()[0]
+            );
+        }
+        // And an honest dealing's h is what the reference interpolator finds.
+        let honest = &fx.dealings[1];
+        let through: Vec<Poly> = honest.shares[..t]
+            .iter()
+            .map(|s| {
+                let rho = challenge(
+                    &params,
+                    &fx.ceremony,
+                    &honest.commitment.dealer,
+                    t,
+                    &honest.commitment.digests,
+                );
+                let mut v = s.value.clone();
+                v.mul_scalar_assign(&rho).unwrap();
+                v.add_assign(&s.mask).unwrap();
+                v
+            })
+            .collect();
+        assert_eq!(
+            interpolate(&params, &xs, &through),
+            honest.commitment.masked
+        );
+    }
+
+    #[test]
+    fn aggregation_needs_one_verified_dealing_from_every_member() {
+        let fx = fixture(4, 3, 7);
+        let me = fx.access.members()[2].clone();
+        let shares: Vec<&ShamirShare> = fx.dealings.iter().map(|d| &d.shares[2]).collect();
+        let commitments: Vec<&ShamirCommitment> =
+            fx.dealings.iter().map(|d| &d.commitment).collect();
+        ThresholdSecretShare::aggregate(
+            &fx.params,
+            &fx.ceremony,
+            &fx.access,
+            &me,
+            &shares,
+            &commitments,
+        )
+        .unwrap();
+        let err = ThresholdSecretShare::aggregate(
+            &fx.params,
+            &fx.ceremony,
+            &fx.access,
+            &me,
+            &shares[1..],
+            &commitments,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err,
+            ThresholdError::MissingDealing(fx.access.members()[0].clone()).into()
+        );
+        let mut dup = shares.clone();
+        dup.push(shares[3]);
+        let err = ThresholdSecretShare::aggregate(
+            &fx.params,
+            &fx.ceremony,
+            &fx.access,
+            &me,
+            &dup,
+            &commitments,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err,
+            ThresholdError::DuplicateDealing(fx.access.members()[3].clone()).into()
+        );
+        // Shares addressed to another member.
+        let theirs: Vec<&ShamirShare> = fx.dealings.iter().map(|d| &d.shares[1]).collect();
+        let err = ThresholdSecretShare::aggregate(
+            &fx.params,
+            &fx.ceremony,
+            &fx.access,
+            &me,
+            &theirs,
+            &commitments,
+        )
+        .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                ChannelError::Threshold(ThresholdError::WrongRecipient { .. })
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn thresholds_outside_the_majority_range_are_refused() {
+        let members: Vec<MemberId> = (1..=6)
+            .map(|i| MemberId::new(format!("m{i}")).unwrap())
+            .collect();
+        assert_eq!(AccessStructure::default_threshold(6), 4);
+        assert_eq!(AccessStructure::default_threshold(5), 3);
+        assert!(AccessStructure::new(&members, 4).is_ok());
+        assert!(AccessStructure::new(&members, 6).is_ok());
+        for t in [0, 1, 3, 7] {
+            let err = AccessStructure::new(&members, t).unwrap_err();
+            assert_eq!(
+                err,
+                ThresholdError::OutOfRange {
+                    threshold: t,
+                    members: 6,
+                    min: 4
+                }
+                .into()
+            );
+            assert!(err.to_string().contains("4..=6"), "{err}");
+        }
+        assert!(AccessStructure::new(&members[..1], 1).is_ok());
+        let mut dup = members.clone();
+        dup.push(members[0].clone());
+        assert!(matches!(
+            AccessStructure::new(&dup, 4),
+            Err(ChannelError::DuplicateMember(_))
+        ));
+    }
+
+    #[test]
+    fn secret_types_print_nothing_secret() {
+        let fx = fixture(3, 2, 9);
+        let s = &fx.dealings[0].shares[1];
+        let shown = format!("{s:?}");
+        assert!(
+            shown.contains("m01") && !shown.contains(&s.value.residues()[0].to_string()),
+            "{shown}"
+        );
+    }
+}
