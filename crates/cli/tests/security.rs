@@ -53,8 +53,8 @@ fn real_public_key_share(ceremony: &str, members: &[&str], seed: u128) -> Vec<u8
         .validate(InsecurePolicy::Allow)
         .unwrap();
     let ids: Vec<MemberId> = members.iter().map(|m| MemberId::new(*m).unwrap()).collect();
-    let crs = CommonRandomPoly::for_ceremony(&params, &CeremonyId::new(ceremony).unwrap(), &ids)
-        .unwrap();
+    let crs =
+        CommonRandomPoly::for_ceremony(&params, &CeremonyId::new(ceremony).unwrap(), &ids).unwrap();
     let mut rng = fedhe_ring::Csprng::from_u128_seed(seed);
     let secret = SecretKeyShare::generate(&params, ids[0].clone(), &mut rng);
     PublicKeyShare::generate(&params, &secret, &crs, &mut rng)
