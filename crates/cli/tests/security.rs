@@ -24,10 +24,36 @@ fn serve(root: &std::path::Path) -> server_process::ServerProcess {
 
 /// The HTTP status of a refused request.
 fn status(e: ClientError) -> u16 {
+    refusal(e).0
+}
+
+/// The HTTP status and detail of a refused request.
+fn refusal(e: ClientError) -> (u16, String) {
     match e {
-        ClientError::Problem { problem, .. } => problem.status,
+        ClientError::Problem { problem, .. } => (problem.status, problem.detail),
         other => panic!("not a refusal by the server: {other}"),
     }
+}
+
+/// The wire bytes of a valid public-key share of alpha (the first of
+/// `members`) in ceremony `ceremony` on the toy set, from a secret drawn
+/// with `seed`.
+fn real_public_key_share(ceremony: &str, members: &[&str], seed: u128) -> Vec<u8> {
+    use fedhe_crypto::{
+        CeremonyId, CommonRandomPoly, InsecurePolicy, MemberId, ParameterSet, PublicKeyShare,
+        SecretKeyShare,
+    };
+    let params = ParameterSet::TOY_N1024
+        .validate(InsecurePolicy::Allow)
+        .unwrap();
+    let ids: Vec<MemberId> = members.iter().map(|m| MemberId::new(*m).unwrap()).collect();
+    let crs =
+        CommonRandomPoly::for_ceremony(&params, &CeremonyId::new(ceremony).unwrap(), &ids).unwrap();
+    let mut rng = fedhe_ring::Csprng::from_u128_seed(seed);
+    let secret = SecretKeyShare::generate(&params, ids[0].clone(), &mut rng);
+    PublicKeyShare::generate(&params, &secret, &crs, &mut rng)
+        .unwrap()
+        .to_bytes(&params)
 }
 
 /// Waits until round 1 of `s1` leaves `state`.
@@ -298,7 +324,8 @@ fn shape_lockout_an_encoding_other_than_the_studys_is_refused() {
 
 /// A rogue public-key share: a member that committed to one share and then
 /// reveals another (chosen after seeing the others', to bias the collective
-/// key) is refused.
+/// key) is refused. Both shares are well-formed shares of the ceremony, so
+/// only the commitment tells them apart.
 #[test]
 fn rogue_public_key_share_a_share_other_than_the_committed_one_is_refused() {
     let root = tempfile::tempdir().unwrap();
@@ -308,13 +335,15 @@ fn rogue_public_key_share_a_share_other_than_the_committed_one_is_refused() {
         fedhe_client::Auth::Admin(ADMIN.to_string().into()),
     )
     .unwrap();
-    let clients = toy_ceremony(&server.url, ADMIN, &["alpha", "beta"]);
-    clients[0].commit("c1", b"the committed share").unwrap();
-    clients[1].commit("c1", b"beta's share").unwrap();
-    let e = clients[0]
-        .reveal("c1", b"a share chosen after seeing beta's")
-        .unwrap_err();
-    assert_eq!(status(e), 422, "not the committed share");
+    let names = ["alpha", "beta"];
+    let clients = toy_ceremony(&server.url, ADMIN, &names);
+    let share = |seed: u128| real_public_key_share("c1", &names, seed);
+    clients[0].commit("c1", &share(1)).unwrap();
+    clients[1].commit("c1", &share(2)).unwrap();
+    let e = clients[0].reveal("c1", &share(3)).unwrap_err();
+    let (status, detail) = refusal(e);
+    assert_eq!(status, 422, "{detail}");
+    assert!(detail.contains("is not the committed"), "{detail}");
     let st = admin.ceremony("c1").unwrap();
     assert!(st.revealed.is_empty(), "{st:?}");
 }
