@@ -114,8 +114,9 @@ def main():
     fixture["command"] = " ".join(["python3"] + sys.argv)
     fixture["versions"] = {"python": platform.python_version(), "torch": torch.__version__,
                            "botorch": botorch.__version__, "gpytorch": gpytorch.__version__}
-    for fn in [int(v) for v in a.functions.split(",")]:
-        for seed in range(a.seeds):
+    # Seed-major: a run stopped early has covered every function equally.
+    for seed in range(a.seeds):
+        for fn in [int(v) for v in a.functions.split(",")]:
             key = f"f{fn}/{seed}"
             if key in fixture["runs"]:
                 continue

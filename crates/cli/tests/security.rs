@@ -498,6 +498,17 @@ fn secrets_absent_from_logs_a_whole_demo_run_writes_no_key_plaintext_or_passphra
         written.iter().map(|(n, _)| n).collect::<Vec<_>>()
     );
     let holds = |bytes: &[u8], needle: &[u8]| bytes.windows(needle.len()).any(|w| w == needle);
+    // A number is held only where it stands as a number: not as the middle
+    // of a longer one (a timestamp's `03:41:18.532597Z` is not the value
+    // 18.5325, which a CI run once mistook it for).
+    let holds_number = |bytes: &[u8], needle: &[u8]| {
+        let digit = |b: Option<&u8>| b.is_some_and(|b| b.is_ascii_digit());
+        (0..bytes.len().saturating_sub(needle.len() - 1)).any(|i| {
+            &bytes[i..i + needle.len()] == needle
+                && !digit(i.checked_sub(1).and_then(|j| bytes.get(j)))
+                && !digit(bytes.get(i + needle.len()))
+        })
+    };
     let passphrase_obj = fedhe_client::keys::Passphrase::new(passphrase).unwrap();
     let mut checked = 0;
     for member in MEMBERS {
@@ -544,7 +555,7 @@ fn secrets_absent_from_logs_a_whole_demo_run_writes_no_key_plaintext_or_passphra
             }
             for form in &private {
                 assert!(
-                    !holds(bytes, form.as_bytes()),
+                    !holds_number(bytes, form.as_bytes()),
                     "{name} holds {member}'s evaluation {form}"
                 );
                 checked += 1;
