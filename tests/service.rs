@@ -100,6 +100,7 @@ fn federation(
             deadline_secs: 600,
             allow_insecure: true,
             admin_key: admin_identity().public_key_hex(),
+            threshold: None,
         })
         .unwrap();
     members

@@ -85,6 +85,8 @@ pub enum UploadKind {
     Commitment,
     /// A member's decryption share of a round's aggregate (step 4).
     DecryptionShare,
+    /// A member's threshold dealing (t-of-n ceremony).
+    Dealing,
 }
 
 impl UploadKind {
@@ -92,6 +94,7 @@ impl UploadKind {
         match self {
             Self::Commitment => "fedhe-commitment-v1",
             Self::DecryptionShare => "fedhe-decryption-share-v1",
+            Self::Dealing => "fedhe-threshold-dealing-v1",
         }
     }
 }
@@ -197,6 +200,12 @@ impl Identity {
     /// The 32-byte secret seed (for the key file; wiped on drop).
     pub fn seed(&self) -> zeroize::Zeroizing<[u8; 32]> {
         zeroize::Zeroizing::new(self.key.to_bytes())
+    }
+
+    /// The signing key (also the X25519 key that opens Shamir shares sealed
+    /// to this member).
+    pub fn signing_key(&self) -> &SigningKey {
+        &self.key
     }
 
     /// The public key.

@@ -33,6 +33,10 @@ pub struct CeremonySpec {
     /// study spec of the ceremony, and it is part of the transcript (so of the
     /// fingerprint members compare out of band).
     pub admin_key: String,
+    /// t-of-n decryption: any `threshold` members decrypt a round (n/2 < T ≤
+    /// n). Absent: every member decrypts (n-of-n), as before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<u32>,
 }
 
 /// Phases of a ceremony.
@@ -43,7 +47,12 @@ pub enum CeremonyPhase {
     Committing,
     /// Every member has committed; members reveal their shares.
     Revealing,
-    /// Every share is revealed; the collective key exists.
+    /// Every share is revealed and the collective key exists; in a threshold
+    /// ceremony each member now deals Shamir shares of its key share (sealed
+    /// to their recipients) and confirms the shares it received.
+    Dealing,
+    /// Every share is revealed; the collective key exists (and, in a
+    /// threshold ceremony, every member confirmed its Shamir shares).
     Complete,
     /// The deadline passed first.
     Failed,
@@ -73,6 +82,31 @@ pub struct CeremonyStatus {
     /// BLAKE3 of the canonical transcript, once complete.
     pub transcript_hash: Option<String>,
     /// Why it failed.
+    pub reason: Option<String>,
+    /// T of a t-of-n ceremony; absent for n-of-n.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<u32>,
+    /// Members whose dealing is uploaded (threshold ceremonies).
+    #[serde(default)]
+    pub dealt: Vec<String>,
+    /// Members that confirmed the Shamir shares they received.
+    #[serde(default)]
+    pub confirmed: Vec<String>,
+}
+
+/// A member's verdict on the Shamir shares it received in a threshold
+/// ceremony (`PUT /v1/ceremonies/{c}/dealing-verdicts/{member}`). A refusal
+/// names the dealer whose share did not open or verify, and fails the
+/// ceremony.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct DealingVerdict {
+    /// Every share opened and verified against its dealer's commitment.
+    pub accepted: bool,
+    /// The dealer at fault, when refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dealer: Option<String>,
+    /// What failed, when refused (no share material).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
 }
 
@@ -116,6 +150,9 @@ pub struct Transcript {
     /// specs. Empty in transcripts made before study specs were signed.
     #[serde(default)]
     pub admin_key: String,
+    /// T of a t-of-n ceremony (part of the fingerprint); absent for n-of-n.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<u32>,
 }
 
 impl Transcript {
@@ -145,6 +182,9 @@ impl Transcript {
             h.update(b"admin\n");
             h.update(self.admin_key.as_bytes());
             h.update(b"\n");
+        }
+        if let Some(t) = self.threshold {
+            h.update(format!("threshold\n{t}\n").as_bytes());
         }
         h.finalize().to_hex().to_string()
     }

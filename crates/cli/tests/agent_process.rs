@@ -94,6 +94,7 @@ fn ceremony(url: &str, root: &Path, names: &[&str]) {
             deadline_secs: 600,
             allow_insecure: true,
             admin_key: admin_identity().public_key_hex(),
+            threshold: None,
         })
         .unwrap();
     let joins: Vec<Child> = names

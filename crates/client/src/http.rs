@@ -431,7 +431,9 @@ impl Client {
         Ok(self.send(Method::GET, path, Vec::new(), JSON, &[])?.body)
     }
 
-    fn identity(&self) -> Result<(&str, &Identity), ClientError> {
+    /// The member id and identity this client signs with (the ceremony's
+    /// record of this member).
+    pub fn identity(&self) -> Result<(&str, &Identity), ClientError> {
         match &self.auth {
             Auth::Member { id, identity } => Ok((id, identity)),
             _ => Err(ClientError::Usage(
@@ -526,6 +528,53 @@ impl Client {
     /// The collective public key's wire bytes.
     pub fn collective_key(&self, ceremony: &str) -> Result<Vec<u8>, ClientError> {
         self.bytes(&format!("/v1/ceremonies/{ceremony}/collective-key"))
+    }
+
+    /// Uploads this member's threshold dealing (its wire bytes), signed.
+    pub fn put_dealing(
+        &self,
+        ceremony: &str,
+        dealing: &[u8],
+    ) -> Result<UploadReceipt, ClientError> {
+        let (member, identity) = self.identity()?;
+        let hash = blake3::hash(dealing);
+        let signature = identity.sign_hex(&upload_statement(
+            UploadKind::Dealing,
+            ceremony,
+            member,
+            0,
+            hash.as_bytes(),
+        ));
+        let answer = self.send(
+            Method::PUT,
+            &format!("/v1/ceremonies/{ceremony}/dealings/{member}"),
+            dealing.to_vec(),
+            OCTET,
+            &[(HEADER_UPLOAD_SIGNATURE, signature)],
+        )?;
+        serde_json::from_slice(&answer.body).map_err(|e| ClientError::Decode(e.to_string()))
+    }
+
+    /// `dealer`'s dealing with only the share sealed to this member.
+    pub fn dealing_for_me(&self, ceremony: &str, dealer: &str) -> Result<Vec<u8>, ClientError> {
+        let (member, _) = self.identity()?;
+        self.bytes(&format!(
+            "/v1/ceremonies/{ceremony}/dealings/{dealer}/for/{member}"
+        ))
+    }
+
+    /// This member's verdict on the Shamir shares it received.
+    pub fn put_dealing_verdict(
+        &self,
+        ceremony: &str,
+        verdict: &DealingVerdict,
+    ) -> Result<DealingVerdict, ClientError> {
+        let (member, _) = self.identity()?;
+        self.json(
+            Method::PUT,
+            &format!("/v1/ceremonies/{ceremony}/dealing-verdicts/{member}"),
+            Some(verdict),
+        )
     }
 
     // ---- studies and rounds ----------------------------------------------

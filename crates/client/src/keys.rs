@@ -40,6 +40,8 @@ use zeroize::Zeroizing;
 pub const IDENTITY_FILE: &str = "identity.key";
 /// Name of the secret key share file.
 pub const SECRET_SHARE_FILE: &str = "secret-key-share.key";
+/// Name of the threshold key share file (s'_j of a t-of-n ceremony).
+pub const THRESHOLD_SHARE_FILE: &str = "threshold-key-share.key";
 /// Name of the public-key share file.
 pub const PUBLIC_SHARE_FILE: &str = "public-key-share.bin";
 /// Name of the member description file.

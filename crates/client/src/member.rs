@@ -17,10 +17,12 @@ use crate::verify::{
 };
 use crate::{Client, ClientError};
 use fedhe_api::{CommitmentList, MemberSpec, RoundState, StudyStatus, Transcript};
+use fedhe_crypto::share_transport::open_dealings;
 use fedhe_crypto::{
     CeremonyId, ChannelError, CollectivePublicKey, CommonRandomPoly, DecryptionShare,
     EncryptedVector, FixedPointCodec, InsecurePolicy, MemberId, ParameterSet, Params,
-    PublicKeyShare, RoundId, SecretKeyShare, SecureSum, WireObject,
+    PublicKeyShare, RoundId, SecretKeyShare, SecureSum, ThresholdDealing, ThresholdSecretShare,
+    WireObject,
 };
 use fedhe_ring::Csprng;
 use std::path::PathBuf;
@@ -121,7 +123,210 @@ pub fn join_ceremony(
         std::thread::sleep(Duration::from_millis(200));
     }
     client.reveal(ceremony, &share_bytes)?;
+    if status.threshold.is_some() {
+        deal_and_confirm(client, keys, ceremony, &params, force, start, wait)?;
+    }
     Ok(())
+}
+
+/// Polls a ceremony until `done` holds of its status, failing on a failed
+/// ceremony or after `wait` from `start`.
+fn wait_for_ceremony(
+    client: &Client,
+    ceremony: &str,
+    start: Instant,
+    wait: Duration,
+    what: &str,
+    done: impl Fn(&fedhe_api::CeremonyStatus) -> bool,
+) -> Result<fedhe_api::CeremonyStatus, ClientError> {
+    loop {
+        let s = client.ceremony(ceremony)?;
+        if s.phase == fedhe_api::CeremonyPhase::Failed {
+            return Err(ClientError::Verification(format!(
+                "ceremony {ceremony} failed: {}",
+                s.reason.unwrap_or_default()
+            )));
+        }
+        if done(&s) {
+            return Ok(s);
+        }
+        if start.elapsed() > wait {
+            return Err(ClientError::Timeout(format!(
+                "ceremony {ceremony}: {what} within {wait:?}"
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The threshold step of a t-of-n ceremony, after the reveal (issue 15):
+/// deal Shamir shares of the secret key share, each sealed to its recipient
+/// (its own included, so a member that restarts fetches it back); once every
+/// member dealt, open and verify the share addressed to this member in every
+/// dealing, store s'_j (sealed like the secret key share) and confirm. A share
+/// that does not open or verify is refused naming its dealer, which fails the
+/// ceremony. Resumable: a stored dealing is not dealt again, a stored
+/// threshold share is only confirmed.
+fn deal_and_confirm(
+    client: &Client,
+    keys: &KeyDir,
+    ceremony: &str,
+    params: &Arc<Params>,
+    force: bool,
+    start: Instant,
+    wait: Duration,
+) -> Result<(), ClientError> {
+    let me = client
+        .member()
+        .ok_or_else(|| ClientError::Usage("dealing needs a member identity".into()))?
+        .to_string();
+    let me_id = MemberId::new(me.clone())?;
+    let status = wait_for_ceremony(
+        client,
+        ceremony,
+        start,
+        wait,
+        "not every member revealed",
+        |s| {
+            matches!(
+                s.phase,
+                fedhe_api::CeremonyPhase::Dealing | fedhe_api::CeremonyPhase::Complete
+            )
+        },
+    )?;
+    let threshold = status.threshold.ok_or_else(|| {
+        ClientError::Verification(format!("ceremony {ceremony} lost its threshold"))
+    })? as usize;
+    let cid = CeremonyId::new(ceremony)?;
+    let identities = status
+        .members
+        .iter()
+        .map(|m| {
+            Ok((
+                MemberId::new(m.id.clone())?,
+                fedhe_api::signing::parse_public_key(&m.identity_key)?,
+            ))
+        })
+        .collect::<Result<Vec<_>, ClientError>>()?;
+    let ids: Vec<MemberId> = identities.iter().map(|(m, _)| m.clone()).collect();
+    let access = fedhe_crypto::AccessStructure::new(&ids, threshold)?;
+    let accept = fedhe_api::DealingVerdict {
+        accepted: true,
+        dealer: None,
+        reason: None,
+    };
+    if keys.exists(keys::THRESHOLD_SHARE_FILE) && !force {
+        let held =
+            ThresholdSecretShare::from_key_bytes(params, &keys.read(keys::THRESHOLD_SHARE_FILE)?)?;
+        if held.access() != &access || held.member() != &me_id {
+            return Err(ClientError::Keys(format!(
+                "{} holds a threshold share of another access structure; use --force",
+                keys::THRESHOLD_SHARE_FILE
+            )));
+        }
+        if status.phase == fedhe_api::CeremonyPhase::Dealing {
+            client.put_dealing_verdict(ceremony, &accept)?;
+        }
+        return Ok(());
+    }
+    let (_, identity) = client.identity()?;
+    if !status.dealt.contains(&me) {
+        let secret = MemberSession::load_secret(keys, params)?;
+        let mut rng = Csprng::from_entropy();
+        let dealing = ThresholdDealing::deal(
+            params,
+            &cid,
+            &access,
+            &secret,
+            identity.signing_key(),
+            &identities,
+            &mut rng,
+        )?;
+        client.put_dealing(ceremony, &dealing.to_bytes(params))?;
+    }
+    wait_for_ceremony(
+        client,
+        ceremony,
+        start,
+        wait,
+        "not every member dealt",
+        |s| s.dealt.len() == ids.len(),
+    )?;
+    let mut dealings = Vec::with_capacity(ids.len());
+    for dealer in &ids {
+        let bytes = client.dealing_for_me(ceremony, dealer.as_str())?;
+        let dealing = ThresholdDealing::from_bytes(params, &bytes).and_then(|d| {
+            if d.dealer() == dealer {
+                Ok(d)
+            } else {
+                Err(fedhe_crypto::ThresholdError::MalformedCommitment {
+                    dealer: dealer.clone(),
+                    reason: format!("the server served a dealing of {}", d.dealer()),
+                }
+                .into())
+            }
+        });
+        match dealing {
+            Ok(d) => dealings.push(d),
+            Err(e) => return Err(refuse(client, ceremony, dealer, e)),
+        }
+    }
+    let share = match open_dealings(
+        params,
+        &cid,
+        &access,
+        &me_id,
+        identity.signing_key(),
+        &identities,
+        &dealings,
+    ) {
+        Ok(share) => share,
+        Err(e) => {
+            let blamed = match &e {
+                ChannelError::Threshold(t) => t.blamed_dealer().cloned(),
+                _ => None,
+            };
+            return Err(match blamed {
+                Some(dealer) => refuse(client, ceremony, &dealer, e),
+                None => e.into(),
+            });
+        }
+    };
+    keys.write_secret(
+        keys::THRESHOLD_SHARE_FILE,
+        &share.to_key_bytes(params),
+        force,
+    )?;
+    client.put_dealing_verdict(ceremony, &accept)?;
+    // Done only when every member confirmed: a refusal by another member
+    // fails the ceremony, and this member must hear of it.
+    wait_for_ceremony(
+        client,
+        ceremony,
+        start,
+        wait,
+        "not every member confirmed its Shamir shares",
+        |s| s.phase == fedhe_api::CeremonyPhase::Complete,
+    )?;
+    Ok(())
+}
+
+/// Refuses the shares received, naming `dealer` (the server fails the
+/// ceremony), and returns the error to report.
+fn refuse(client: &Client, ceremony: &str, dealer: &MemberId, e: ChannelError) -> ClientError {
+    let verdict = fedhe_api::DealingVerdict {
+        accepted: false,
+        dealer: Some(dealer.to_string()),
+        reason: Some(e.to_string()),
+    };
+    match client.put_dealing_verdict(ceremony, &verdict) {
+        Ok(_) => ClientError::Verification(format!(
+            "the Shamir share dealt by {dealer} was refused: {e}"
+        )),
+        Err(sent) => ClientError::Verification(format!(
+            "the Shamir share dealt by {dealer} was refused: {e} (the refusal could not be sent: {sent})"
+        )),
+    }
 }
 
 fn read_member_file(keys: &KeyDir) -> Result<keys::MemberFile, ClientError> {

@@ -41,7 +41,7 @@ pub use identity::{CeremonyId, MemberId, RoundId};
 pub use params::{InsecurePolicy, ParameterSet, Params, STATISTICAL_MARGIN_BITS};
 pub use public_key::{CollectivePublicKey, PublicKeyShare, SecretKeyShare};
 pub use secure_sum::{HeSum, PlainSum, RoundTimings, RoundTranscript, SecureSum};
-pub use share_transport::SealedShamirShare;
+pub use share_transport::{SealedShamirShare, ThresholdDealing};
 pub use threshold::{
     AccessStructure, InProcessCeremony, ShamirCommitment, ShamirPublicPoint, ShamirShare,
     ThresholdDecryptionShare, ThresholdError, ThresholdSecretShare, Thresholdizer,

@@ -19,8 +19,11 @@
 //! recipient fails to open with [`ThresholdError::Authentication`].
 
 use crate::crs::derive_key;
-use crate::threshold::{ShamirPublicPoint, ShamirShare, ThresholdError};
-use crate::{CeremonyId, ChannelError, MemberId, Params};
+use crate::threshold::{
+    AccessStructure, ShamirCommitment, ShamirPublicPoint, ShamirShare, ThresholdError,
+    ThresholdSecretShare, Thresholdizer,
+};
+use crate::{CeremonyId, ChannelError, MemberId, Params, SecretKeyShare};
 use chacha20poly1305::aead::{Aead, KeyInit, Payload};
 use chacha20poly1305::{XChaCha20Poly1305, XNonce};
 use ed25519_dalek::{SigningKey, VerifyingKey};
@@ -234,6 +237,133 @@ impl SealedShamirShare {
     }
 }
 
+/// A dealer's upload in a t-of-n ceremony over the service: its public
+/// [`ShamirCommitment`] and its shares sealed one per recipient (its own
+/// included, so a dealer that restarts can fetch its own share back). The
+/// server relays it; a recipient downloads the commitment with only the share
+/// addressed to it ([`ThresholdDealing::for_recipient`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThresholdDealing {
+    /// The dealer's commitment (the same for every recipient).
+    pub commitment: ShamirCommitment,
+    /// Sealed shares, sorted by recipient, all from the commitment's dealer.
+    pub sealed: Vec<SealedShamirShare>,
+}
+
+impl ThresholdDealing {
+    /// Checks the shares are the commitment's dealer's, sorted by recipient
+    /// and distinct, and at most one per committed digest.
+    pub fn new(
+        commitment: ShamirCommitment,
+        sealed: Vec<SealedShamirShare>,
+    ) -> Result<Self, ChannelError> {
+        let bad = |reason: String| -> ChannelError {
+            ThresholdError::MalformedCommitment {
+                dealer: commitment.dealer().clone(),
+                reason,
+            }
+            .into()
+        };
+        if sealed.is_empty() || sealed.len() > commitment.digests.len() {
+            return Err(bad(format!(
+                "{} sealed shares for {} committed recipients",
+                sealed.len(),
+                commitment.digests.len()
+            )));
+        }
+        if let Some(s) = sealed.iter().find(|s| &s.dealer != commitment.dealer()) {
+            return Err(bad(format!("a sealed share names the dealer {}", s.dealer)));
+        }
+        if sealed.windows(2).any(|w| w[0].recipient >= w[1].recipient) {
+            return Err(bad(
+                "the sealed shares are not sorted by distinct recipients".into(),
+            ));
+        }
+        Ok(Self { commitment, sealed })
+    }
+
+    /// Deals `secret` (module docs of [`crate::threshold`]) and seals one share
+    /// to every member of `access`, whose identity keys are `recipients`
+    /// (member, key), in any order.
+    pub fn deal(
+        params: &Params,
+        ceremony: &CeremonyId,
+        access: &AccessStructure,
+        secret: &SecretKeyShare,
+        identity: &SigningKey,
+        recipients: &[(MemberId, VerifyingKey)],
+        rng: &mut Csprng,
+    ) -> Result<Self, ChannelError> {
+        let dealing = Thresholdizer::deal(params, ceremony, access, secret, rng)?;
+        let mut sealed = Vec::with_capacity(dealing.shares.len());
+        for share in &dealing.shares {
+            let key = recipients
+                .iter()
+                .find(|(m, _)| m == share.recipient())
+                .map(|(_, k)| k)
+                .ok_or_else(|| ChannelError::UnknownMember(share.recipient().clone()))?;
+            sealed.push(SealedShamirShare::seal(
+                params, ceremony, share, identity, key, rng,
+            )?);
+        }
+        sealed.sort_by(|a, b| a.recipient.cmp(&b.recipient));
+        Self::new(dealing.commitment, sealed)
+    }
+
+    /// The dealer.
+    pub fn dealer(&self) -> &MemberId {
+        self.commitment.dealer()
+    }
+
+    /// The commitment with only the share addressed to `recipient`.
+    pub fn for_recipient(&self, recipient: &MemberId) -> Result<Self, ChannelError> {
+        let share = self
+            .sealed
+            .iter()
+            .find(|s| &s.recipient == recipient)
+            .ok_or_else(|| ThresholdError::MissingDealing(self.dealer().clone()))?;
+        Self::new(self.commitment.clone(), vec![share.clone()])
+    }
+}
+
+/// AggregateShares over the service: opens the share addressed to `me` in
+/// every dealing (one per member of `access`; `identities` gives each
+/// dealer's identity key), verifies each against its dealer's commitment and
+/// sums them. The first share that does not open or verify names its dealer
+/// and nothing is aggregated.
+pub fn open_dealings(
+    params: &Params,
+    ceremony: &CeremonyId,
+    access: &AccessStructure,
+    me: &MemberId,
+    my_key: &SigningKey,
+    identities: &[(MemberId, VerifyingKey)],
+    dealings: &[ThresholdDealing],
+) -> Result<ThresholdSecretShare, ChannelError> {
+    let mut shares = Vec::with_capacity(dealings.len());
+    for dealing in dealings {
+        let dealer = dealing.dealer();
+        let dealer_key = identities
+            .iter()
+            .find(|(m, _)| m == dealer)
+            .map(|(_, k)| k)
+            .ok_or_else(|| ChannelError::UnknownMember(dealer.clone()))?;
+        let sealed = dealing
+            .sealed
+            .iter()
+            .find(|s| &s.recipient == me)
+            .ok_or_else(|| ThresholdError::WrongRecipient {
+                dealer: dealer.clone(),
+                addressed: dealing.sealed[0].recipient.clone(),
+                member: me.clone(),
+            })?;
+        shares.push(sealed.open(params, ceremony, me, my_key, dealer_key)?);
+    }
+    let share_refs: Vec<&ShamirShare> = shares.iter().collect();
+    let commitments: Vec<&ShamirCommitment> = dealings.iter().map(|d| &d.commitment).collect();
+    ThresholdSecretShare::aggregate(params, ceremony, access, me, &share_refs, &commitments)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -419,5 +549,162 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(err, ThresholdError::WeakIdentityKey(idb.clone()).into());
+    }
+
+    /// The service path end to end: five members deal through the wire
+    /// format, each downloads only its slice of every dealing, opens and
+    /// aggregates, and stores its share as a key file; any three reloaded
+    /// shares decrypt an encryption under the unchanged collective key to the
+    /// plaintext (the reference), a set of two is refused, and a tampered
+    /// slice names its dealer.
+    #[test]
+    fn dealings_relayed_as_wire_objects_give_shares_that_decrypt_at_threshold() {
+        use crate::codec::FixedPointCodec;
+        use crate::threshold::combine_threshold;
+        use crate::wire::WireObject;
+        use crate::{
+            CollectivePublicKey, CommonRandomPoly, EncryptedVector, PublicKeyShare,
+            ThresholdDecryptionShare,
+        };
+        let params = ParameterSet::TOY_N1024
+            .validate(InsecurePolicy::Allow)
+            .unwrap();
+        let members: Vec<MemberId> = (1..=5)
+            .map(|i| MemberId::new(format!("m{i}")).unwrap())
+            .collect();
+        let ceremony = CeremonyId::new("relay").unwrap();
+        let access = AccessStructure::new(&members, 3).unwrap();
+        let mut rng = Csprng::from_u128_seed(21);
+        let keys: Vec<SigningKey> = (0..5u8)
+            .map(|i| SigningKey::from_bytes(&[i + 40; 32]))
+            .collect();
+        let identities: Vec<(MemberId, VerifyingKey)> = members
+            .iter()
+            .cloned()
+            .zip(keys.iter().map(|k| k.verifying_key()))
+            .collect();
+        let secrets: Vec<SecretKeyShare> = members
+            .iter()
+            .map(|m| SecretKeyShare::generate(&params, m.clone(), &mut rng))
+            .collect();
+        let crs = CommonRandomPoly::for_ceremony(&params, &ceremony, &members).unwrap();
+        let pk_shares: Vec<PublicKeyShare> = secrets
+            .iter()
+            .map(|sk| PublicKeyShare::generate(&params, sk, &crs, &mut rng).unwrap())
+            .collect();
+        let pk = CollectivePublicKey::aggregate(&crs, &members, &pk_shares).unwrap();
+        // What each dealer uploads, as bytes.
+        let uploads: Vec<Vec<u8>> = secrets
+            .iter()
+            .zip(&keys)
+            .map(|(sk, key)| {
+                ThresholdDealing::deal(&params, &ceremony, &access, sk, key, &identities, &mut rng)
+                    .unwrap()
+                    .to_bytes(&params)
+            })
+            .collect();
+        for (bytes, dealer) in uploads.iter().zip(&members) {
+            assert_eq!(
+                bytes.len(),
+                crate::wire::threshold_dealing_len(&params, dealer, &members, 3)
+            );
+        }
+        // What the server serves member j: each dealing's slice for j.
+        let slices = |j: usize| -> Vec<ThresholdDealing> {
+            uploads
+                .iter()
+                .map(|b| {
+                    ThresholdDealing::from_bytes(&params, b)
+                        .unwrap()
+                        .for_recipient(&members[j])
+                        .unwrap()
+                })
+                .collect()
+        };
+        let key_files: Vec<Vec<u8>> = (0..5)
+            .map(|j| {
+                let slices = slices(j);
+                assert!(slices.iter().all(|d| d.sealed.len() == 1));
+                open_dealings(
+                    &params,
+                    &ceremony,
+                    &access,
+                    &members[j],
+                    &keys[j],
+                    &identities,
+                    &slices,
+                )
+                .unwrap()
+                .to_key_bytes(&params)
+                .to_vec()
+            })
+            .collect();
+        let shares: Vec<ThresholdSecretShare> = key_files
+            .iter()
+            .map(|b| ThresholdSecretShare::from_key_bytes(&params, b).unwrap())
+            .collect();
+        let values: Vec<f64> = (0..40).map(|i| i as f64 * 0.25 - 3.0).collect();
+        let codec = FixedPointCodec::new(&params, 5, 100.0).unwrap();
+        let aggregate = EncryptedVector::encrypt(&params, &pk, &codec, &values, &mut rng).unwrap();
+        let decrypt = |set: &[usize], rng: &mut Csprng| {
+            let active: Vec<MemberId> = set.iter().map(|&j| members[j].clone()).collect();
+            let tshares: Vec<ThresholdDecryptionShare> = set
+                .iter()
+                .map(|&j| {
+                    ThresholdDecryptionShare::generate(
+                        &params, &shares[j], &active, &aggregate, rng,
+                    )
+                    .unwrap()
+                })
+                .collect();
+            combine_threshold(&access, &aggregate, &tshares)
+        };
+        for set in [[0, 1, 2], [0, 2, 4], [1, 3, 4]] {
+            let got = codec
+                .decode(&decrypt(&set, &mut rng).unwrap(), values.len())
+                .unwrap();
+            for (g, v) in got.iter().zip(&values) {
+                assert!((g - v).abs() < 1e-9, "set {set:?}: {g} vs {v}");
+            }
+        }
+        // A decrypting set below T is refused before any share is made.
+        let pair = [members[0].clone(), members[1].clone()];
+        assert_eq!(
+            ThresholdDecryptionShare::generate(&params, &shares[0], &pair, &aggregate, &mut rng)
+                .unwrap_err(),
+            ThresholdError::TooFewShares {
+                got: 2,
+                threshold: 3
+            }
+            .into()
+        );
+        // A slice whose sealed share was changed in transit names its dealer.
+        let mut bad = slices(1);
+        bad[3].sealed[0].ciphertext[5] ^= 1;
+        let err = open_dealings(
+            &params,
+            &ceremony,
+            &access,
+            &members[1],
+            &keys[1],
+            &identities,
+            &bad,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err,
+            ThresholdError::Authentication {
+                dealer: members[3].clone(),
+                recipient: members[1].clone(),
+            }
+            .into()
+        );
+        // A key file of the wrong kind or cut short is refused.
+        assert!(ThresholdSecretShare::from_key_bytes(&params, &uploads[0]).is_err());
+        assert!(ThresholdSecretShare::from_key_bytes(
+            &params,
+            &key_files[0][..key_files[0].len() - 1]
+        )
+        .is_err());
     }
 }

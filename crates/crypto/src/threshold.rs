@@ -159,6 +159,27 @@ pub enum ThresholdError {
     WeakIdentityKey(MemberId),
 }
 
+impl ThresholdError {
+    /// The dealer a ceremony error blames, if it blames one (what a member
+    /// names when it refuses the shares it received).
+    pub fn blamed_dealer(&self) -> Option<&MemberId> {
+        match self {
+            Self::InconsistentShare { dealer, .. }
+            | Self::WrongRecipient { dealer, .. }
+            | Self::MalformedCommitment { dealer, .. }
+            | Self::Authentication { dealer, .. } => Some(dealer),
+            Self::MissingDealing(d)
+            | Self::DuplicateDealing(d)
+            | Self::InvalidDealing(d)
+            | Self::WeakIdentityKey(d) => Some(d),
+            Self::OutOfRange { .. }
+            | Self::TooFewShares { .. }
+            | Self::ActiveSetMismatch(_)
+            | Self::MissingActiveShare(_) => None,
+        }
+    }
+}
+
 /// A Shamir evaluation point x_j ∈ 1..n: the 1-based rank of member j among the
 /// sorted members (public, fixed by the member list).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -767,6 +788,21 @@ impl ThresholdSecretShare {
             access: access.clone(),
             s_ntt: sum,
         })
+    }
+
+    /// Reassembles a share read from a key file (the access structure is
+    /// already validated and holds `member`).
+    pub(crate) fn from_parts(member: MemberId, access: AccessStructure, s_ntt: Poly) -> Self {
+        Self {
+            member,
+            access,
+            s_ntt,
+        }
+    }
+
+    /// s'_j, NTT form.
+    pub(crate) fn s_ntt(&self) -> &Poly {
+        &self.s_ntt
     }
 
     /// The member holding it.

@@ -19,6 +19,8 @@
 //! any input (a property test feeds it random and corrupted bytes).
 
 use crate::codec::{EncodingInfo, FixedPointCodec};
+use crate::share_transport::ThresholdDealing;
+use crate::threshold::{AccessStructure, ThresholdSecretShare};
 use crate::{
     ChannelError, Ciphertext, CollectivePublicKey, CommonRandomPoly, DecryptionShare,
     EncryptedVector, InsecurePolicy, MemberId, ParameterSet, Params, PublicKeyShare,
@@ -59,6 +61,11 @@ pub enum Kind {
     SealedShamirShare = 7,
     /// [`ThresholdDecryptionShare`].
     ThresholdDecryptionShare = 8,
+    /// [`ThresholdSecretShare`] (key files only; never sent).
+    ThresholdSecretShare = 9,
+    /// [`ThresholdDealing`] (t-of-n ceremony: a dealer's commitment and
+    /// sealed shares, relayed by the server).
+    ThresholdDealing = 10,
 }
 
 impl Kind {
@@ -73,6 +80,8 @@ impl Kind {
             Self::ShamirCommitment,
             Self::SealedShamirShare,
             Self::ThresholdDecryptionShare,
+            Self::ThresholdSecretShare,
+            Self::ThresholdDealing,
         ]
         .into_iter()
         .find(|k| *k as u16 == code)
@@ -89,6 +98,8 @@ impl Kind {
             Self::ShamirCommitment => "shamir-commitment",
             Self::SealedShamirShare => "sealed-shamir-share",
             Self::ThresholdDecryptionShare => "threshold-decryption-share",
+            Self::ThresholdSecretShare => "threshold-secret-share",
+            Self::ThresholdDealing => "threshold-dealing",
         }
     }
 }
@@ -222,6 +233,24 @@ pub fn decryption_share_len(
         + member.as_str().len()
         + 4
         + codec.plaintext_count(len) * poly_bytes(params)
+}
+
+/// The length of the wire encoding of `dealer`'s full [`ThresholdDealing`]
+/// (envelope included) for `members` (every recipient, the dealer included)
+/// and threshold `threshold`.
+pub fn threshold_dealing_len(
+    params: &Params,
+    dealer: &MemberId,
+    members: &[MemberId],
+    threshold: usize,
+) -> usize {
+    let id = |m: &MemberId| 2 + m.as_str().len();
+    let commitment = id(dealer) + 4 + 4 + 32 * members.len() + 4 + threshold * poly_bytes(params);
+    let sealed: usize = members
+        .iter()
+        .map(|r| id(dealer) + id(r) + 24 + 4 + crate::share_transport::sealed_len(params))
+        .sum();
+    HEADER_LEN + CHECKSUM_LEN + commitment + 4 + sealed
 }
 
 /// The length of the wire encoding of `member`'s [`PublicKeyShare`]
@@ -608,6 +637,63 @@ impl SecretKeyShare {
     }
 }
 
+impl ThresholdSecretShare {
+    /// The key-file encoding (an envelope of kind `threshold-secret-share`:
+    /// the member, T, the sorted members, s'_j), in a buffer wiped on drop.
+    pub fn to_key_bytes(&self, params: &Params) -> Zeroizing<Vec<u8>> {
+        let mut payload = Zeroizing::new(Vec::new());
+        put_member(&mut payload, self.member());
+        payload.extend_from_slice(&(self.access().threshold() as u32).to_le_bytes());
+        payload.extend_from_slice(&(self.access().members().len() as u32).to_le_bytes());
+        for m in self.access().members() {
+            put_member(&mut payload, m);
+        }
+        put_poly(&mut payload, self.s_ntt());
+        Zeroizing::new(seal(params.set().id, Kind::ThresholdSecretShare, &payload))
+    }
+
+    /// Decodes a key file, validating the access structure and that the
+    /// member is in it.
+    pub fn from_key_bytes(params: &Arc<Params>, bytes: &[u8]) -> Result<Self, ChannelError> {
+        let envelope = open_expected(bytes, Kind::ThresholdSecretShare, params)?;
+        let mut r = Reader::new(envelope.payload, 0);
+        let member = r.member()?;
+        let threshold = r.u32()? as usize;
+        let members = members_sorted(&mut r, "members")?;
+        let s = Zeroizing::new(r.poly(params, Representation::Ntt)?);
+        if r.remaining() != 0 {
+            return Err(WireError::TrailingBytes(r.remaining()).into());
+        }
+        let access = AccessStructure::new(&members, threshold)?;
+        access.point(&member)?;
+        Ok(Self::from_parts(member, access, (*s).clone()))
+    }
+}
+
+impl WireObject for ThresholdDealing {
+    const KIND: Kind = Kind::ThresholdDealing;
+
+    fn encode_payload(&self, out: &mut Vec<u8>) {
+        self.commitment.encode_payload(out);
+        out.extend_from_slice(&(self.sealed.len() as u32).to_le_bytes());
+        for s in &self.sealed {
+            s.encode_payload(out);
+        }
+    }
+
+    fn decode_payload(params: &Arc<Params>, r: &mut Reader<'_>) -> Result<Self, ChannelError> {
+        let commitment = ShamirCommitment::decode_payload(params, r)?;
+        let count = r.count(
+            "sealed share count",
+            crate::share_transport::sealed_len(params),
+        )?;
+        let sealed = (0..count)
+            .map(|_| SealedShamirShare::decode_payload(params, r))
+            .collect::<Result<Vec<_>, _>>()?;
+        Self::new(commitment, sealed)
+    }
+}
+
 /// What `fedhe inspect` reports about a wire object.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct Description {
@@ -679,6 +765,18 @@ pub fn inspect(bytes: &[u8]) -> Result<Description, ChannelError> {
             let o = SealedShamirShare::from_bytes(&params, bytes)?;
             d("dealer", o.dealer.to_string());
             d("recipient", o.recipient.to_string());
+        }
+        Kind::ThresholdSecretShare => {
+            let o = ThresholdSecretShare::from_key_bytes(&params, bytes)?;
+            d("member", o.member().to_string());
+            d("threshold", o.access().threshold().to_string());
+            d("members", o.access().members().len().to_string());
+        }
+        Kind::ThresholdDealing => {
+            let o = ThresholdDealing::from_bytes(&params, bytes)?;
+            d("dealer", o.commitment.dealer.to_string());
+            d("threshold", o.commitment.threshold.to_string());
+            d("sealed_shares", o.sealed.len().to_string());
         }
         Kind::ThresholdDecryptionShare => {
             let o = ThresholdDecryptionShare::from_bytes(&params, bytes)?;

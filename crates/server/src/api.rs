@@ -86,6 +86,9 @@ pub fn router(state: Arc<AppState>) -> axum::Router {
         .routes(routes!(put_public_key_share, get_public_key_share))
         .routes(routes!(get_transcript))
         .routes(routes!(get_collective_key))
+        .routes(routes!(put_dealing))
+        .routes(routes!(get_dealing_for))
+        .routes(routes!(put_dealing_verdict))
         .routes(routes!(create_study))
         .routes(routes!(get_study))
         .routes(routes!(open_round, get_round))
@@ -376,6 +379,27 @@ where
 async fn ceremony_status(state: &AppState, id: &str) -> ApiResult<CeremonyStatus> {
     let c = state.store.ceremony(id).await?;
     let members = state.store.members(id).await?;
+    let (dealt, confirmed) = if c.threshold.is_some() {
+        (
+            state
+                .store
+                .dealings(id)
+                .await?
+                .into_iter()
+                .map(|(m, _)| m)
+                .collect(),
+            state
+                .store
+                .dealing_verdicts(id)
+                .await?
+                .into_iter()
+                .filter(|v| v.accepted)
+                .map(|v| v.member)
+                .collect(),
+        )
+    } else {
+        (Vec::new(), Vec::new())
+    };
     let transcript_hash = c
         .transcript
         .as_deref()
@@ -407,6 +431,9 @@ async fn ceremony_status(state: &AppState, id: &str) -> ApiResult<CeremonyStatus
         admin_key: c.admin_key.unwrap_or_default(),
         transcript_hash,
         reason: c.reason,
+        threshold: c.threshold,
+        dealt,
+        confirmed,
     })
 }
 
@@ -447,6 +474,10 @@ async fn create_ceremony(State(state): Shared, req: Incoming) -> ApiResult<Respo
         members.push((m.id.clone(), key.to_bytes()));
         ids.push(mid);
     }
+    if let Some(t) = spec.threshold {
+        fedhe_crypto::AccessStructure::new(&ids, t as usize)
+            .map_err(|e| ApiError::bad_request(e.to_string()))?;
+    }
     let admin_key = parse_public_key(&spec.admin_key)
         .map_err(|e| ApiError::bad_request(format!("admin_key: {e}")))?;
     let admin_key = hex::encode(admin_key.as_bytes());
@@ -465,6 +496,7 @@ async fn create_ceremony(State(state): Shared, req: Incoming) -> ApiResult<Respo
             &seed,
             &members,
             &admin_key,
+            spec.threshold,
         )
         .await?;
     Ok(created_or_ok(
@@ -530,6 +562,17 @@ async fn put_commitment(
             created,
         },
     ))
+}
+
+/// The upload signature an octet-stream upload carries in its header.
+fn upload_signature(headers: &HeaderMap) -> ApiResult<String> {
+    headers
+        .get(HEADER_UPLOAD_SIGNATURE)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+        .ok_or_else(|| {
+            ApiError::bad_request(format!("header {HEADER_UPLOAD_SIGNATURE} is missing"))
+        })
 }
 
 /// Verifies `member`'s signature of `statement` under its identity key in
@@ -690,6 +733,179 @@ async fn get_collective_key(
     state.store.ceremony(&id).await?;
     auth::require_reader(&state, &id, &req.parts()).await?;
     Ok(octet_response(state.store.collective_key(&id).await?))
+}
+
+/// The ceremony's threshold setting, or 409 for an n-of-n ceremony.
+fn threshold_of(c: &crate::store::CeremonyRow) -> ApiResult<usize> {
+    c.threshold.map(|t| t as usize).ok_or_else(|| {
+        ApiError::conflict(format!(
+            "ceremony {} is n-of-n: it has no threshold dealing",
+            c.id
+        ))
+    })
+}
+
+/// Upload a threshold dealing: the member's Shamir commitment and its
+/// shares sealed to every member (t-of-n ceremonies, phase `dealing`).
+#[utoipa::path(put, path = "/v1/ceremonies/{ceremony}/dealings/{member}", tag = "ceremonies",
+    params(("ceremony" = String, Path), ("member" = String, Path)),
+    request_body(content = String, content_type = "application/octet-stream", description = "ThresholdDealing wire object"),
+    security(("member" = [])),
+    responses((status = 201, body = UploadReceipt), (status = 200, body = UploadReceipt),
+        (status = 409, body = Problem, content_type = "application/problem+json"),
+        (status = 422, body = Problem, content_type = "application/problem+json")))]
+async fn put_dealing(
+    State(state): Shared,
+    P((id, member)): P<(String, String)>,
+    req: Incoming,
+) -> ApiResult<Response> {
+    let req = req.read(&state, state.config.max_upload_bytes).await?;
+    let c = state.store.ceremony(&id).await?;
+    let caller = auth::require_member(&state, &id, &req.parts()).await?;
+    auth::require_self(&caller, &member)?;
+    req.require_content_type(OCTET)?;
+    let threshold = threshold_of(&c)?;
+    let hash = *blake3::hash(&req.body).as_bytes();
+    let signature = upload_signature(&req.headers)?;
+    verify_upload_signature(
+        &state,
+        &id,
+        &member,
+        &upload_statement(UploadKind::Dealing, &id, &member, 0, &hash),
+        &signature,
+    )
+    .await?;
+    let params = state.params(&c.parameter_set, c.allow_insecure)?;
+    let members: Vec<String> = state
+        .store
+        .members(&id)
+        .await?
+        .into_iter()
+        .map(|m| m.member)
+        .collect();
+    let body = req.body.clone();
+    let uploader = member.clone();
+    // Decode fully and check it deals to exactly this ceremony's members.
+    tokio::task::spawn_blocking(move || -> ApiResult<()> {
+        let d = fedhe_crypto::ThresholdDealing::from_bytes(&params, &body)
+            .map_err(|e| ApiError::unprocessable(format!("not a threshold dealing: {e}")))?;
+        if d.dealer().as_str() != uploader {
+            return Err(ApiError::unprocessable(format!(
+                "the dealing names dealer {}, not {uploader}",
+                d.dealer()
+            )));
+        }
+        if d.commitment.threshold() != threshold {
+            return Err(ApiError::unprocessable(format!(
+                "the dealing is for threshold {}; the ceremony's is {threshold}",
+                d.commitment.threshold()
+            )));
+        }
+        let recipients: Vec<&str> = d.sealed.iter().map(|s| s.recipient.as_str()).collect();
+        if recipients != members.iter().map(String::as_str).collect::<Vec<_>>() {
+            return Err(ApiError::unprocessable(
+                "the dealing must hold one sealed share for every member of the ceremony",
+            ));
+        }
+        Ok(())
+    })
+    .await
+    .map_err(|_| ApiError::internal("decoding task failed"))??;
+    let created = state
+        .store
+        .put_dealing(&id, &member, &req.body, &signature)
+        .await?;
+    state.metrics.uploaded(req.body.len());
+    state.changed.notify_waiters();
+    Ok(created_or_ok(
+        created,
+        UploadReceipt {
+            hash: hex::encode(hash),
+            created,
+        },
+    ))
+}
+
+/// A dealer's commitment with only the share sealed to `recipient`
+/// (ThresholdDealing wire object). The sealed share authenticates its dealer
+/// to its recipient; the commitment is checked against it.
+#[utoipa::path(get, path = "/v1/ceremonies/{ceremony}/dealings/{dealer}/for/{recipient}", tag = "ceremonies",
+    params(("ceremony" = String, Path), ("dealer" = String, Path), ("recipient" = String, Path)),
+    security(("member" = [])),
+    responses((status = 200, content_type = "application/octet-stream", body = String),
+        (status = 404, body = Problem, content_type = "application/problem+json")))]
+async fn get_dealing_for(
+    State(state): Shared,
+    P((id, dealer, recipient)): P<(String, String, String)>,
+    req: Incoming,
+) -> ApiResult<Response> {
+    let req = req.read(&state, 0).await?;
+    let c = state.store.ceremony(&id).await?;
+    auth::require_reader(&state, &id, &req.parts()).await?;
+    threshold_of(&c)?;
+    let recipient =
+        MemberId::new(recipient).map_err(|e| ApiError::bad_request(format!("recipient: {e}")))?;
+    let params = state.params(&c.parameter_set, c.allow_insecure)?;
+    let bytes = state.store.dealing(&id, &dealer).await?;
+    let slice = tokio::task::spawn_blocking(move || -> ApiResult<Vec<u8>> {
+        let d = fedhe_crypto::ThresholdDealing::from_bytes(&params, &bytes)
+            .map_err(|_| ApiError::internal("a stored dealing does not decode"))?;
+        let slice = d.for_recipient(&recipient).map_err(|_| {
+            ApiError::not_found(format!("the dealing holds no share for {recipient}"))
+        })?;
+        Ok(slice.to_bytes(&params))
+    })
+    .await
+    .map_err(|_| ApiError::internal("slicing task failed"))??;
+    Ok(octet_response(slice))
+}
+
+/// A member's verdict on the Shamir shares it received (t-of-n
+/// ceremonies): every member accepting completes the ceremony, a refusal
+/// naming the dealer fails it.
+#[utoipa::path(put, path = "/v1/ceremonies/{ceremony}/dealing-verdicts/{member}", tag = "ceremonies",
+    params(("ceremony" = String, Path), ("member" = String, Path)),
+    request_body = DealingVerdict,
+    security(("member" = [])),
+    responses((status = 201, body = DealingVerdict), (status = 200, body = DealingVerdict),
+        (status = 409, body = Problem, content_type = "application/problem+json"),
+        (status = 422, body = Problem, content_type = "application/problem+json")))]
+async fn put_dealing_verdict(
+    State(state): Shared,
+    P((id, member)): P<(String, String)>,
+    req: Incoming,
+) -> ApiResult<Response> {
+    let req = req.read(&state, state.config.max_json_bytes).await?;
+    let c = state.store.ceremony(&id).await?;
+    let caller = auth::require_member(&state, &id, &req.parts()).await?;
+    auth::require_self(&caller, &member)?;
+    threshold_of(&c)?;
+    let verdict: DealingVerdict = req.json()?;
+    if verdict.accepted == verdict.dealer.is_some() {
+        return Err(ApiError::unprocessable(
+            "a verdict either accepts (no dealer) or refuses naming the dealer",
+        ));
+    }
+    if let Some(d) = &verdict.dealer {
+        if state.store.member_key(&id, d).await?.is_none() {
+            return Err(ApiError::unprocessable(format!(
+                "dealer {d} is not a member of ceremony {id}"
+            )));
+        }
+    }
+    let row = crate::store::VerdictRow {
+        member: member.clone(),
+        accepted: verdict.accepted,
+        dealer: verdict.dealer.clone(),
+        reason: verdict
+            .reason
+            .as_ref()
+            .map(|r| r.chars().take(500).collect()),
+    };
+    let created = state.store.put_dealing_verdict(&id, &row).await?;
+    engine::advance_ceremony(&state, &id).await?;
+    state.changed.notify_waiters();
+    Ok(created_or_ok(created, verdict))
 }
 
 // ---- studies and rounds -------------------------------------------------------
@@ -1054,14 +1270,7 @@ async fn put_upload(
     req.require_content_type(OCTET)?;
     let r = state.store.round(&study, round).await?;
     let hash = *blake3::hash(&req.body).as_bytes();
-    let signature = req
-        .headers
-        .get(HEADER_UPLOAD_SIGNATURE)
-        .and_then(|v| v.to_str().ok())
-        .ok_or_else(|| {
-            ApiError::bad_request(format!("header {HEADER_UPLOAD_SIGNATURE} is missing"))
-        })?
-        .to_string();
+    let signature = upload_signature(&req.headers)?;
     let statement = match table {
         // A reveal names the frozen commitment list the member saw.
         UploadTable::Contributions => {

@@ -207,6 +207,13 @@ pub enum SizedUpload<'p> {
         /// The uploading member (the path's).
         member: &'p str,
     },
+    /// A member's threshold dealing in a t-of-n ceremony.
+    Dealing {
+        /// The ceremony.
+        ceremony: &'p str,
+        /// The uploading member (the path's).
+        member: &'p str,
+    },
     /// A contribution or a decryption share in a study's round.
     Round {
         /// Which of the two.
@@ -221,7 +228,8 @@ pub enum SizedUpload<'p> {
 }
 
 /// The exact byte length of an upload, from what the store already holds:
-/// a public-key share from the ceremony's parameter set; a contribution from
+/// a public-key share from the ceremony's parameter set; a threshold dealing
+/// from the set, the members and T; a contribution from
 /// the value count frozen with the round's commitments and the study's
 /// encoding (its members and bound); a decryption share from the same, once
 /// the aggregate exists. An upload the round does not accept yet (no frozen
@@ -237,6 +245,28 @@ pub async fn expected_upload_len(state: &AppState, upload: SizedUpload<'_>) -> A
             Ok(fedhe_crypto::wire::public_key_share_len(
                 &params,
                 &member_id(member)?,
+            ))
+        }
+        SizedUpload::Dealing { ceremony, member } => {
+            let c = state.store.ceremony(ceremony).await?;
+            let threshold = c.threshold.ok_or_else(|| {
+                ApiError::conflict(format!(
+                    "ceremony {ceremony} is n-of-n: it takes no threshold dealing"
+                ))
+            })?;
+            let params = state.params(&c.parameter_set, c.allow_insecure)?;
+            let members = state
+                .store
+                .members(ceremony)
+                .await?
+                .into_iter()
+                .map(|m| member_id(&m.member))
+                .collect::<ApiResult<Vec<_>>>()?;
+            Ok(fedhe_crypto::wire::threshold_dealing_len(
+                &params,
+                &member_id(member)?,
+                &members,
+                threshold as usize,
             ))
         }
         SizedUpload::Round {
@@ -422,13 +452,52 @@ async fn advance_ceremony_once(state: &AppState, id: &str) -> ApiResult<()> {
         let c = state.store.ceremony(id).await?;
         if !matches!(
             c.phase,
-            CeremonyPhase::Committing | CeremonyPhase::Revealing
+            CeremonyPhase::Committing | CeremonyPhase::Revealing | CeremonyPhase::Dealing
         ) {
             return Ok(());
         }
         let members = state.store.members(id).await?;
         let now = now_ms();
-        let moved = if c.phase == CeremonyPhase::Revealing && members.iter().all(|m| m.revealed) {
+        let moved = if c.phase == CeremonyPhase::Dealing {
+            // A refusal names the dealer and fails the ceremony; every
+            // member's acceptance completes it.
+            let verdicts = state.store.dealing_verdicts(id).await?;
+            if let Some(v) = verdicts.iter().find(|v| !v.accepted) {
+                let reason = format!(
+                    "{} refused the Shamir share dealt by {}: {}",
+                    v.member,
+                    v.dealer.as_deref().unwrap_or("an unnamed dealer"),
+                    v.reason.as_deref().unwrap_or("no reason given")
+                );
+                state.store.fail_ceremony(id, c.version, &reason).await?
+            } else if verdicts.len() == members.len() {
+                state.store.finish_dealing(id, c.version).await?
+            } else if now >= c.deadline_at {
+                let dealt: Vec<String> = state
+                    .store
+                    .dealings(id)
+                    .await?
+                    .into_iter()
+                    .map(|(m, _)| m)
+                    .collect();
+                let missing = |have: &dyn Fn(&str) -> bool| {
+                    members
+                        .iter()
+                        .map(|m| m.member.as_str())
+                        .filter(|m| !have(m))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                let reason = format!(
+                    "the deadline passed while dealing (dealings missing from: {}; confirmations missing from: {})",
+                    missing(&|m| dealt.iter().any(|d| d == m)),
+                    missing(&|m| verdicts.iter().any(|v| v.member == m)),
+                );
+                state.store.fail_ceremony(id, c.version, &reason).await?
+            } else {
+                return Ok(());
+            }
+        } else if c.phase == CeremonyPhase::Revealing && members.iter().all(|m| m.revealed) {
             let params = state.params(&c.parameter_set, c.allow_insecure)?;
             let shares = state.store.public_key_shares(id).await?;
             let seed: [u8; 32] = c
@@ -472,12 +541,13 @@ async fn advance_ceremony_once(state: &AppState, id: &str) -> ApiResult<()> {
                             .collect(),
                         collective_key_hash: blake3::hash(&key).to_hex().to_string(),
                         admin_key: c.admin_key.clone().unwrap_or_default(),
+                        threshold: c.threshold,
                     };
                     let text = serde_json::to_string(&transcript)
                         .map_err(|_| ApiError::internal("transcript encoding failed"))?;
                     state
                         .store
-                        .complete_ceremony(id, c.version, &key, &text)
+                        .complete_ceremony(id, c.version, &key, &text, c.threshold.is_some())
                         .await?
                 }
                 Err(reason) => {

@@ -105,6 +105,14 @@ fn classify<'p>(method: &Method, path: &'p str, config: &Config) -> Route<'p> {
                 member: m,
             }),
         ),
+        ["v1", "ceremonies", c, "dealings", m] if writes => route(
+            Scope::Ceremony(c),
+            upload,
+            Some(SizedUpload::Dealing {
+                ceremony: c,
+                member: m,
+            }),
+        ),
         ["v1", "ceremonies", c, ..] => route(Scope::Ceremony(c), json, None),
         ["v1", "studies", s, "rounds", r, kind @ ("contributions" | "decryption-shares"), m]
             if writes =>
@@ -305,8 +313,33 @@ mod tests {
             ceremony: "c1",
             member: "a",
         });
+        let dealing = Some(SizedUpload::Dealing {
+            ceremony: "c1",
+            member: "a",
+        });
         let cases: &[(Method, &str, Scope<'_>, usize, Option<SizedUpload<'_>>)] = &[
             (Method::GET, "/healthz", Scope::Open, 0, None),
+            (
+                Method::PUT,
+                "/v1/ceremonies/c1/dealings/a",
+                Scope::Ceremony("c1"),
+                up,
+                dealing,
+            ),
+            (
+                Method::GET,
+                "/v1/ceremonies/c1/dealings/a/for/b",
+                Scope::Ceremony("c1"),
+                0,
+                None,
+            ),
+            (
+                Method::PUT,
+                "/v1/ceremonies/c1/dealing-verdicts/a",
+                Scope::Ceremony("c1"),
+                json,
+                None,
+            ),
             (Method::GET, "/metrics", Scope::Admin, 0, None),
             (Method::GET, "/v1/audit", Scope::Admin, 0, None),
             (Method::POST, "/v1/ceremonies", Scope::Admin, json, None),

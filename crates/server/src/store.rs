@@ -186,6 +186,21 @@ pub struct CeremonyRow {
     /// The administrator's ed25519 public key, hex (none for ceremonies made
     /// before study specs were signed).
     pub admin_key: Option<String>,
+    /// T of a t-of-n ceremony; none for n-of-n.
+    pub threshold: Option<u32>,
+}
+
+/// A member's verdict on the Shamir shares it received, as stored.
+#[derive(Clone, Debug)]
+pub struct VerdictRow {
+    /// The member that judged.
+    pub member: String,
+    /// Whether every share verified.
+    pub accepted: bool,
+    /// The dealer at fault, when refused.
+    pub dealer: Option<String>,
+    /// What failed, when refused.
+    pub reason: Option<String>,
 }
 
 /// A ceremony member as stored.
@@ -318,6 +333,7 @@ fn phase_str(p: CeremonyPhase) -> &'static str {
     match p {
         CeremonyPhase::Committing => "committing",
         CeremonyPhase::Revealing => "revealing",
+        CeremonyPhase::Dealing => "dealing",
         CeremonyPhase::Complete => "complete",
         CeremonyPhase::Failed => "failed",
     }
@@ -327,6 +343,7 @@ fn parse_phase(s: &str) -> CeremonyPhase {
     match s {
         "committing" => CeremonyPhase::Committing,
         "revealing" => CeremonyPhase::Revealing,
+        "dealing" => CeremonyPhase::Dealing,
         "complete" => CeremonyPhase::Complete,
         _ => CeremonyPhase::Failed,
     }
@@ -522,13 +539,15 @@ impl Store {
         crs_seed: &[u8; 32],
         members: &[(String, [u8; 32])],
         admin_key: &str,
+        threshold: Option<u32>,
     ) -> ApiResult<bool> {
+        let threshold = threshold.map(i64::from);
         let mut tx = self.begin_write().await?;
         // Insert first: of two replicas creating the same ceremony at once,
         // the second waits on the key and then inserts nothing, and compares.
         let inserted = sqlx::query(
-            "INSERT INTO ceremonies (id, parameter_set, allow_insecure, phase, version, created_at, deadline_at, crs_seed, admin_key) \
-             VALUES ($1, $2, $3, 'committing', 1, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING",
+            "INSERT INTO ceremonies (id, parameter_set, allow_insecure, phase, version, created_at, deadline_at, crs_seed, admin_key, threshold) \
+             VALUES ($1, $2, $3, 'committing', 1, $4, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING",
         )
         .bind(id)
         .bind(parameter_set)
@@ -537,18 +556,20 @@ impl Store {
         .bind(deadline_at)
         .bind(&crs_seed[..])
         .bind(admin_key)
+        .bind(threshold)
         .execute(&mut *tx)
         .await?
         .rows_affected();
         if inserted == 0 {
             let row = sqlx::query(
-                "SELECT parameter_set, crs_seed, admin_key FROM ceremonies WHERE id = $1",
+                "SELECT parameter_set, crs_seed, admin_key, threshold FROM ceremonies WHERE id = $1",
             )
             .bind(id)
             .fetch_one(&mut *tx)
             .await?;
             let same_set = row.try_get::<String, _>("parameter_set")? == parameter_set
-                && row.try_get::<Option<String>, _>("admin_key")?.as_deref() == Some(admin_key);
+                && row.try_get::<Option<String>, _>("admin_key")?.as_deref() == Some(admin_key)
+                && row.try_get::<Option<i64>, _>("threshold")? == threshold;
             let same_seed = row.try_get::<Vec<u8>, _>("crs_seed")? == crs_seed;
             let keys: Vec<(String, Vec<u8>)> = sqlx::query_as(
                 "SELECT member, identity_key FROM ceremony_members WHERE ceremony = $1 ORDER BY member",
@@ -586,13 +607,16 @@ impl Store {
             ceremony: Some(id),
             hash: Some(hex::encode(crs_seed)),
             detail: Some(format!(
-                "parameter set {parameter_set}{}; members {}",
+                "parameter set {parameter_set}{}; members {}{}",
                 if allow_insecure {
                     " (insecure allowed)"
                 } else {
                     ""
                 },
-                names.join(", ")
+                names.join(", "),
+                threshold
+                    .map(|t| format!("; threshold {t}"))
+                    .unwrap_or_default()
             )),
             ..NewAudit::default()
         };
@@ -605,7 +629,7 @@ impl Store {
     /// A ceremony.
     pub async fn ceremony(&self, id: &str) -> ApiResult<CeremonyRow> {
         let row = sqlx::query(
-            "SELECT id, parameter_set, allow_insecure, phase, version, deadline_at, crs_seed, transcript, reason, admin_key \
+            "SELECT id, parameter_set, allow_insecure, phase, version, deadline_at, crs_seed, transcript, reason, admin_key, threshold \
              FROM ceremonies WHERE id = $1",
         )
         .bind(id)
@@ -623,6 +647,9 @@ impl Store {
             transcript: row.try_get("transcript")?,
             reason: row.try_get("reason")?,
             admin_key: row.try_get("admin_key")?,
+            threshold: row
+                .try_get::<Option<i64>, _>("threshold")?
+                .map(|t| t as u32),
         })
     }
 
@@ -832,26 +859,34 @@ impl Store {
         })
     }
 
-    /// Compare-and-swap: `revealing` at `version` → `complete`, with the key
-    /// and transcript. `Ok(false)` if the version moved.
+    /// Compare-and-swap: `revealing` at `version` → `complete` (or, for a
+    /// threshold ceremony, `dealing`), with the key and transcript.
+    /// `Ok(false)` if the version moved.
     pub async fn complete_ceremony(
         &self,
         ceremony: &str,
         version: i64,
         collective_key: &[u8],
         transcript: &str,
+        threshold: bool,
     ) -> ApiResult<bool> {
+        let next = if threshold { "dealing" } else { "complete" };
         let update = sqlx::query(
-            "UPDATE ceremonies SET phase = 'complete', version = version + 1, collective_key = $1, transcript = $2 \
-             WHERE id = $3 AND version = $4 AND phase = 'revealing'",
+            "UPDATE ceremonies SET phase = $1, version = version + 1, collective_key = $2, transcript = $3 \
+             WHERE id = $4 AND version = $5 AND phase = 'revealing'",
         )
+        .bind(next)
         .bind(collective_key)
         .bind(transcript)
         .bind(ceremony)
         .bind(version);
         let entry = NewAudit {
             actor: "server",
-            action: "ceremony.complete",
+            action: if threshold {
+                "ceremony.key_complete"
+            } else {
+                "ceremony.complete"
+            },
             ceremony: Some(ceremony),
             hash: Some(blake3::hash(collective_key).to_hex().to_string()),
             detail: Some("hash: the collective public key".into()),
@@ -869,7 +904,7 @@ impl Store {
     ) -> ApiResult<bool> {
         let update = sqlx::query(
             "UPDATE ceremonies SET phase = 'failed', version = version + 1, reason = $1 \
-             WHERE id = $2 AND version = $3 AND phase IN ('committing', 'revealing')",
+             WHERE id = $2 AND version = $3 AND phase IN ('committing', 'revealing', 'dealing')",
         )
         .bind(reason)
         .bind(ceremony)
@@ -879,6 +914,201 @@ impl Store {
             action: "ceremony.failed",
             ceremony: Some(ceremony),
             detail: Some(reason.to_string()),
+            ..NewAudit::default()
+        };
+        self.transition(update, &entry).await
+    }
+
+    /// Stores a member's threshold dealing while the ceremony is `dealing`
+    /// (idempotent: the same bytes again are `Ok(false)`, others 409).
+    pub async fn put_dealing(
+        &self,
+        ceremony: &str,
+        member: &str,
+        bytes: &[u8],
+        signature: &str,
+    ) -> ApiResult<bool> {
+        let hash = blake3::hash(bytes);
+        let mut tx = self.begin_write().await?;
+        let phase: String = sqlx::query_scalar(&format!(
+            "SELECT phase FROM ceremonies WHERE id = $1{}",
+            self.for_update()
+        ))
+        .bind(ceremony)
+        .fetch_one(&mut *tx)
+        .await?;
+        let existing: Option<Vec<u8>> = sqlx::query_scalar(
+            "SELECT hash FROM threshold_dealings WHERE ceremony = $1 AND member = $2",
+        )
+        .bind(ceremony)
+        .bind(member)
+        .fetch_optional(&mut *tx)
+        .await?;
+        if let Some(existing) = existing {
+            return if existing == hash.as_bytes() {
+                Ok(false)
+            } else {
+                Err(ApiError::conflict(format!(
+                    "{member} already sent a different dealing in ceremony {ceremony}"
+                )))
+            };
+        }
+        if phase != "dealing" {
+            return Err(ApiError::conflict(format!(
+                "ceremony {ceremony} is {phase}, not accepting a dealing"
+            )));
+        }
+        let now = fedhe_api::signing::now_ms();
+        sqlx::query(
+            "INSERT INTO threshold_dealings (ceremony, member, bytes, hash, signature, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(ceremony)
+        .bind(member)
+        .bind(bytes)
+        .bind(&hash.as_bytes()[..])
+        .bind(signature)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        let entry = NewAudit {
+            actor: member,
+            action: "ceremony.dealing_accepted",
+            ceremony: Some(ceremony),
+            member: Some(member),
+            hash: Some(hash.to_hex().to_string()),
+            ..NewAudit::default()
+        };
+        audit::insert(&mut *tx, &entry, now).await?;
+        tx.commit().await?;
+        audit::log(&entry);
+        Ok(true)
+    }
+
+    /// The members whose dealing is stored, with its upload signature, sorted.
+    pub async fn dealings(&self, ceremony: &str) -> ApiResult<Vec<(String, String)>> {
+        Ok(sqlx::query_as(
+            "SELECT member, signature FROM threshold_dealings WHERE ceremony = $1 ORDER BY member",
+        )
+        .bind(ceremony)
+        .fetch_all(&self.read)
+        .await?)
+    }
+
+    /// One member's stored dealing.
+    pub async fn dealing(&self, ceremony: &str, member: &str) -> ApiResult<Vec<u8>> {
+        let bytes: Option<Vec<u8>> = sqlx::query_scalar(
+            "SELECT bytes FROM threshold_dealings WHERE ceremony = $1 AND member = $2",
+        )
+        .bind(ceremony)
+        .bind(member)
+        .fetch_optional(&self.read)
+        .await?;
+        bytes.ok_or_else(|| {
+            ApiError::not_found(format!("no dealing of {member} in ceremony {ceremony}"))
+        })
+    }
+
+    /// Stores a member's verdict on the shares it received while the
+    /// ceremony is `dealing` (idempotent as [`Self::put_dealing`]).
+    pub async fn put_dealing_verdict(
+        &self,
+        ceremony: &str,
+        verdict: &VerdictRow,
+    ) -> ApiResult<bool> {
+        let mut tx = self.begin_write().await?;
+        let phase: String = sqlx::query_scalar(&format!(
+            "SELECT phase FROM ceremonies WHERE id = $1{}",
+            self.for_update()
+        ))
+        .bind(ceremony)
+        .fetch_one(&mut *tx)
+        .await?;
+        let existing: Option<(i64, Option<String>)> = sqlx::query_as(
+            "SELECT accepted, dealer FROM dealing_verdicts WHERE ceremony = $1 AND member = $2",
+        )
+        .bind(ceremony)
+        .bind(&verdict.member)
+        .fetch_optional(&mut *tx)
+        .await?;
+        if let Some((accepted, dealer)) = existing {
+            return if (accepted != 0) == verdict.accepted && dealer == verdict.dealer {
+                Ok(false)
+            } else {
+                Err(ApiError::conflict(format!(
+                    "{} already gave a different verdict in ceremony {ceremony}",
+                    verdict.member
+                )))
+            };
+        }
+        if phase != "dealing" {
+            return Err(ApiError::conflict(format!(
+                "ceremony {ceremony} is {phase}, not accepting a dealing verdict"
+            )));
+        }
+        let now = fedhe_api::signing::now_ms();
+        sqlx::query(
+            "INSERT INTO dealing_verdicts (ceremony, member, accepted, dealer, reason, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(ceremony)
+        .bind(&verdict.member)
+        .bind(i64::from(verdict.accepted))
+        .bind(verdict.dealer.as_deref())
+        .bind(verdict.reason.as_deref())
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        let detail = match (&verdict.dealer, &verdict.reason) {
+            _ if verdict.accepted => "every Shamir share verified".to_string(),
+            (Some(d), r) => format!("refused the dealing of {d}: {}", r.as_deref().unwrap_or("")),
+            (None, r) => format!("refused: {}", r.as_deref().unwrap_or("")),
+        };
+        let entry = NewAudit {
+            actor: &verdict.member,
+            action: "ceremony.dealing_verdict",
+            ceremony: Some(ceremony),
+            member: Some(&verdict.member),
+            detail: Some(detail),
+            ..NewAudit::default()
+        };
+        audit::insert(&mut *tx, &entry, now).await?;
+        tx.commit().await?;
+        audit::log(&entry);
+        Ok(true)
+    }
+
+    /// Every verdict on a ceremony's dealings, sorted by member.
+    pub async fn dealing_verdicts(&self, ceremony: &str) -> ApiResult<Vec<VerdictRow>> {
+        let rows: Vec<(String, i64, Option<String>, Option<String>)> = sqlx::query_as(
+            "SELECT member, accepted, dealer, reason FROM dealing_verdicts WHERE ceremony = $1 ORDER BY member",
+        )
+        .bind(ceremony)
+        .fetch_all(&self.read)
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(member, accepted, dealer, reason)| VerdictRow {
+                member,
+                accepted: accepted != 0,
+                dealer,
+                reason,
+            })
+            .collect())
+    }
+
+    /// Compare-and-swap: `dealing` at `version` → `complete` (every member
+    /// confirmed its Shamir shares).
+    pub async fn finish_dealing(&self, ceremony: &str, version: i64) -> ApiResult<bool> {
+        let update = sqlx::query(
+            "UPDATE ceremonies SET phase = 'complete', version = version + 1 \
+             WHERE id = $1 AND version = $2 AND phase = 'dealing'",
+        )
+        .bind(ceremony)
+        .bind(version);
+        let entry = NewAudit {
+            actor: "server",
+            action: "ceremony.complete",
+            ceremony: Some(ceremony),
+            detail: Some("every member confirmed its Shamir shares".into()),
             ..NewAudit::default()
         };
         self.transition(update, &entry).await
@@ -905,7 +1135,7 @@ impl Store {
     /// Ceremonies not yet complete or failed.
     pub async fn open_ceremonies(&self) -> ApiResult<Vec<String>> {
         Ok(sqlx::query_scalar(
-            "SELECT id FROM ceremonies WHERE phase IN ('committing', 'revealing') ORDER BY id",
+            "SELECT id FROM ceremonies WHERE phase IN ('committing', 'revealing', 'dealing') ORDER BY id",
         )
         .fetch_all(&self.read)
         .await?)

@@ -1285,6 +1285,15 @@ async fn operational_routes_and_the_openapi_document(kind: Kind) {
         ),
         ("/v1/ceremonies/{ceremony}/transcript", &["get"]),
         ("/v1/ceremonies/{ceremony}/collective-key", &["get"]),
+        ("/v1/ceremonies/{ceremony}/dealings/{member}", &["put"]),
+        (
+            "/v1/ceremonies/{ceremony}/dealings/{dealer}/for/{recipient}",
+            &["get"],
+        ),
+        (
+            "/v1/ceremonies/{ceremony}/dealing-verdicts/{member}",
+            &["put"],
+        ),
         ("/v1/studies", &["post"]),
         ("/v1/studies/{study}", &["get"]),
         ("/v1/studies/{study}/rounds/{round}", &["put", "get"]),

@@ -62,6 +62,7 @@ async fn replicas_stay_consistent(kind: Kind) {
                 &[7; 32],
                 &members,
                 &"ab".repeat(32),
+                None,
             )
             .await
         }

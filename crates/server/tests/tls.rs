@@ -129,6 +129,7 @@ async fn signed_requests_over_tls_and_untrusting_clients_are_refused() {
                 deadline_secs: 600,
                 allow_insecure: true,
                 admin_key: Identity::generate().public_key_hex(),
+                threshold: None,
             })
             .unwrap();
         let member = |tls: &Tls| {

@@ -130,6 +130,7 @@ fn run_one(a: &ServiceBenchArgs, n: usize) -> Result<serde_json::Value, CliError
         deadline_secs: 3600,
         allow_insecure: a.allow_insecure,
         admin_key: admin_identity.public_key_hex(),
+        threshold: None,
     })?;
     let ids = names
         .iter()

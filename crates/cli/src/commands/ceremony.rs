@@ -123,6 +123,10 @@ pub struct CreateArgs {
     /// Allow an insecure (test-only) parameter set.
     #[arg(long)]
     allow_insecure: bool,
+    /// t-of-n decryption: any T members decrypt a round (n/2 < T ≤ n), or
+    /// `majority` for ⌊n/2⌋ + 1. Without it every member must decrypt.
+    #[arg(long, value_name = "T|majority")]
+    threshold: Option<String>,
     #[command(flatten)]
     admin: AdminKeyArgs,
 }
@@ -271,6 +275,15 @@ pub fn run(command: CeremonyCommand) -> Result<(), CliError> {
                     })
                 })
                 .collect::<Result<Vec<_>, CliError>>()?;
+            let threshold = match a.threshold.as_deref() {
+                None => None,
+                Some("majority") => Some(members.len() as u32 / 2 + 1),
+                Some(t) => Some(t.parse::<u32>().map_err(|_| {
+                    CliError::Usage(format!(
+                        "--threshold {t:?}: expected a number of members or `majority`"
+                    ))
+                })?),
+            };
             let status = admin_client(&a.server)?.create_ceremony(&CeremonySpec {
                 id: a.id,
                 parameter_set: a.params,
@@ -278,6 +291,7 @@ pub fn run(command: CeremonyCommand) -> Result<(), CliError> {
                 deadline_secs: a.deadline_secs,
                 allow_insecure: a.allow_insecure,
                 admin_key: a.admin.identity()?.public_key_hex(),
+                threshold,
             })?;
             say(&serde_json::to_string_pretty(&status).unwrap_or_default());
             Ok(())

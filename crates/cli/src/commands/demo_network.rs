@@ -229,6 +229,7 @@ pub fn run(args: DemoArgs) -> Result<(), CliError> {
         deadline_secs: 600,
         allow_insecure: a.allow_insecure,
         admin_key: admin_identity.public_key_hex(),
+        threshold: None,
     })?;
     say(&format!(
         "Key ceremony 'demo' on {} : each institution commits to its public-key share,",

@@ -29,6 +29,16 @@ pub struct Terms {
 /// [`admin_identity`]) created for `names`, each with a fresh identity;
 /// returns each member's client, signing as that member. Nobody has joined.
 pub fn toy_ceremony(url: &str, admin_token: &str, names: &[&str]) -> Vec<Client> {
+    toy_ceremony_with_threshold(url, admin_token, names, None)
+}
+
+/// As [`toy_ceremony`], t-of-n when `threshold` is given.
+pub fn toy_ceremony_with_threshold(
+    url: &str,
+    admin_token: &str,
+    names: &[&str],
+    threshold: Option<u32>,
+) -> Vec<Client> {
     let admin = Client::new(url, Auth::Admin(admin_token.to_string().into())).unwrap();
     let members: Vec<(String, Arc<Identity>)> = names
         .iter()
@@ -48,6 +58,7 @@ pub fn toy_ceremony(url: &str, admin_token: &str, names: &[&str]) -> Vec<Client>
             deadline_secs: 600,
             allow_insecure: true,
             admin_key: admin_identity().public_key_hex(),
+            threshold,
         })
         .unwrap();
     members
