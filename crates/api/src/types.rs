@@ -337,6 +337,14 @@ pub struct RoundStatus {
     pub version: i64,
     /// Why the round failed.
     pub reason: Option<String>,
+    /// t-of-n: the members that claimed a place in the decrypting set, in
+    /// claim order; the set is fixed once it holds T members, and only they
+    /// decrypt. Empty for n-of-n.
+    #[serde(default)]
+    pub decrypting_set: Vec<String>,
+    /// t-of-n: T (absent for n-of-n, where every member decrypts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<u32>,
 }
 
 /// One signed upload as listed with an aggregate or a result.

@@ -24,7 +24,7 @@ use fedhe_crypto::{
 use fedhe_ring::Csprng;
 use std::sync::Arc;
 use std::time::Duration;
-use toy_federation::toy_ceremony_with_threshold;
+use toy_federation::{toy_ceremony_with_threshold, toy_federation_with_threshold, Terms};
 
 const TOKEN: &str = "threshold-admin-token";
 const NAMES: [&str; 5] = ["m1", "m2", "m3", "m4", "m5"];
@@ -261,4 +261,107 @@ fn a_tampered_dealing_names_its_dealer_and_bad_settings_are_refused() {
         "{reason}"
     );
     assert!(!dirs[1].exists(keys::THRESHOLD_SHARE_FILE));
+}
+
+/// Rounds of a 3-of-5 study (quorum 3): in round 1 all five contribute, in
+/// round 2 two members are gone (they neither contribute nor decrypt). Both
+/// rounds finish; each result is the plaintext sum of that round's present
+/// contributions (the reference) to 1e-9, decrypted by the first three
+/// claimants alone and checked by every present member against the signed
+/// threshold shares; a share made for another decrypting set is refused.
+#[test]
+fn rounds_finish_with_two_of_five_members_gone() {
+    let work = tempfile::tempdir().unwrap();
+    let server = server_process::serve_sqlite(work.path(), TOKEN);
+    let (mut seats, _) = toy_federation_with_threshold(
+        &server.url,
+        TOKEN,
+        work.path(),
+        &NAMES,
+        &Terms {
+            min_contributors: 3,
+            round_secs: 2,
+            bound: 10.0,
+        },
+        Some(3),
+    );
+    let vector = |i: usize, round: u64| -> Vec<f64> {
+        (0..12)
+            .map(|k| ((i * 7 + k * 3) as f64 * 0.37 + round as f64).sin() * 3.0)
+            .collect()
+    };
+    for (round, present) in [(1u64, 5usize), (2, 3)] {
+        let results: Vec<Vec<f64>> = std::thread::scope(|s| {
+            let handles: Vec<_> = seats[..present]
+                .iter_mut()
+                .enumerate()
+                .map(|(i, (m, _))| {
+                    let v = vector(i, round);
+                    s.spawn(move || m.run_round("s1", round, Some(&v), 10.0).unwrap())
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let expected: Vec<f64> = (0..12)
+            .map(|k| (0..present).map(|i| vector(i, round)[k]).sum())
+            .collect();
+        for got in &results {
+            for (g, e) in got.iter().zip(&expected) {
+                assert!((g - e).abs() < 1e-9, "round {round}: {g} vs {e}");
+            }
+        }
+        let st = seats[0].1.round("s1", round, Duration::ZERO, None).unwrap();
+        assert_eq!(st.received as usize, present, "{st:?}");
+        assert_eq!(st.decrypting_set.len(), 3, "{st:?}");
+        assert_eq!(
+            st.shares.len(),
+            3,
+            "only the decrypting set decrypts: {st:?}"
+        );
+        assert!(st
+            .decrypting_set
+            .iter()
+            .all(|m| NAMES[..present].contains(&m.as_str())));
+    }
+    // A member of round 2's decrypting set uploads a share made for another
+    // set (itself and two absent members): refused, naming both sets.
+    let st = seats[0].1.round("s1", 2, Duration::ZERO, None).unwrap();
+    let who = NAMES
+        .iter()
+        .position(|m| *m == st.decrypting_set[0])
+        .unwrap();
+    let client = &seats[who].1;
+    let params = fedhe_client::member::params_by_name("toy-n1024", true).unwrap();
+    let share = ThresholdSecretShare::from_key_bytes(
+        &params,
+        &KeyDir::open(work.path().join(NAMES[who]))
+            .unwrap()
+            .read(keys::THRESHOLD_SHARE_FILE)
+            .unwrap(),
+    )
+    .unwrap();
+    let aggregate =
+        EncryptedVector::from_bytes(&params, &client.aggregate("s1", 2, Duration::ZERO).unwrap())
+            .unwrap();
+    let mut other: Vec<MemberId> = vec![
+        MemberId::new(NAMES[who]).unwrap(),
+        MemberId::new("m4").unwrap(),
+        MemberId::new("m5").unwrap(),
+    ];
+    other.sort();
+    let bytes = ThresholdDecryptionShare::generate(
+        &params,
+        &share,
+        &other,
+        &aggregate,
+        &mut Csprng::from_u128_seed(3),
+    )
+    .unwrap()
+    .to_bytes(&params);
+    let e = client.put_decryption_share("s1", 2, &bytes).unwrap_err();
+    assert_eq!(problem_status(&e), Some(422), "{e}");
+    assert!(
+        e.to_string().contains("was made for the decrypting set"),
+        "{e}"
+    );
 }

@@ -652,7 +652,8 @@ pub fn run_agent(
         &state,
         study.spec.min_contributors as usize,
     )?
-    .with_policy(policy)?;
+    .with_policy(policy)?
+    .with_threshold_share_from(keys)?;
     session.round_timeout = options.round_timeout;
     // The administrator's signature, and the hash recorded before the first
     // contribution: a spec changed or split by the server is refused.

@@ -617,6 +617,17 @@ impl Client {
         self.json(Method::GET, &path, None::<&()>)
     }
 
+    /// Claims a place in a t-of-n round's decrypting set; the round's status
+    /// with the set so far.
+    pub fn claim_decryption(&self, study: &str, round: u64) -> Result<RoundStatus, ClientError> {
+        let (member, _) = self.identity()?;
+        self.json(
+            Method::PUT,
+            &format!("/v1/studies/{study}/rounds/{round}/decryption-claims/{member}"),
+            None::<&()>,
+        )
+    }
+
     /// Uploads `bytes` to this member's `slot` of a round, with `signature`
     /// of the upload's statement.
     fn upload(

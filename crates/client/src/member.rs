@@ -21,8 +21,8 @@ use fedhe_crypto::share_transport::open_dealings;
 use fedhe_crypto::{
     CeremonyId, ChannelError, CollectivePublicKey, CommonRandomPoly, DecryptionShare,
     EncryptedVector, FixedPointCodec, InsecurePolicy, MemberId, ParameterSet, Params,
-    PublicKeyShare, RoundId, SecretKeyShare, SecureSum, ThresholdDealing, ThresholdSecretShare,
-    WireObject,
+    PublicKeyShare, RoundId, SecretKeyShare, SecureSum, ThresholdDealing, ThresholdDecryptionShare,
+    ThresholdSecretShare, WireObject,
 };
 use fedhe_ring::Csprng;
 use std::path::PathBuf;
@@ -445,6 +445,9 @@ pub struct MemberSession {
     min_contributors: usize,
     policy: MemberPolicy,
     admin_key: String,
+    /// T of a t-of-n ceremony (from the verified transcript), with this
+    /// member's threshold key share once attached.
+    threshold: Option<(usize, Option<ThresholdSecretShare>)>,
     /// The studies whose signed spec this member accepted: id → (spec hash, bound).
     studies: std::collections::BTreeMap<String, (String, f64)>,
     rng: Csprng,
@@ -513,6 +516,7 @@ impl MemberSession {
             min_contributors,
             policy: MemberPolicy::default(),
             admin_key: verified.transcript.admin_key.clone(),
+            threshold: verified.transcript.threshold.map(|t| (t as usize, None)),
             studies: Default::default(),
             rng: Csprng::from_entropy(),
             round_timeout: Duration::from_secs(600),
@@ -540,6 +544,50 @@ impl MemberSession {
             params,
             &keys.read(keys::SECRET_SHARE_FILE)?,
         )?)
+    }
+
+    /// Attaches this member's threshold key share (t-of-n ceremonies): it
+    /// must be of this member and of the verified transcript's members and T.
+    pub fn with_threshold_share(
+        mut self,
+        share: ThresholdSecretShare,
+    ) -> Result<Self, ClientError> {
+        let Some((t, slot)) = &mut self.threshold else {
+            return Err(ClientError::Keys(
+                "the ceremony is n-of-n: a threshold key share has no use here".into(),
+            ));
+        };
+        let ids = self
+            .members
+            .iter()
+            .map(|m| MemberId::new(m.id.clone()))
+            .collect::<Result<Vec<_>, _>>()?;
+        if share.member() != &self.member
+            || share.access() != &fedhe_crypto::AccessStructure::new(&ids, *t)?
+        {
+            return Err(ClientError::Keys(format!(
+                "{} is not {}'s share of this ceremony's {} of {} members",
+                keys::THRESHOLD_SHARE_FILE,
+                self.member,
+                t,
+                ids.len()
+            )));
+        }
+        *slot = Some(share);
+        Ok(self)
+    }
+
+    /// Loads and attaches the threshold key share from `keys` when the
+    /// ceremony is t-of-n (n-of-n: unchanged).
+    pub fn with_threshold_share_from(self, keys: &KeyDir) -> Result<Self, ClientError> {
+        if self.threshold.is_none() {
+            return Ok(self);
+        }
+        let share = ThresholdSecretShare::from_key_bytes(
+            &self.params,
+            &keys.read(keys::THRESHOLD_SHARE_FILE)?,
+        )?;
+        self.with_threshold_share(share)
     }
 
     /// The HTTP client.
@@ -828,7 +876,45 @@ impl MemberSession {
         self.timings.verify = started.elapsed().as_secs_f64();
         let started = Instant::now();
         let aggregate_hash = blake3::hash(&aggregate);
+        // The aggregate this member verified: its result is checked against
+        // it, whether or not this member decrypts (t-of-n).
+        let verified_path = self.record("verified", study, round);
+        match std::fs::read(&verified_path) {
+            Ok(recorded) if recorded[..] != aggregate_hash.as_bytes()[..] => {
+                return Err(Refusal {
+                    study: study.into(),
+                    round,
+                    reason: "I already verified another aggregate of this round".into(),
+                }
+                .into())
+            }
+            Ok(_) => {}
+            Err(_) => keys::write_atomic(
+                &self.state_dir,
+                &file_name(&verified_path),
+                aggregate_hash.as_bytes(),
+                false,
+            )?,
+        }
         let share_path = self.record("share", study, round);
+        let active = match &self.threshold {
+            None => None,
+            Some((t, share)) => {
+                if share.is_none() {
+                    return Err(ClientError::Keys(format!(
+                        "the ceremony is {t}-of-{}, and no threshold key share is loaded",
+                        self.members.len()
+                    )));
+                }
+                let set = self.decrypting_set(study, round, *t)?;
+                if !set.contains(&self.member) {
+                    // Not among the first T claimants: others decrypt.
+                    self.timings.share = started.elapsed().as_secs_f64();
+                    return Ok(());
+                }
+                Some(set)
+            }
+        };
         let share = match std::fs::read(&share_path) {
             Ok(recorded) => {
                 // [32-byte aggregate hash][share bytes]
@@ -843,9 +929,23 @@ impl MemberSession {
                 recorded[32..].to_vec()
             }
             Err(_) => {
-                let share =
-                    DecryptionShare::generate(&self.params, &self.secret, &decoded, &mut self.rng)?;
-                let bytes = share.to_bytes(&self.params);
+                let bytes = match (&active, &self.threshold) {
+                    (Some(set), Some((_, Some(tshare)))) => ThresholdDecryptionShare::generate(
+                        &self.params,
+                        tshare,
+                        set,
+                        &decoded,
+                        &mut self.rng,
+                    )?
+                    .to_bytes(&self.params),
+                    _ => DecryptionShare::generate(
+                        &self.params,
+                        &self.secret,
+                        &decoded,
+                        &mut self.rng,
+                    )?
+                    .to_bytes(&self.params),
+                };
                 let mut record = aggregate_hash.as_bytes().to_vec();
                 record.extend_from_slice(&bytes);
                 // Fails if a share of this round was recorded meanwhile.
@@ -878,9 +978,13 @@ impl MemberSession {
             }
             .into()
         };
-        let recorded = std::fs::read(self.record("share", study, round)).map_err(|_| {
-            refuse("I made no decryption share in this round, so no aggregate I verified to check its result against")
-        })?;
+        // Older state folders recorded the verified aggregate's hash only
+        // at the head of the share record.
+        let recorded = std::fs::read(self.record("verified", study, round))
+            .or_else(|_| std::fs::read(self.record("share", study, round)))
+            .map_err(|_| {
+                refuse("I verified no aggregate of this round to check its result against")
+            })?;
         if recorded.len() < 32 || hex::encode(&recorded[..32]) != r.aggregate_hash {
             return Err(ClientError::Verification(format!(
                 "the result of round {round} is not of the aggregate I decrypted"
@@ -911,6 +1015,7 @@ impl MemberSession {
                 list: &list,
                 shares: &fetched,
                 published: &r.values,
+                threshold: self.threshold.as_ref().map(|(t, _)| *t),
             },
         )?;
         self.timings.result_verify = started.elapsed().as_secs_f64();
@@ -919,6 +1024,54 @@ impl MemberSession {
 
     /// Long-polls `fetch` until it succeeds; a 409 (not ready) is retried
     /// unless the round failed, until the round timeout.
+    /// Claims a place in a t-of-n round's decrypting set and waits until
+    /// the set holds T members; returns it, sorted.
+    fn decrypting_set(
+        &self,
+        study: &str,
+        round: u64,
+        threshold: usize,
+    ) -> Result<Vec<MemberId>, ClientError> {
+        let start = Instant::now();
+        loop {
+            let st = self.client.claim_decryption(study, round)?;
+            if st.decrypting_set.len() >= threshold {
+                let mut set = st
+                    .decrypting_set
+                    .iter()
+                    .map(|m| MemberId::new(m.clone()))
+                    .collect::<Result<Vec<_>, _>>()?;
+                set.sort();
+                set.dedup();
+                if set.len() != threshold {
+                    return Err(Refusal {
+                        study: study.into(),
+                        round,
+                        reason: format!(
+                            "the server's decrypting set has {} distinct members; the threshold is {threshold}",
+                            set.len()
+                        ),
+                    }
+                    .into());
+                }
+                return Ok(set);
+            }
+            if st.state == RoundState::Failed {
+                return Err(ClientError::RoundFailed {
+                    round,
+                    reason: st.reason.unwrap_or_default(),
+                });
+            }
+            if start.elapsed() > self.round_timeout {
+                return Err(ClientError::Timeout(format!(
+                    "the decrypting set of round {round} of study {study} was not filled within {:?}",
+                    self.round_timeout
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     fn wait_for<T>(
         &self,
         study: &str,

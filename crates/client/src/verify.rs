@@ -46,8 +46,10 @@ use fedhe_api::signing::{
 };
 use fedhe_api::{CommitmentList, ContributionList, DecryptionShareList, MemberSpec};
 use fedhe_crypto::decryption::combine;
+use fedhe_crypto::threshold::combine_threshold;
 use fedhe_crypto::{
-    DecryptionShare, EncryptedVector, FixedPointCodec, MemberId, Params, WireObject,
+    AccessStructure, DecryptionShare, EncryptedVector, FixedPointCodec, MemberId, Params,
+    ThresholdDecryptionShare, WireObject,
 };
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -320,6 +322,24 @@ pub struct ResultEvidence<'a> {
     pub shares: &'a [(String, Vec<u8>)],
     /// The values the server published as the round's result.
     pub published: &'a [f64],
+    /// T of a t-of-n ceremony: the shares are threshold shares of one
+    /// decrypting set of T members. `None`: every member's share (n-of-n).
+    pub threshold: Option<usize>,
+}
+
+/// A listed decryption share, decoded as its ceremony's kind.
+enum Share {
+    Full(DecryptionShare),
+    Threshold(ThresholdDecryptionShare),
+}
+
+impl Share {
+    fn member(&self) -> &MemberId {
+        match self {
+            Share::Full(s) => s.member(),
+            Share::Threshold(s) => s.member(),
+        }
+    }
 }
 
 /// Checks 9-10: the published result is the combination of every member's
@@ -381,8 +401,11 @@ pub fn verify_after_decrypt(
                 upload.member
             )));
         }
-        let share = DecryptionShare::from_bytes(params, bytes)
-            .map_err(|e| refuse(format!("the decryption share of {}: {e}", upload.member)))?;
+        let share = match ev.threshold {
+            None => DecryptionShare::from_bytes(params, bytes).map(Share::Full),
+            Some(_) => ThresholdDecryptionShare::from_bytes(params, bytes).map(Share::Threshold),
+        }
+        .map_err(|e| refuse(format!("the decryption share of {}: {e}", upload.member)))?;
         if share.member().as_str() != upload.member {
             return Err(refuse(format!(
                 "the share listed for {} names {}",
@@ -398,8 +421,30 @@ pub fn verify_after_decrypt(
         .map(|m| MemberId::new(m.id.clone()))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| refuse(e.to_string()))?;
-    let plaintexts = combine(&ids, ev.aggregate, &shares)
-        .map_err(|e| refuse(format!("the decryption shares do not combine: {e}")))?;
+    let plaintexts = match ev.threshold {
+        None => {
+            let full: Vec<DecryptionShare> = shares
+                .into_iter()
+                .filter_map(|s| match s {
+                    Share::Full(s) => Some(s),
+                    Share::Threshold(_) => None,
+                })
+                .collect();
+            combine(&ids, ev.aggregate, &full)
+        }
+        Some(t) => {
+            let partial: Vec<ThresholdDecryptionShare> = shares
+                .into_iter()
+                .filter_map(|s| match s {
+                    Share::Threshold(s) => Some(s),
+                    Share::Full(_) => None,
+                })
+                .collect();
+            AccessStructure::new(&ids, t)
+                .and_then(|access| combine_threshold(&access, ev.aggregate, &partial))
+        }
+    }
+    .map_err(|e| refuse(format!("the decryption shares do not combine: {e}")))?;
     let codec = FixedPointCodec::from_info(params, ev.aggregate.encoding())
         .map_err(|e| refuse(format!("the aggregate's encoding: {e}")))?;
     let values = codec
@@ -799,6 +844,7 @@ mod tests {
                         list,
                         shares: fetched,
                         published,
+                        threshold: None,
                     },
                 )
             };

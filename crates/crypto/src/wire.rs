@@ -235,6 +235,21 @@ pub fn decryption_share_len(
         + codec.plaintext_count(len) * poly_bytes(params)
 }
 
+/// The length of the wire encoding of `member`'s [`ThresholdDecryptionShare`]
+/// of an aggregate of `len` values for the decrypting set `active`
+/// (envelope included).
+pub fn threshold_decryption_share_len(
+    params: &Params,
+    codec: &FixedPointCodec,
+    member: &MemberId,
+    active: &[MemberId],
+    len: usize,
+) -> usize {
+    decryption_share_len(params, codec, member, len)
+        + 4
+        + active.iter().map(|m| 2 + m.as_str().len()).sum::<usize>()
+}
+
 /// The length of the wire encoding of `dealer`'s full [`ThresholdDealing`]
 /// (envelope included) for `members` (every recipient, the dealer included)
 /// and threshold `threshold`.

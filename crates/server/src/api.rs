@@ -23,7 +23,7 @@ use fedhe_api::signing::{
 use fedhe_api::*;
 use fedhe_crypto::{
     CeremonyId, CommonRandomPoly, DecryptionShare, EncryptedVector, MemberId, PublicKeyShare,
-    WireObject,
+    ThresholdDecryptionShare, WireObject,
 };
 use std::sync::Arc;
 use std::time::Duration;
@@ -95,6 +95,7 @@ pub fn router(state: Arc<AppState>) -> axum::Router {
         .routes(routes!(put_round_commitment))
         .routes(routes!(list_round_commitments))
         .routes(routes!(put_contribution, get_contribution))
+        .routes(routes!(put_decryption_claim))
         .routes(routes!(list_contributions))
         .routes(routes!(get_aggregate))
         .routes(routes!(put_decryption_share, get_decryption_share))
@@ -1022,6 +1023,7 @@ async fn get_study(
 
 async fn round_status(state: &AppState, study: &str, round: u64) -> ApiResult<RoundStatus> {
     let spec = state.store.study(study).await?.spec;
+    let threshold = state.store.ceremony(&spec.ceremony).await?.threshold;
     let r = state.store.round(study, round).await?;
     let members = state.store.members(&spec.ceremony).await?.len() as u32;
     let contributors = state
@@ -1044,6 +1046,8 @@ async fn round_status(state: &AppState, study: &str, round: u64) -> ApiResult<Ro
         deadline_at: r.deadline_at,
         version: r.version,
         reason: r.reason,
+        decrypting_set: state.store.decrypting_set(study, round).await?,
+        threshold,
     })
 }
 
@@ -1208,6 +1212,41 @@ async fn list_round_commitments(
     }))
 }
 
+/// Claim a place in a t-of-n round's decrypting set (once the aggregate
+/// exists): the first T claimants form the set, and only they upload
+/// decryption shares. Answers the round's status with the set so far.
+#[utoipa::path(put, path = "/v1/studies/{study}/rounds/{round}/decryption-claims/{member}", tag = "studies",
+    params(("study" = String, Path), ("round" = u64, Path), ("member" = String, Path)),
+    security(("member" = [])),
+    responses((status = 200, body = RoundStatus),
+        (status = 409, description = "Not decrypting, or the ceremony is n-of-n", body = Problem, content_type = "application/problem+json")))]
+async fn put_decryption_claim(
+    State(state): Shared,
+    P((study, round, member)): P<(String, String, String)>,
+    req: Incoming,
+) -> ApiResult<Json<RoundStatus>> {
+    let req = req.read(&state, state.config.max_json_bytes).await?;
+    let round = parse_round(&round)?;
+    let spec = state.store.study(&study).await?.spec;
+    let caller = auth::require_member(&state, &spec.ceremony, &req.parts()).await?;
+    auth::require_self(&caller, &member)?;
+    let c = state.store.ceremony(&spec.ceremony).await?;
+    let threshold = c.threshold.ok_or_else(|| {
+        ApiError::conflict(format!(
+            "study {study} runs on n-of-n ceremony {}: every member decrypts, nobody claims",
+            c.id
+        ))
+    })?;
+    let set = state
+        .store
+        .claim_decryption(&study, round, &member, threshold as usize)
+        .await?;
+    if set.len() == threshold as usize {
+        state.changed.notify_waiters();
+    }
+    Ok(Json(round_status(&state, &study, round).await?))
+}
+
 /// Upload (reveal) a committed contribution: an EncryptedVector under the
 /// ceremony's collective key whose hash is the member's commitment, with the
 /// member's signature of (study, round, hash, frozen commitment list's hash)
@@ -1293,6 +1332,28 @@ async fn put_upload(
     let body = req.body.clone();
     let expected_parts = r.parts;
     let check_member = member.clone();
+    // t-of-n: a decryption share is made for the round's full decrypting
+    // set, by one of its members.
+    let decrypting_set = match (table, c.threshold) {
+        (UploadTable::DecryptionShares, Some(t)) => {
+            let mut set = state.store.decrypting_set(&study, round).await?;
+            if set.len() < t as usize {
+                return Err(ApiError::conflict(format!(
+                    "round {round} of study {study} has {} of the {t} members of its decrypting set",
+                    set.len()
+                )));
+            }
+            if !set.contains(&member) {
+                return Err(ApiError::unprocessable(format!(
+                    "{member} is not in the decrypting set of round {round} ({})",
+                    set.join(", ")
+                )));
+            }
+            set.sort();
+            Some(set)
+        }
+        _ => None,
+    };
     // Decode fully (bounds, residues, checksum) before anything is stored.
     let shape = tokio::task::spawn_blocking(move || -> ApiResult<Option<String>> {
         match table {
@@ -1309,8 +1370,27 @@ async fn put_upload(
                 Ok(Some(engine::shape_text(e, v.len() as u64)))
             }
             UploadTable::DecryptionShares => {
-                let s = DecryptionShare::from_bytes(&params, &body)
-                    .map_err(|e| ApiError::unprocessable(format!("not a decryption share: {e}")))?;
+                let s = match &decrypting_set {
+                    None => DecryptionShare::from_bytes(&params, &body).map_err(|e| {
+                        ApiError::unprocessable(format!("not a decryption share: {e}"))
+                    })?,
+                    Some(set) => {
+                        let t = ThresholdDecryptionShare::from_bytes(&params, &body).map_err(|e| {
+                            ApiError::unprocessable(format!(
+                                "not a threshold decryption share: {e}"
+                            ))
+                        })?;
+                        let named: Vec<&str> = t.active().iter().map(|m| m.as_str()).collect();
+                        if named != set.iter().map(String::as_str).collect::<Vec<_>>() {
+                            return Err(ApiError::unprocessable(format!(
+                                "the share was made for the decrypting set {}, not the round's {}",
+                                named.join(", "),
+                                set.join(", ")
+                            )));
+                        }
+                        t.share().clone()
+                    }
+                };
                 if s.member().as_str() != check_member {
                     return Err(ApiError::unprocessable(format!(
                         "the share names member {}, not {check_member}",

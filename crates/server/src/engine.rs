@@ -14,9 +14,11 @@ use crate::store::{RoundRow, UploadTable};
 use crate::AppState;
 use fedhe_api::signing::now_ms;
 use fedhe_api::{CeremonyPhase, RoundState, Transcript, TranscriptEntry};
+use fedhe_crypto::threshold::combine_threshold;
 use fedhe_crypto::{
-    decryption::combine, CollectivePublicKey, CommonRandomPoly, DecryptionShare, EncryptedVector,
-    FixedPointCodec, MemberId, PublicKeyShare, WireObject,
+    decryption::combine, AccessStructure, CollectivePublicKey, CommonRandomPoly, DecryptionShare,
+    EncryptedVector, FixedPointCodec, MemberId, PublicKeyShare, ThresholdDecryptionShare,
+    WireObject,
 };
 use std::sync::Arc;
 
@@ -125,8 +127,31 @@ async fn advance_round_once(state: &AppState, study: &str, round: u64) -> ApiRes
                     .store
                     .uploads(UploadTable::DecryptionShares, study, round)
                     .await?;
-                if list.len() == members.len() {
-                    match decrypt(state, &params, &r, &members).await {
+                // n-of-n: every member decrypts; t-of-n: the round's full
+                // decrypting set (the first T claimants).
+                let decrypting: Vec<String> = match ceremony.threshold {
+                    None => members.clone(),
+                    Some(t) => {
+                        let set = state.store.decrypting_set(study, round).await?;
+                        if set.len() == t as usize {
+                            set
+                        } else {
+                            Vec::new()
+                        }
+                    }
+                };
+                let have: Vec<&str> = list.iter().map(|s| s.member.as_str()).collect();
+                if !decrypting.is_empty() && decrypting.iter().all(|m| have.contains(&m.as_str())) {
+                    match decrypt(
+                        state,
+                        &params,
+                        &r,
+                        &members,
+                        &decrypting,
+                        ceremony.threshold,
+                    )
+                    .await
+                    {
                         Ok(values) => {
                             let text = serde_json::to_string(&values).map_err(|_| {
                                 ApiError::internal("the result is not representable as JSON")
@@ -136,18 +161,24 @@ async fn advance_round_once(state: &AppState, study: &str, round: u64) -> ApiRes
                         Err(reason) => state.store.fail_round(&r, &reason).await?,
                     }
                 } else if now >= r.deadline_at {
-                    let have: Vec<&str> = list.iter().map(|s| s.member.as_str()).collect();
-                    let missing: Vec<&str> = members
-                        .iter()
-                        .map(String::as_str)
-                        .filter(|m| !have.contains(m))
-                        .collect();
-                    let reason = format!(
-                        "the decryption deadline passed with {} of {} decryption shares (missing: {})",
-                        list.len(),
-                        members.len(),
-                        missing.join(", ")
-                    );
+                    let reason = if decrypting.is_empty() {
+                        format!(
+                            "the decryption deadline passed before {} members claimed a place in the decrypting set",
+                            ceremony.threshold.unwrap_or_default()
+                        )
+                    } else {
+                        let missing: Vec<&str> = decrypting
+                            .iter()
+                            .map(String::as_str)
+                            .filter(|m| !have.contains(m))
+                            .collect();
+                        format!(
+                            "the decryption deadline passed with {} of {} decryption shares (missing: {})",
+                            list.len(),
+                            decrypting.len(),
+                            missing.join(", ")
+                        )
+                    };
                     state.store.fail_round(&r, &reason).await?
                 } else {
                     return Ok(());
@@ -314,6 +345,22 @@ pub async fn expected_upload_len(state: &AppState, upload: SizedUpload<'_>) -> A
                 UploadTable::Contributions => {
                     fedhe_crypto::wire::encrypted_vector_len(&params, &codec, values)
                 }
+                UploadTable::DecryptionShares if c.threshold.is_some() => {
+                    let active = state
+                        .store
+                        .decrypting_set(study, round_number)
+                        .await?
+                        .iter()
+                        .map(|m| member_id(m))
+                        .collect::<ApiResult<Vec<_>>>()?;
+                    fedhe_crypto::wire::threshold_decryption_share_len(
+                        &params,
+                        &codec,
+                        &member_id(member)?,
+                        &active,
+                        values,
+                    )
+                }
                 UploadTable::DecryptionShares => fedhe_crypto::wire::decryption_share_len(
                     &params,
                     &codec,
@@ -385,11 +432,15 @@ async fn aggregate(
 }
 
 /// C0 + Σ d_j, decoded (steps 5): the reason on failure becomes the round's.
+/// Combines the decryption shares of `decrypting` (every member for n-of-n,
+/// the round's decrypting set for t-of-n) with the aggregate and decodes.
 async fn decrypt(
     state: &AppState,
     params: &Arc<fedhe_crypto::Params>,
     r: &RoundRow,
     members: &[String],
+    decrypting: &[String],
+    threshold: Option<u32>,
 ) -> Result<Vec<f64>, String> {
     let internal = |e: ApiError| e.detail;
     let aggregate = state
@@ -397,8 +448,8 @@ async fn decrypt(
         .aggregate(&r.study, r.round)
         .await
         .map_err(internal)?;
-    let mut shares = Vec::with_capacity(members.len());
-    for m in members {
+    let mut shares = Vec::with_capacity(decrypting.len());
+    for m in decrypting {
         shares.push(
             state
                 .store
@@ -412,17 +463,30 @@ async fn decrypt(
     tokio::task::spawn_blocking(move || -> Result<Vec<f64>, String> {
         let aggregate =
             EncryptedVector::from_bytes(&params, &aggregate).map_err(|e| e.to_string())?;
-        let shares = shares
-            .iter()
-            .map(|b| DecryptionShare::from_bytes(&params, b))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| e.to_string())?;
         let ids = members
             .iter()
             .map(|m| MemberId::new(m.clone()))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| e.to_string())?;
-        let plaintexts = combine(&ids, &aggregate, &shares).map_err(|e| e.to_string())?;
+        let plaintexts = match threshold {
+            None => {
+                let shares = shares
+                    .iter()
+                    .map(|b| DecryptionShare::from_bytes(&params, b))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|e| e.to_string())?;
+                combine(&ids, &aggregate, &shares).map_err(|e| e.to_string())?
+            }
+            Some(t) => {
+                let shares = shares
+                    .iter()
+                    .map(|b| ThresholdDecryptionShare::from_bytes(&params, b))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|e| e.to_string())?;
+                let access = AccessStructure::new(&ids, t as usize).map_err(|e| e.to_string())?;
+                combine_threshold(&access, &aggregate, &shares).map_err(|e| e.to_string())?
+            }
+        };
         let codec =
             FixedPointCodec::from_info(&params, aggregate.encoding()).map_err(|e| e.to_string())?;
         codec

@@ -1114,6 +1114,83 @@ impl Store {
         self.transition(update, &entry).await
     }
 
+    /// Claims a place for `member` in a t-of-n round's decrypting set while
+    /// the round is `decrypting`: the first `threshold` claimants form the
+    /// set. Returns the set so far, in claim order (the caller is in it
+    /// unless it was already full).
+    pub async fn claim_decryption(
+        &self,
+        study: &str,
+        round: u64,
+        member: &str,
+        threshold: usize,
+    ) -> ApiResult<Vec<String>> {
+        let mut tx = self.begin_write().await?;
+        let state: String = sqlx::query_scalar(&format!(
+            "SELECT state FROM rounds WHERE study = $1 AND round = $2{}",
+            self.for_update()
+        ))
+        .bind(study)
+        .bind(round as i64)
+        .fetch_optional(&mut *tx)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("no round {round} of study {study}")))?;
+        let mut set: Vec<String> = sqlx::query_scalar(
+            "SELECT member FROM decryption_claims WHERE study = $1 AND round = $2 ORDER BY position",
+        )
+        .bind(study)
+        .bind(round as i64)
+        .fetch_all(&mut *tx)
+        .await?;
+        if set.iter().any(|m| m == member) || set.len() >= threshold {
+            return Ok(set);
+        }
+        if state != "decrypting" {
+            return Err(ApiError::conflict(format!(
+                "round {round} of study {study} is {state}: a decrypting set is formed only while it is decrypting"
+            )));
+        }
+        let now = fedhe_api::signing::now_ms();
+        sqlx::query(
+            "INSERT INTO decryption_claims (study, round, member, position, created_at) VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind(study)
+        .bind(round as i64)
+        .bind(member)
+        .bind(set.len() as i64)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        set.push(member.to_string());
+        if set.len() == threshold {
+            let entry = NewAudit {
+                actor: "server",
+                action: "round.decrypting_set_fixed",
+                study: Some(study),
+                round: Some(round),
+                detail: Some(set.join(", ")),
+                ..NewAudit::default()
+            };
+            audit::insert(&mut *tx, &entry, now).await?;
+            tx.commit().await?;
+            audit::log(&entry);
+        } else {
+            tx.commit().await?;
+        }
+        Ok(set)
+    }
+
+    /// A t-of-n round's decrypting set so far, in claim order.
+    pub async fn decrypting_set(&self, study: &str, round: u64) -> ApiResult<Vec<String>> {
+        Ok(sqlx::query_scalar(
+            "SELECT member FROM decryption_claims WHERE study = $1 AND round = $2 ORDER BY position",
+        )
+        .bind(study)
+        .bind(round as i64)
+        .fetch_all(&self.read)
+        .await?)
+    }
+
     /// Every ceremony with its phase, by id.
     pub async fn ceremony_list(&self) -> ApiResult<Vec<(String, String)>> {
         Ok(

@@ -28,6 +28,8 @@ pub struct Terms {
 /// Ceremony `c1` (toy parameters, the administrator key of
 /// [`admin_identity`]) created for `names`, each with a fresh identity;
 /// returns each member's client, signing as that member. Nobody has joined.
+/// (Not every test file that includes this module uses it.)
+#[allow(dead_code)]
 pub fn toy_ceremony(url: &str, admin_token: &str, names: &[&str]) -> Vec<Client> {
     toy_ceremony_with_threshold(url, admin_token, names, None)
 }
@@ -77,12 +79,26 @@ pub fn toy_federation(
     names: &[&str],
     terms: &Terms,
 ) -> (Vec<(MemberSession, Client)>, StudyStatus) {
+    toy_federation_with_threshold(url, admin_token, root, names, terms, None)
+}
+
+/// As [`toy_federation`] on a t-of-n ceremony when `threshold` is given
+/// (each session holds its threshold key share).
+pub fn toy_federation_with_threshold(
+    url: &str,
+    admin_token: &str,
+    root: &std::path::Path,
+    names: &[&str],
+    terms: &Terms,
+    threshold: Option<u32>,
+) -> (Vec<(MemberSession, Client)>, StudyStatus) {
     let admin = Client::new(url, Auth::Admin(admin_token.to_string().into())).unwrap();
-    let seats: Vec<(Client, KeyDir)> = toy_ceremony(url, admin_token, names)
-        .into_iter()
-        .zip(names)
-        .map(|(client, m)| (client, KeyDir::open_or_create(root.join(m)).unwrap()))
-        .collect();
+    let seats: Vec<(Client, KeyDir)> =
+        toy_ceremony_with_threshold(url, admin_token, names, threshold)
+            .into_iter()
+            .zip(names)
+            .map(|(client, m)| (client, KeyDir::open_or_create(root.join(m)).unwrap()))
+            .collect();
     std::thread::scope(|s| {
         for (client, dir) in &seats {
             s.spawn(move || {
@@ -119,6 +135,8 @@ pub fn toy_federation(
                 dir.path().join("state"),
                 terms.min_contributors as usize,
             )
+            .unwrap()
+            .with_threshold_share_from(&dir)
             .unwrap();
             session.round_timeout = Duration::from_secs(60);
             session.accept_study(&study).unwrap();

@@ -21,3 +21,13 @@ CREATE TABLE dealing_verdicts (
     created_at BIGINT NOT NULL,
     PRIMARY KEY (ceremony, member)
 );
+
+CREATE TABLE decryption_claims (
+    study      TEXT COLLATE "C" NOT NULL,
+    round      BIGINT NOT NULL,
+    member     TEXT COLLATE "C" NOT NULL,
+    position   BIGINT NOT NULL,
+    created_at BIGINT NOT NULL,
+    PRIMARY KEY (study, round, member),
+    FOREIGN KEY (study, round) REFERENCES rounds(study, round)
+);

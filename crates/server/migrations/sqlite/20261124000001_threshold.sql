@@ -24,3 +24,15 @@ CREATE TABLE dealing_verdicts (
     created_at INTEGER NOT NULL,
     PRIMARY KEY (ceremony, member)
 );
+
+-- A t-of-n round's decrypting set: the first T members that claim a place
+-- once the aggregate exists (`position` 0..T-1); only they decrypt.
+CREATE TABLE decryption_claims (
+    study      TEXT NOT NULL,
+    round      INTEGER NOT NULL,
+    member     TEXT NOT NULL,
+    position   INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (study, round, member),
+    FOREIGN KEY (study, round) REFERENCES rounds(study, round)
+);
