@@ -126,6 +126,50 @@ fn the_valid_wire_seeds_reach_the_end_of_the_payload_decoders() {
     assert!(refused >= 2, "{refused}");
 }
 
+/// The inspect target's seeds of the t-of-n kinds: `valid-*` ones decode
+/// fully (so the fuzzer starts inside those decoders) and `bad-*` ones are
+/// refused, as the names say; every t-of-n kind has a valid seed.
+#[test]
+fn the_threshold_kinds_have_seeds_that_reach_their_decoders() {
+    use fedhe_crypto::wire::{inspect, Kind};
+    let mut kinds = BTreeSet::new();
+    let mut refused = 0;
+    for (target, name, bytes) in fedhe_fuzz::seeds() {
+        let (true, true) = (
+            target == "wire_inspect",
+            name.starts_with("valid-") || name.starts_with("bad-"),
+        ) else {
+            continue;
+        };
+        let kind = Kind::from_code(u16::from(bytes[1] % fedhe_fuzz::KIND_CODES)).unwrap();
+        let mut data = vec![bytes[0]];
+        data.extend_from_slice(&bytes[2..]);
+        let (_, envelope) = fedhe_fuzz::payload_envelope(kind, &data).unwrap();
+        let decoded = inspect(&envelope);
+        assert_eq!(
+            decoded.is_ok(),
+            name.starts_with("valid-"),
+            "{name}: {decoded:?}"
+        );
+        if decoded.is_ok() {
+            kinds.insert(kind.name());
+        } else {
+            refused += 1;
+        }
+    }
+    assert_eq!(
+        kinds.into_iter().collect::<Vec<_>>(),
+        [
+            "sealed-shamir-share",
+            "shamir-commitment",
+            "threshold-dealing",
+            "threshold-decryption-share",
+            "threshold-secret-share"
+        ]
+    );
+    assert_eq!(refused, 2);
+}
+
 #[test]
 fn the_committed_corpus_replays_through_every_check() {
     let mut total = 0;

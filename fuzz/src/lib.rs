@@ -25,6 +25,10 @@ use fedhe_crypto::{
 };
 use std::sync::{Arc, OnceLock};
 
+/// Kind codes the inspect target's payload mode picks from (0, an unknown
+/// code, and every kind of [`Kind`]).
+pub const KIND_CODES: u8 = 11;
+
 /// What a fuzz target runs on one input (it panics on a failed invariant).
 pub type Check = fn(&[u8]);
 
@@ -269,7 +273,7 @@ pub fn check_wire_inspect(data: &[u8]) {
         input.rest().to_vec()
     } else {
         let params = &parameter_sets()[(selector & 1) as usize];
-        let kind = u16::from(input.byte() % 7);
+        let kind = u16::from(input.byte() % KIND_CODES);
         let payload = build_payload(params, &mut input);
         envelope(params.set().id, kind, &payload)
     };
@@ -609,6 +613,75 @@ fn poly(out: &mut Vec<u8>, op: u8, seed: u64, how: u8) {
     }
 }
 
+/// Payload-mode bodies of the t-of-n kinds for `params` (members alpha,
+/// beta, gamma; T = 2): `valid-*` ones decode; `bad-*` ones are refused (a
+/// dealing whose shares are not sorted by recipient, a decrypting set
+/// without the share's member).
+fn threshold_payloads(params: &Params) -> Vec<(Kind, &'static str, Vec<u8>)> {
+    let commitment = |p: &mut Vec<u8>| {
+        lit_member(p, "alpha");
+        let mut head = 2u32.to_le_bytes().to_vec();
+        head.extend_from_slice(&3u32.to_le_bytes());
+        lit(p, &head);
+        lit(p, &[7; 96]);
+        lit(p, &2u32.to_le_bytes());
+        poly(p, 1, 11, 0);
+        poly(p, 1, 12, 0);
+    };
+    let sealed_len = fedhe_crypto::share_transport::sealed_len(params) as u32;
+    let sealed = |p: &mut Vec<u8>, recipient: &str| {
+        lit_member(p, "alpha");
+        lit_member(p, recipient);
+        lit(p, &[5; 24]);
+        lit(p, &sealed_len.to_le_bytes());
+        // Ciphertext bytes: 8 + two polynomials' worth + 48 (salt and tag).
+        lit(p, &[1; 8]);
+        poly(p, 2, 13, 0);
+        poly(p, 2, 14, 0);
+        lit(p, &[2; 48]);
+    };
+    let set = |p: &mut Vec<u8>, members: &[&str]| {
+        lit(p, &(members.len() as u32).to_le_bytes());
+        for m in members {
+            lit_member(p, m);
+        }
+    };
+    let mut out = Vec::new();
+    let mut p = Vec::new();
+    commitment(&mut p);
+    out.push((Kind::ShamirCommitment, "valid", p));
+    let mut p = Vec::new();
+    sealed(&mut p, "beta");
+    out.push((Kind::SealedShamirShare, "valid", p));
+    for (name, recipients) in [
+        ("valid", ["alpha", "beta"]),
+        ("bad-unsorted", ["beta", "alpha"]),
+    ] {
+        let mut p = Vec::new();
+        commitment(&mut p);
+        lit(&mut p, &2u32.to_le_bytes());
+        for r in recipients {
+            sealed(&mut p, r);
+        }
+        out.push((Kind::ThresholdDealing, name, p));
+    }
+    for (name, member) in [("valid", "beta"), ("bad-outsider", "delta")] {
+        let mut p = Vec::new();
+        set(&mut p, &["alpha", "beta", "gamma"]);
+        lit_member(&mut p, member);
+        lit(&mut p, &1u32.to_le_bytes());
+        poly(&mut p, 1, 15, 0);
+        out.push((Kind::ThresholdDecryptionShare, name, p));
+    }
+    let mut p = Vec::new();
+    lit_member(&mut p, "beta");
+    lit(&mut p, &2u32.to_le_bytes());
+    set(&mut p, &["alpha", "beta", "gamma"]);
+    poly(&mut p, 1, 16, 0);
+    out.push((Kind::ThresholdSecretShare, "valid", p));
+    out
+}
+
 /// The seed inputs of every target, `(target, file name, bytes)`. Wire
 /// seeds named `valid-*` decode (the fuzzer starts from objects that reach
 /// the end of the payload decoders); `random-*` ones differ on every call
@@ -706,6 +779,30 @@ pub fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
             lit_member(&mut p, "alpha");
             poly(&mut p, 1, 5, 0);
             out.push(("wire_inspect", format!("payload-kind-{kind}-{set}"), p));
+        }
+        // The t-of-n kinds: empty envelopes at both sets, and valid objects
+        // of every kind at the toy set (the default set's are megabytes).
+        for kind in [
+            Kind::ShamirCommitment,
+            Kind::SealedShamirShare,
+            Kind::ThresholdDecryptionShare,
+            Kind::ThresholdSecretShare,
+            Kind::ThresholdDealing,
+        ] {
+            let mut raw = vec![s as u8];
+            raw.extend(envelope(params.set().id, kind as u16, &[]));
+            out.push((
+                "wire_inspect",
+                format!("raw-empty-{}-{set}", kind.name()),
+                raw,
+            ));
+        }
+        if s == 0 {
+            for (kind, name, body) in threshold_payloads(params) {
+                let mut p = vec![2 | s as u8, kind as u8];
+                p.extend(body);
+                out.push(("wire_inspect", format!("{name}-{}-{set}", kind.name()), p));
+            }
         }
     }
 

@@ -73,6 +73,11 @@ fn keys_of(root: &Path, name: &str) -> PathBuf {
 
 /// A toy ceremony of `names`, joined by `fedhe ceremony join` processes.
 fn ceremony(url: &str, root: &Path, names: &[&str]) {
+    ceremony_with(url, root, names, None)
+}
+
+/// As [`ceremony`], t-of-n when `threshold` is given.
+fn ceremony_with(url: &str, root: &Path, names: &[&str], threshold: Option<u32>) {
     let admin = Client::new(url, Auth::Admin(ADMIN.to_string().into())).unwrap();
     let members = names
         .iter()
@@ -94,7 +99,7 @@ fn ceremony(url: &str, root: &Path, names: &[&str]) {
             deadline_secs: 600,
             allow_insecure: true,
             admin_key: admin_identity().public_key_hex(),
-            threshold: None,
+            threshold,
         })
         .unwrap();
     let joins: Vec<Child> = names
@@ -115,6 +120,18 @@ fn ceremony(url: &str, root: &Path, names: &[&str]) {
 }
 
 fn study(url: &str, id: &str, members: usize, rounds: usize) {
+    study_with(url, id, members, rounds, 3, 600)
+}
+
+/// As [`study`] with a quorum and a round deadline (seconds).
+fn study_with(
+    url: &str,
+    id: &str,
+    members: usize,
+    rounds: usize,
+    min_contributors: u32,
+    round_timeout_secs: u64,
+) {
     let admin = Client::new(url, Auth::Admin(ADMIN.to_string().into())).unwrap();
     let config = serde_json::json!({
         "objective": "cec2005-f1",
@@ -136,8 +153,8 @@ fn study(url: &str, id: &str, members: usize, rounds: usize) {
         ceremony: "c".into(),
         algorithm: "fbo-fedgp".into(),
         config,
-        min_contributors: 3,
-        round_timeout_secs: 600,
+        min_contributors,
+        round_timeout_secs,
         decrypt_timeout_secs: 600,
         bound: 1024.0,
     };
@@ -481,4 +498,82 @@ fn a_member_evaluating_by_ask_and_tell_survives_kill_9_and_the_study_finishes() 
     points.sort();
     points.dedup();
     assert_eq!(points.len(), entries.len(), "a point was evaluated twice");
+}
+
+/// t-of-n over real agent processes (issue 15): five agents on a 3-of-5
+/// ceremony, quorum 3, a round closing at a 2-second deadline without the
+/// absent. Two agents are killed with `kill -9` (just after a round of
+/// theirs finished), the other three go on without them (rounds with three
+/// contributions, decrypted by three), and the two, restarted, rejoin from
+/// their journals: every agent finishes every round.
+#[test]
+fn a_three_of_five_study_survives_two_agents_killed_and_they_rejoin() {
+    let root = tempfile::tempdir().unwrap();
+    let server = serve(root.path());
+    let url = server.url.clone();
+    let names = ["a1", "a2", "a3", "a4", "a5"];
+    ceremony_with(&url, root.path(), &names, Some(3));
+    let rounds = 6;
+    study_with(&url, "s", names.len(), rounds, 3, 2);
+    let mut agents = Killed(
+        names
+            .iter()
+            .map(|n| agent(&url, root.path(), n, "s"))
+            .collect(),
+    );
+    let start = Instant::now();
+    let progress = |name: &str| progress_round(root.path(), name, "s").unwrap_or(0);
+    let wait_until = |what: &str, done: &dyn Fn() -> bool| {
+        while !done() {
+            assert!(start.elapsed() < Duration::from_secs(400), "{what}");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    };
+    // Killed right after a round of theirs finished (while they evaluate
+    // their next point), not between a claim and a decryption share.
+    let mut killed_at = Vec::new();
+    for i in [3, 4] {
+        wait_until("the victims reach round 2", &|| progress(names[i]) >= 2);
+        agents.0[i].kill().unwrap();
+        agents.0[i].wait().unwrap();
+        killed_at.push(progress(names[i]));
+    }
+    let last = *killed_at.iter().max().unwrap();
+    assert!(last + 2 < rounds as u64, "killed too late: {killed_at:?}");
+    // The three others go on alone for two rounds.
+    wait_until("the survivors go on without the victims", &|| {
+        names[..3].iter().all(|n| progress(n) >= last + 2)
+    });
+    for i in [3, 4] {
+        agents.0[i] = agent(&url, root.path(), names[i], "s");
+    }
+    let outputs: Vec<_> = agents
+        .0
+        .drain(..)
+        .map(|c| c.wait_with_output().unwrap())
+        .collect();
+    for (name, out) in names.iter().zip(&outputs) {
+        assert!(
+            out.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v = last_json_line(&out.stdout);
+        assert_eq!(v["rounds"], rounds, "{name}: {v}");
+    }
+    // Rounds really ran without the victims: some had three contributions,
+    // and every round was decrypted by a set of three.
+    let admin = Client::new(&url, Auth::Admin(ADMIN.to_string().into())).unwrap();
+    let latest = admin.study("s").unwrap().latest_round;
+    let mut three = 0;
+    for r in 1..=latest {
+        let st = admin.round("s", r, Duration::ZERO, None).unwrap();
+        assert_eq!(st.state, fedhe_api::RoundState::Done, "{st:?}");
+        assert_eq!(st.decrypting_set.len(), 3, "{st:?}");
+        assert_eq!(st.shares.len(), 3, "{st:?}");
+        if st.received == 3 {
+            three += 1;
+        }
+    }
+    assert!(three >= 2, "{three} rounds with three contributions");
 }

@@ -225,7 +225,7 @@ fn deal_and_confirm(
             )));
         }
         if status.phase == fedhe_api::CeremonyPhase::Dealing {
-            client.put_dealing_verdict(ceremony, &accept)?;
+            confirm(client, ceremony, &accept)?;
         }
         return Ok(());
     }
@@ -297,7 +297,7 @@ fn deal_and_confirm(
         &share.to_key_bytes(params),
         force,
     )?;
-    client.put_dealing_verdict(ceremony, &accept)?;
+    confirm(client, ceremony, &accept)?;
     // Done only when every member confirmed: a refusal by another member
     // fails the ceremony, and this member must hear of it.
     wait_for_ceremony(
@@ -309,6 +309,30 @@ fn deal_and_confirm(
         |s| s.phase == fedhe_api::CeremonyPhase::Complete,
     )?;
     Ok(())
+}
+
+/// Sends this member's acceptance; a ceremony that failed meanwhile (another
+/// member refused a dealing) is reported with its reason.
+fn confirm(
+    client: &Client,
+    ceremony: &str,
+    accept: &fedhe_api::DealingVerdict,
+) -> Result<(), ClientError> {
+    match client.put_dealing_verdict(ceremony, accept) {
+        Ok(_) => Ok(()),
+        Err(e @ ClientError::Problem { .. }) => {
+            let s = client.ceremony(ceremony)?;
+            if s.phase == fedhe_api::CeremonyPhase::Failed {
+                Err(ClientError::Verification(format!(
+                    "ceremony {ceremony} failed: {}",
+                    s.reason.unwrap_or_default()
+                )))
+            } else {
+                Err(e)
+            }
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// Refuses the shares received, naming `dealer` (the server fails the
@@ -1103,6 +1127,23 @@ impl MemberSession {
         }
     }
 
+    /// Whether a round froze its commitments without this member (it was
+    /// offline, e.g. restarted from its journal after the study moved on):
+    /// it then takes part as an observer, verifying the aggregate and the
+    /// result (and decrypting if a t-of-n decrypting set still has room),
+    /// and contributes again from the next round. A member that committed
+    /// keeps its recorded contribution and goes on revealing it.
+    fn missed_commitments(&self, study: &str, round: u64) -> Result<bool, ClientError> {
+        if self.record("contribution", study, round).exists() {
+            return Ok(false);
+        }
+        match self.client.round(study, round, Duration::ZERO, None) {
+            Ok(st) => Ok(st.state != RoundState::Committing),
+            Err(ClientError::Problem { problem, .. }) if problem.status == 404 => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
     /// One whole round: contribute (if `values`), decrypt, and the result.
     /// A round whose result this member already holds returns it without a
     /// request (a restarted agent replays its finished rounds this way).
@@ -1119,10 +1160,10 @@ impl MemberSession {
                 .map_err(|e| ClientError::Decode(format!("{}: {e}", result_path.display())));
         }
         match values {
-            Some(v) => {
+            Some(v) if !self.missed_commitments(study, round)? => {
                 self.contribute(study, round, v, bound)?;
             }
-            None => self.ensure_round(study, round)?,
+            _ => self.ensure_round(study, round)?,
         }
         self.decrypt(study, round)?;
         let values = self.result(study, round)?;

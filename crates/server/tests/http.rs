@@ -1307,6 +1307,10 @@ async fn operational_routes_and_the_openapi_document(kind: Kind) {
             "/v1/studies/{study}/rounds/{round}/contributions/{member}",
             &["put", "get"],
         ),
+        (
+            "/v1/studies/{study}/rounds/{round}/decryption-claims/{member}",
+            &["put"],
+        ),
         ("/v1/studies/{study}/rounds/{round}/aggregate", &["get"]),
         (
             "/v1/studies/{study}/rounds/{round}/decryption-shares",
