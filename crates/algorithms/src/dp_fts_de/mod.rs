@@ -46,6 +46,10 @@
 //!   multiplier is `z·√((N − c)/N)` (account with that to cover up to `c`
 //!   colluders). Shares are discrete Gaussians on a fine grid; their sum is
 //!   within a negligible distance of the Gaussian the accountant assumes.
+//!   When members may be missing from a round (a t-of-n study), set
+//!   `min_present = m`, the quorum: each share is then `N(0, (z·φ_max·S)²/m)`,
+//!   any `m` contributors already give the full noise, and the reported ε
+//!   (for multiplier `z`) is the worst case over the rounds' sizes.
 //!
 //! In both modes the weights are public and depend only on the round, the
 //! clipping bounds one agent's joint vector by `N·φ_max·S` (App. A.1), and the

@@ -114,6 +114,13 @@ pub struct DpFtsDeParams {
     /// `δ ∈ (0, 1)` of the reported (ε, δ); default `1/N^1.1` (paper 000 §5).
     #[serde(default)]
     pub delta: Option<f64>,
+    /// Distributed noise: the fewest members whose contributions a round's
+    /// sum can hold, `m ≤ N` (a t-of-n study's quorum, when members may be
+    /// offline). Each share then has variance `σ²/m`, so a sum over any `m`
+    /// members already carries the full `σ²` the accountant assumes (the
+    /// worst case); with all `N` present the sum carries `σ²·N/m`. Default `N`.
+    #[serde(default)]
+    pub min_present: Option<usize>,
     /// The accountant.
     #[serde(default)]
     pub accountant: AccountantChoice,
@@ -154,6 +161,7 @@ impl DpFtsDeParams {
             noise_multiplier: default_noise_multiplier(),
             clip_norm: default_clip_norm(),
             delta: None,
+            min_present: None,
             accountant: AccountantChoice::default(),
             acq_candidates: default_acq_candidates(),
             acq_polish: default_acq_polish(),
@@ -184,6 +192,16 @@ impl DpFtsDeParams {
                 format!(
                     "{}: between 1 and the number of agents {}",
                     self.subregions, self.members
+                ),
+            ));
+        }
+        let min_present = self.min_present.unwrap_or(self.members);
+        if min_present == 0 || min_present > self.members {
+            return Err(config(
+                "min_present",
+                format!(
+                    "{min_present}: between 1 and the number of agents {}",
+                    self.members
                 ),
             ));
         }
@@ -221,6 +239,7 @@ impl DpFtsDeParams {
             mechanism,
             clip,
             delta,
+            min_present,
             accountant: match self.accountant {
                 AccountantChoice::Moments => AccountantKind::Moments,
                 AccountantChoice::Rdp => AccountantKind::Rdp,
@@ -246,22 +265,30 @@ pub struct ValidParams {
     pub clip: L2Clip,
     /// `δ`.
     pub delta: f64,
+    /// `m`: distributed noise shares are sized for a sum over `m` members.
+    pub min_present: usize,
     /// The accountant.
     pub accountant: AccountantKind,
 }
 
 impl ValidParams {
+    /// The standard deviation of one member's distributed noise share for a
+    /// sum whose noise must have standard deviation `sum_std` (`z·φ_max·S`,
+    /// eq. 4): `sum_std/√m`, so any `m` shares add up to variance `sum_std²`.
+    pub fn noise_share_std(&self, sum_std: f64) -> f64 {
+        sum_std / (self.min_present as f64).sqrt()
+    }
+
     /// The bound of every contributed value: `|φ_n^(i) ω̂_{n,m}| ≤ S/√P ≤ S`
     /// (clipping, `φ ≤ 1`), plus, with distributed noise, 16 standard
-    /// deviations of a noise share `z·φ_max·S/√N ≤ z·S/√N` (a share beyond it,
+    /// deviations of a noise share `z·φ_max·S/√m ≤ z·S/√m` (a share beyond it,
     /// probability below 1e−57 per value, makes the round fail rather than wrap).
     pub fn channel_bound(&self) -> f64 {
         let s = self.clip.norm();
         match self.noise {
             NoiseMode::Distributed => {
                 s * (1.0
-                    + NOISE_SHARE_TAIL * self.mechanism.noise_multiplier()
-                        / (self.shared.members as f64).sqrt())
+                    + NOISE_SHARE_TAIL * self.noise_share_std(self.mechanism.noise_multiplier()))
             }
             _ => s,
         }
@@ -293,6 +320,8 @@ mod tests {
             ("S (clipping norm)", Box::new(|p| p.clip_norm = 0.0)),
             ("S (clipping norm)", Box::new(|p| p.clip_norm = -2.0)),
             ("subregions", Box::new(|p| p.subregions = 0)),
+            ("min_present", Box::new(|p| p.min_present = Some(0))),
+            ("min_present", Box::new(|p| p.min_present = Some(11))),
         ];
         for (name, edit) in cases {
             let mut p = ok.clone();
@@ -309,7 +338,15 @@ mod tests {
         assert!((v.delta - 0.0029435).abs() < 1e-6, "{}", v.delta);
         assert_eq!(v.channel_bound(), 11.0);
         p.noise = NoiseMode::Distributed;
-        let d = p.validate().unwrap();
+        let d = p.clone().validate().unwrap();
         assert!((d.channel_bound() - 11.0 * (1.0 + 16.0 / 200f64.sqrt())).abs() < 1e-12);
+        // Sized for 50 present of 200: each share has σ/√50, so 50 shares sum
+        // to variance σ² (and all 200 to 4σ²), and the bound widens with it.
+        p.min_present = Some(50);
+        let m = p.validate().unwrap();
+        let sigma = 3.0;
+        assert!((50.0 * m.noise_share_std(sigma).powi(2) - sigma * sigma).abs() < 1e-12);
+        assert!((200.0 * m.noise_share_std(sigma).powi(2) - 4.0 * sigma * sigma).abs() < 1e-12);
+        assert!((m.channel_bound() - 11.0 * (1.0 + 16.0 / 50f64.sqrt())).abs() < 1e-12);
     }
 }

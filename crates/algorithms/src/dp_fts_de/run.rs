@@ -96,10 +96,11 @@ pub fn run_observed(
                 .collect(),
             _ => server.select(n),
         };
-        // Each of N shares has variance σ²/N, so the sum has σ² = (z·φ_max·S)².
+        // Each share has variance σ²/m (m = N unless members may be
+        // missing), so a sum over m members has σ² = (z·φ_max·S)².
         let share = match params.noise {
             NoiseMode::Distributed => Some(GaussianMechanism::with_std_dev(
-                sum_std / (n as f64).sqrt(),
+                params.noise_share_std(sum_std),
             )?),
             _ => None,
         };
