@@ -22,7 +22,7 @@ use fedhe_crypto::{
     ThresholdSecretShare, WireObject,
 };
 use fedhe_ring::Csprng;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use toy_federation::{toy_ceremony_with_threshold, toy_federation_with_threshold, Terms};
 
@@ -364,4 +364,246 @@ fn rounds_finish_with_two_of_five_members_gone() {
         e.to_string().contains("was made for the decrypting set"),
         "{e}"
     );
+}
+
+/// What the equivocating proxy of
+/// [`an_equivocating_server_gets_at_most_one_aggregate_per_round_decrypted`]
+/// shows and keeps.
+#[derive(Default)]
+struct Equivocation {
+    /// The second aggregate (the round's contributions without m1's), shown
+    /// to the members of view B.
+    other: Option<Vec<u8>>,
+    /// Members that have switched from view A to view B.
+    switched: std::collections::BTreeSet<String>,
+    /// Decryption shares intercepted: (member, view, bytes).
+    shares: Vec<(String, char, Vec<u8>)>,
+}
+
+const VIEW_A: [&str; 3] = ["m1", "m2", "m3"];
+const VIEW_B: [&str; 3] = ["m3", "m4", "m5"];
+
+impl Equivocation {
+    /// m1 and m2 see the real round, m4 and m5 the other aggregate; m3 sees
+    /// the real round until it has decrypted, then the other one.
+    fn view(&self, member: &str) -> char {
+        match member {
+            "m1" | "m2" => 'A',
+            "m3" if !self.switched.contains(member) => 'A',
+            _ => 'B',
+        }
+    }
+}
+
+/// A malicious server in front of the real one (plain HTTP/1.1 on loopback,
+/// one request per connection): it forwards everything, except that in
+/// round 1 it shows view-B members the other aggregate with the matching
+/// contribution list, forms the decrypting set per view (A: m1 m2 m3, B: m3
+/// m4 m5; T = 3, so the two sets overlap in m3), and keeps the decryption
+/// shares instead of forwarding them.
+fn equivocating_proxy(upstream: String, state: Arc<Mutex<Equivocation>>) -> String {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let http = reqwest::blocking::Client::builder()
+            .no_proxy()
+            .build()
+            .unwrap();
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let http = http.clone();
+            let upstream = upstream.clone();
+            let state = state.clone();
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                    return;
+                }
+                let mut parts = line.split_whitespace();
+                let (method, path) = (
+                    parts.next().unwrap_or("").to_string(),
+                    parts.next().unwrap_or("").to_string(),
+                );
+                let mut headers = Vec::new();
+                let mut length = 0usize;
+                loop {
+                    let mut h = String::new();
+                    reader.read_line(&mut h).unwrap();
+                    let h = h.trim_end().to_string();
+                    if h.is_empty() {
+                        break;
+                    }
+                    if let Some((k, v)) = h.split_once(':') {
+                        let (k, v) = (k.trim().to_ascii_lowercase(), v.trim().to_string());
+                        if k == "content-length" {
+                            length = v.parse().unwrap();
+                        }
+                        headers.push((k, v));
+                    }
+                }
+                let mut body = vec![0u8; length];
+                reader.read_exact(&mut body).unwrap();
+                let member = headers
+                    .iter()
+                    .find(|(k, _)| k == fedhe_api::signing::HEADER_MEMBER)
+                    .map(|(_, v)| v.clone())
+                    .unwrap_or_default();
+                let route = path.split('?').next().unwrap_or("").to_string();
+                let round1 = "/v1/studies/s1/rounds/1";
+                let mut respond = |status: u16, content_type: &str, bytes: &[u8]| {
+                    let head = format!(
+                        "HTTP/1.1 {status} X\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                        bytes.len()
+                    );
+                    let _ = stream.write_all(head.as_bytes());
+                    let _ = stream.write_all(bytes);
+                };
+                // Decryption shares are kept, never forwarded.
+                if method == "PUT" && route == format!("{round1}/decryption-shares/{member}") {
+                    let mut s = state.lock().unwrap();
+                    let view = s.view(&member);
+                    s.shares.push((member.clone(), view, body.clone()));
+                    if view == 'A' {
+                        s.switched.insert(member.clone());
+                    }
+                    let receipt = serde_json::json!({
+                        "hash": blake3::hash(&body).to_hex().to_string(),
+                        "created": true
+                    });
+                    respond(201, "application/json", receipt.to_string().as_bytes());
+                    return;
+                }
+                let view = state.lock().unwrap().view(&member);
+                let other = state.lock().unwrap().other.clone();
+                if let (true, 'B', Some(other)) = (
+                    method == "GET" && route == format!("{round1}/aggregate"),
+                    view,
+                    &other,
+                ) {
+                    respond(200, "application/octet-stream", other);
+                    return;
+                }
+                let mut request =
+                    http.request(method.parse().unwrap(), format!("{upstream}{path}"));
+                for (k, v) in &headers {
+                    if !matches!(k.as_str(), "host" | "content-length" | "connection") {
+                        request = request.header(k, v);
+                    }
+                }
+                let answer = request.body(body).send().unwrap();
+                let status = answer.status().as_u16();
+                let content_type = answer
+                    .headers()
+                    .get("content-type")
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("application/octet-stream")
+                    .to_string();
+                let mut bytes = answer.bytes().unwrap().to_vec();
+                if status == 200 && route == format!("{round1}/contributions") && view == 'B' {
+                    if let Some(other) = &other {
+                        let mut list: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+                        list["contributions"]
+                            .as_array_mut()
+                            .unwrap()
+                            .retain(|c| c["member"] != "m1");
+                        list["aggregate_hash"] = blake3::hash(other).to_hex().to_string().into();
+                        bytes = list.to_string().into_bytes();
+                    }
+                }
+                if status == 200 && route == format!("{round1}/decryption-claims/{member}") {
+                    let mut st: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+                    let set = if view == 'A' { VIEW_A } else { VIEW_B };
+                    st["decrypting_set"] = serde_json::json!(set);
+                    bytes = st.to_string().into_bytes();
+                }
+                respond(status, &content_type, &bytes);
+            });
+        }
+    });
+    url
+}
+
+/// Issue 15 acceptance: a server that shows two aggregates of one round to
+/// two groups of members (the real one, and one without m1's contribution,
+/// which with the first would reveal m1's vector) gets at most one of them
+/// decrypted. T = 3 of 5, so its two decrypting sets overlap (in m3), and m3
+/// decrypts at most one aggregate per round: it refuses the second. The
+/// first aggregate's three shares decrypt it to the plaintext sum; the
+/// second has two shares and does not combine.
+#[test]
+fn an_equivocating_server_gets_at_most_one_aggregate_per_round_decrypted() {
+    let work = tempfile::tempdir().unwrap();
+    let server = server_process::serve_sqlite(work.path(), TOKEN);
+    let state = Arc::new(Mutex::new(Equivocation::default()));
+    let proxy = equivocating_proxy(server.url.clone(), state.clone());
+    let (mut seats, _) = toy_federation_with_threshold(
+        &proxy,
+        TOKEN,
+        work.path(),
+        &NAMES,
+        &Terms {
+            min_contributors: 3,
+            round_secs: 60,
+            bound: 10.0,
+        },
+        Some(3),
+    );
+    let values = |i: usize| -> Vec<f64> { (0..8).map(|k| (i * 8 + k) as f64 * 0.1).collect() };
+    let contributions: Vec<Vec<u8>> = std::thread::scope(|s| {
+        let handles: Vec<_> = seats
+            .iter_mut()
+            .enumerate()
+            .map(|(i, (m, _))| s.spawn(move || m.contribute("s1", 1, &values(i), 10.0).unwrap()))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let params = fedhe_client::member::params_by_name("toy-n1024", true).unwrap();
+    let vectors: Vec<EncryptedVector> = contributions
+        .iter()
+        .map(|b| EncryptedVector::from_bytes(&params, b).unwrap())
+        .collect();
+    let other = EncryptedVector::sum(vectors[1..].iter()).unwrap();
+    state.lock().unwrap().other = Some(other.to_bytes(&params));
+    // Every member decrypts what it is shown.
+    std::thread::scope(|s| {
+        for (m, _) in seats.iter_mut() {
+            s.spawn(move || m.decrypt("s1", 1).unwrap());
+        }
+    });
+    // m3, shown the other aggregate now, refuses to decrypt it.
+    let e = seats[2].0.decrypt("s1", 1).unwrap_err().to_string();
+    assert!(
+        e.contains("already verified another aggregate of this round"),
+        "{e}"
+    );
+    let st = state.lock().unwrap();
+    let shares_of = |view: char| -> Vec<ThresholdDecryptionShare> {
+        st.shares
+            .iter()
+            .filter(|(_, v, _)| *v == view)
+            .map(|(_, _, b)| ThresholdDecryptionShare::from_bytes(&params, b).unwrap())
+            .collect()
+    };
+    let (a, b) = (shares_of('A'), shares_of('B'));
+    let members = |shares: &[ThresholdDecryptionShare]| -> Vec<String> {
+        let mut m: Vec<String> = shares.iter().map(|s| s.member().to_string()).collect();
+        m.sort();
+        m
+    };
+    assert_eq!(members(&a), VIEW_A.map(String::from).to_vec(), "view A");
+    assert_eq!(members(&b), ["m4", "m5"], "view B: m3 gave no second share");
+    let ids: Vec<MemberId> = NAMES.iter().map(|m| MemberId::new(*m).unwrap()).collect();
+    let access = AccessStructure::new(&ids, 3).unwrap();
+    let real = EncryptedVector::sum(vectors.iter()).unwrap();
+    let codec = FixedPointCodec::from_info(&params, real.encoding()).unwrap();
+    let sum = codec
+        .decode(&combine_threshold(&access, &real, &a).unwrap(), 8)
+        .unwrap();
+    for (k, got) in sum.iter().enumerate() {
+        let want: f64 = (0..5).map(|i| values(i)[k]).sum();
+        assert!((got - want).abs() < 1e-9, "{got} vs {want}");
+    }
+    assert!(combine_threshold(&access, &other, &b).is_err());
 }

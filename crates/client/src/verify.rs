@@ -28,8 +28,9 @@
 //! Once the server publishes the round's result, a member uses it only if
 //! ([`verify_after_decrypt`])
 //!
-//! 9. every ceremony member's decryption share is listed once, signed by its
-//!    member over its hash, and the bytes fetched have that hash;
+//! 9. every ceremony member's decryption share (t-of-n: every member of the
+//!    round's decrypting set, all made for that one set of T) is listed once,
+//!    signed by its member over its hash, and the bytes fetched have that hash;
 //! 10. the shares, combined with the aggregate this member verified and
 //!     decoded by the aggregate's own encoding, give exactly the values the
 //!     server published (the member then uses its own decoding).
