@@ -4,7 +4,11 @@ results.json, every member of an `independent-bo` run counted as one lone
 agent (random search: every member's own 54 points), optionally beside a
 peer fixture of `scripts/peers_botorch.py` (same functions).
 
-    python3 scripts/lone_summary.py results/ablation/results.json [--peer FIXTURE]
+    python3 scripts/lone_summary.py results/ablation/results.json [--peer FIXTURE] [--seconds]
+
+With --peer, also the win/loss count of every method against the peer, one
+function counted per win or loss (the median best of the lone agents against
+the median over the peer's seeds).
 """
 
 import argparse
@@ -48,6 +52,21 @@ def main():
             p = peer.get(short, [])
             row.append(f"{statistics.median(p):.6g} ({len(p)})" if p else "–")
         print(f"| {t} | " + " | ".join(row) + " |")
+    if a.peer:
+        # A function counts for a method when both have results: a win when
+        # the method's median best is below the peer's (minimisation).
+        print()
+        for m in methods:
+            w = l = 0
+            for t in tasks:
+                p = peer.get(t.replace("cec2005-", ""), [])
+                if not p or not best[(t, m)]:
+                    continue
+                if statistics.median(best[(t, m)]) < statistics.median(p):
+                    w += 1
+                else:
+                    l += 1
+            print(f"{m} against BoTorch (median vs median per function): {w} wins, {l} losses")
     if a.seconds:
         print()
         print("median seconds per agent: " + ", ".join(

@@ -22,11 +22,21 @@
 //!
 //! # Output warping
 //!
-//! With [`Warping::Likelihood`] (the default) the warping is chosen by the data
-//! among public candidates ([`WARP_SCALES`]) by the Gaussian likelihood of the
-//! warped values with their Jacobian; a federation computes it from the secure
-//! sum of every client's `(n_i, Σw, Σw², Σ log w')` per candidate, the same sum
-//! that gives the output scaling.
+//! By default ([`Warping::Auto`]) a lone agent standardises its outputs, as
+//! BoTorch's `Standardize` does, and a federation takes the signed-log warping
+//! of every value, which keeps its sums within the channel's bound. With
+//! [`Warping::Likelihood`] the warping is chosen by the data among public
+//! candidates ([`WARP_SCALES`]) by the Gaussian likelihood of the warped values
+//! with their Jacobian; a federation computes it from the secure sum of every
+//! client's `(n_i, Σw, Σw², Σ log w')` per candidate, the same sum that gives
+//! the output scaling.
+//!
+//! # Acquisition
+//!
+//! Expected improvement maximised as LogEI (Ament et al. 2023) by default; the
+//! acquisition optimiser scores uniform or Sobol' raw candidates plus
+//! perturbations of the client's best points and polishes the best few or a
+//! Boltzmann sample of them with L-BFGS (`acq_raw`, `acq_restarts`).
 //!
 //! # Output scaling
 //!
