@@ -493,7 +493,7 @@ fn federated_hyperparameters_and_warping_are_the_pooled_choice() {
 }
 
 #[test]
-fn the_default_warping_standardises_a_lone_agent_and_keeps_the_federation_in_the_channel() {
+fn auto_warping_standardises_a_lone_agent_and_keeps_the_federation_in_the_channel() {
     use fedhe_algorithms::fbo_fedgp::Warping;
     // F6 (shifted Rosenbrock) reaches 10^10 in the box: raw sums of squares
     // would exceed the channel's bound, signed-log values do not.
@@ -508,7 +508,7 @@ fn the_default_warping_standardises_a_lone_agent_and_keeps_the_federation_in_the
         .unwrap()
     };
     let auto = with(Warping::Auto);
-    assert_eq!(FboFedGpParams::paper_defaults().warping, Warping::Auto);
+    assert_eq!(FboFedGpParams::paper_defaults().warping, Warping::SignedLog);
     let lone = run(&task, Method::IndependentBo, &auto, &mut PlainSum, &m, 2).unwrap();
     let standardised = run(
         &task,

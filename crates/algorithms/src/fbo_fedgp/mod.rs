@@ -22,9 +22,11 @@
 //!
 //! # Output warping
 //!
-//! By default ([`Warping::Auto`]) a lone agent standardises its outputs, as
-//! BoTorch's `Standardize` does, and a federation takes the signed-log warping
-//! of every value, which keeps its sums within the channel's bound. With
+//! By default every value is warped by `sign(u) ln(1 + |u|)`, which keeps a
+//! federation's sums within the channel's bound. [`Warping::None`]
+//! standardises the outputs, as BoTorch's `Standardize` does, and
+//! [`Warping::Auto`] does so for a lone agent and keeps the signed-log warping
+//! in a federation. With
 //! [`Warping::Likelihood`] the warping is chosen by the data among public
 //! candidates ([`WARP_SCALES`]) by the Gaussian likelihood of the warped values
 //! with their Jacobian; a federation computes it from the secure sum of every
@@ -33,8 +35,8 @@
 //!
 //! # Acquisition
 //!
-//! Expected improvement maximised as LogEI (Ament et al. 2023) by default; the
-//! acquisition optimiser scores uniform or Sobol' raw candidates plus
+//! GP-UCB by default; expected improvement is maximised as LogEI (Ament et
+//! al. 2023). The acquisition optimiser scores uniform or Sobol' raw candidates plus
 //! perturbations of the client's best points and polishes the best few or a
 //! Boltzmann sample of them with L-BFGS (`acq_raw`, `acq_restarts`).
 //!

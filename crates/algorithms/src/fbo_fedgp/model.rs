@@ -47,18 +47,15 @@ impl OutputWarping {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Warping {
-    /// The default: [`Warping::None`] for a lone agent (`independent-bo`,
-    /// whose statistics never leave it), [`Warping::SignedLog`] in a
-    /// federation, whose raw sums of squares would exceed the channel's bound
-    /// on objectives of large magnitude (CEC-2005 F6 reaches 10¹⁰). On
-    /// CEC-2005 F1-F20 a lone agent with standardised outputs and LogEI beat
-    /// the signed-log warping with UCB on 13 of 20 functions (median of 5
-    /// agents; `docs/results/optimiser-2026-11-24`).
-    #[default]
+    /// [`Warping::None`] for a lone agent (`independent-bo`, whose
+    /// statistics never leave it), [`Warping::SignedLog`] in a federation,
+    /// whose raw sums of squares would exceed the channel's bound on
+    /// objectives of large magnitude (CEC-2005 F6 reaches 10¹⁰).
     Auto,
     /// No warping: the utility standardised (BoTorch's `Standardize`).
     None,
-    /// The fixed `sign(u) · ln(1 + |u|)` of every value.
+    /// The fixed `sign(u) · ln(1 + |u|)` of every value (the default).
+    #[default]
     SignedLog,
     /// Chosen by the data: the scale `s` of [`OutputWarping::ScaledLog`] among
     /// [`WARP_SCALES`] maximising the Gaussian profile likelihood of the
@@ -441,7 +438,6 @@ mod tests {
 
     #[test]
     fn auto_is_standardisation_alone_and_signed_log_in_a_federation() {
-        assert_eq!(Warping::default(), Warping::Auto);
         assert_eq!(Warping::Auto.for_lone_agent(), Warping::None);
         assert_eq!(Warping::Auto.fixed(), Some(OutputWarping::SignedLog));
         assert_eq!(Warping::Auto.candidates(), vec![OutputWarping::SignedLog]);
