@@ -435,6 +435,8 @@ impl SummaryScaling {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use nalgebra::{DMatrix, DVector};
 
     #[test]
     fn auto_is_standardisation_alone_and_signed_log_in_a_federation() {
@@ -445,9 +447,6 @@ mod tests {
             assert_eq!(w.for_lone_agent(), w);
         }
     }
-
-    use super::*;
-    use nalgebra::{DMatrix, DVector};
 
     #[test]
     fn scaling_from_sums_is_the_pooled_mean_and_std() {
