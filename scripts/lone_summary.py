@@ -4,7 +4,11 @@ results.json, every member of an `independent-bo` run counted as one lone
 agent (random search: every member's own 54 points), optionally beside a
 peer fixture of `scripts/peers_botorch.py` (same functions).
 
-    python3 scripts/lone_summary.py results/ablation/results.json [--peer FIXTURE]
+    python3 scripts/lone_summary.py RESULTS.json [RESULTS.json ...] [--peer FIXTURE] [--seconds] [--ranks]
+
+With --peer, also the win/loss count of every method against the peer, one
+function counted per win or loss (the median best of the lone agents against
+the median over the peer's seeds).
 """
 
 import argparse
@@ -15,13 +19,21 @@ from collections import defaultdict
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("results")
+    ap.add_argument("results", nargs="+", help="one or more results.json, their runs pooled")
     ap.add_argument("--peer")
     ap.add_argument("--seconds", action="store_true", help="also the median seconds per agent")
+    ap.add_argument(
+        "--ranks",
+        action="store_true",
+        help="also each method's mean rank of its median over the functions (1 = best) "
+        "and on how many functions it beats the first method",
+    )
     a = ap.parse_args()
-    with open(a.results) as f:
-        data = json.load(f)
-    runs = data["runs"] if isinstance(data, dict) and "runs" in data else data
+    runs = []
+    for path in a.results:
+        with open(path) as f:
+            data = json.load(f)
+        runs += data["runs"] if isinstance(data, dict) and "runs" in data else data
     best = defaultdict(list)
     secs = defaultdict(list)
     methods, tasks = [], []
@@ -48,6 +60,37 @@ def main():
             p = peer.get(short, [])
             row.append(f"{statistics.median(p):.6g} ({len(p)})" if p else "–")
         print(f"| {t} | " + " | ".join(row) + " |")
+    if a.peer:
+        # A function counts for a method when both have results: a win when
+        # the method's median best is below the peer's (minimisation).
+        print()
+        for m in methods:
+            w = l = 0
+            for t in tasks:
+                p = peer.get(t.replace("cec2005-", ""), [])
+                if not p or not best[(t, m)]:
+                    continue
+                if statistics.median(best[(t, m)]) < statistics.median(p):
+                    w += 1
+                else:
+                    l += 1
+            print(f"{m} against BoTorch (median vs median per function): {w} wins, {l} losses")
+    if a.ranks:
+        print()
+        ranks = defaultdict(list)
+        for t in tasks:
+            meds = sorted((statistics.median(best[(t, m)]), m) for m in methods if best[(t, m)])
+            for i, (_, m) in enumerate(meds):
+                ranks[m].append(i + 1)
+        for m in methods:
+            beats = sum(
+                statistics.median(best[(t, m)]) < statistics.median(best[(t, methods[0])])
+                for t in tasks
+            )
+            print(
+                f"{m}: mean rank {statistics.mean(ranks[m]):.2f} over {len(ranks[m])} functions, "
+                f"better than {methods[0]} on {beats}"
+            )
     if a.seconds:
         print()
         print("median seconds per agent: " + ", ".join(

@@ -164,6 +164,7 @@ impl RffModel {
             n_polish: self.params.acq_polish,
             max_iters: self.params.acq_iters,
             seed,
+            ..OptimizerConfig::default()
         }
     }
 }

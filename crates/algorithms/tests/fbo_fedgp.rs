@@ -491,3 +491,67 @@ fn federated_hyperparameters_and_warping_are_the_pooled_choice() {
     // The prior matters here: MAP and ML pick different candidates.
     eprintln!("MAP candidate {map}, ML candidate {ml}");
 }
+
+#[test]
+fn auto_warping_standardises_a_lone_agent_and_keeps_the_federation_in_the_channel() {
+    use fedhe_algorithms::fbo_fedgp::Warping;
+    // F6 (shifted Rosenbrock) reaches 10^10 in the box: raw sums of squares
+    // would exceed the channel's bound, signed-log values do not.
+    let task = Task::by_name("cec2005-f6", 2).unwrap();
+    let m = members(3);
+    let with = |warping: Warping| {
+        FboFedGpParams {
+            warping,
+            ..small_params()
+        }
+        .validate()
+        .unwrap()
+    };
+    let auto = with(Warping::Auto);
+    assert_eq!(FboFedGpParams::paper_defaults().warping, Warping::SignedLog);
+    let lone = run(&task, Method::IndependentBo, &auto, &mut PlainSum, &m, 2).unwrap();
+    let standardised = run(
+        &task,
+        Method::IndependentBo,
+        &with(Warping::None),
+        &mut PlainSum,
+        &m,
+        2,
+    )
+    .unwrap();
+    let signed_log = run(
+        &task,
+        Method::IndependentBo,
+        &with(Warping::SignedLog),
+        &mut PlainSum,
+        &m,
+        2,
+    )
+    .unwrap();
+    assert_eq!(lone.trace, standardised.trace);
+    assert_ne!(lone.trace, signed_log.trace, "the setting must matter");
+    let fed = run(&task, Method::FboFedGp, &auto, &mut PlainSum, &m, 2).unwrap();
+    let fed_signed_log = run(
+        &task,
+        Method::FboFedGp,
+        &with(Warping::SignedLog),
+        &mut PlainSum,
+        &m,
+        2,
+    )
+    .unwrap();
+    assert_eq!(fed.trace, fed_signed_log.trace);
+    // Standardised raw values in a federation are refused by the channel's
+    // bound, naming what was sent.
+    let err = run(
+        &task,
+        Method::FboFedGp,
+        &with(Warping::None),
+        &mut PlainSum,
+        &m,
+        2,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("statistics"), "{err}");
+}

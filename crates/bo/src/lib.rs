@@ -4,7 +4,9 @@
 //! where a point is more worth evaluating.
 //!
 //! - [`acquisition`]: GP-UCB, EI, numerically stable log-EI, PI, Thompson sampling.
-//! - [`optim`]: the acquisition optimiser in a box (random candidates, then L-BFGS).
+//! - [`optim`]: the acquisition optimiser in a box (uniform or Sobol' raw
+//!   candidates, then multi-start L-BFGS).
+//! - [`sobol`]: scrambled Sobol' points.
 //! - [`schedule`]: the mixing schedules `p_t` of FBO-FedGP and FTS.
 //! - [`clustering`]: support-set selection (paper 004, Alg. 1) and its baseline.
 //! - [`objectives`]: CEC-2005 F1-F20, Garland, DoubleSine and GP-sampled functions.
@@ -15,5 +17,6 @@ pub mod error;
 pub mod objectives;
 pub mod optim;
 pub mod schedule;
+pub mod sobol;
 
 pub use error::BoError;

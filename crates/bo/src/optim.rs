@@ -1,5 +1,6 @@
-//! The acquisition optimiser in a box: seeded random candidates, then L-BFGS
-//! from the best few.
+//! The acquisition optimiser in a box: seeded raw candidates (uniform or
+//! scrambled Sobol', plus perturbations of anchors), then L-BFGS from a few of
+//! them, the best few or a Boltzmann sample (BoTorch's `optimize_acqf`).
 //!
 //! argmin's L-BFGS is unconstrained; the box is enforced by the reparameterisation
 //! `x = lo + (hi − lo)·sigmoid(u)`, so every iterate is feasible, and the gradient
@@ -7,6 +8,7 @@
 //! seed: candidates come from a ChaCha8 stream and the polish is deterministic.
 
 use crate::error::invalid;
+use crate::sobol::Sobol;
 use crate::BoError;
 use argmin::core::{CostFunction, Executor, Gradient, State};
 use argmin::solver::linesearch::MoreThuenteLineSearch;
@@ -82,17 +84,49 @@ impl Bounds {
     }
 }
 
+/// How the raw candidates of [`maximize_near`] that are not around anchors
+/// are drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RawSampling {
+    /// Independent uniform points of the box.
+    #[default]
+    Uniform,
+    /// A scrambled Sobol' sequence ([`crate::sobol::Sobol`]), as BoTorch's
+    /// `raw_samples`: more even coverage of the box for the same count.
+    Sobol,
+}
+
+/// Which scored candidates start an L-BFGS polish.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum RestartSelection {
+    /// The `n_polish` best.
+    #[default]
+    TopK,
+    /// `n_polish` drawn without replacement with probability `∝ exp(η z)`,
+    /// `z` the standardised candidate value, the best always included:
+    /// BoTorch's `initialize_q_batch` (Balandat et al. 2020, App. F.1),
+    /// which spreads the starts over several basins instead of one.
+    Boltzmann {
+        /// The temperature `η > 0` (BoTorch: 1).
+        eta: f64,
+    },
+}
+
 /// Settings of [`maximize`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct OptimizerConfig {
-    /// Number of uniform random candidates scored first.
+    /// Number of raw candidates scored first.
     pub n_candidates: usize,
-    /// Number of best candidates polished by L-BFGS.
+    /// Number of candidates polished by L-BFGS.
     pub n_polish: usize,
     /// L-BFGS iterations per polish.
     pub max_iters: u64,
     /// Seed of the candidate stream.
     pub seed: u64,
+    /// How the raw candidates are drawn.
+    pub raw: RawSampling,
+    /// Which candidates are polished.
+    pub restarts: RestartSelection,
 }
 
 impl Default for OptimizerConfig {
@@ -102,8 +136,91 @@ impl Default for OptimizerConfig {
             n_polish: 5,
             max_iters: 200,
             seed: 0,
+            raw: RawSampling::Uniform,
+            restarts: RestartSelection::TopK,
         }
     }
+}
+
+/// The indices of `n` starts among candidate values `values` (descending
+/// order not required) by `selection`, drawing from `rng` for a Boltzmann
+/// sample. Non-finite values are never chosen unless nothing else is left.
+pub fn select_restarts<R: Rng + ?Sized>(
+    values: &[f64],
+    n: usize,
+    selection: RestartSelection,
+    rng: &mut R,
+) -> Vec<usize> {
+    let n = n.min(values.len());
+    let mut order: Vec<usize> = (0..values.len()).collect();
+    // Descending by value; ties keep generation order (stable sort).
+    order.sort_by(|a, b| values[*b].total_cmp(&values[*a]));
+    let eta = match selection {
+        RestartSelection::TopK => return order.into_iter().take(n).collect(),
+        RestartSelection::Boltzmann { eta } => eta,
+    };
+    let finite: Vec<usize> = order
+        .iter()
+        .copied()
+        .filter(|i| values[*i].is_finite())
+        .collect();
+    if finite.len() <= n || n == 0 {
+        return order.into_iter().take(n).collect();
+    }
+    let count = finite.len() as f64;
+    let mean = finite.iter().map(|i| values[*i]).sum::<f64>() / count;
+    let var = finite
+        .iter()
+        .map(|i| (values[*i] - mean).powi(2))
+        .sum::<f64>()
+        / count;
+    let std = var.sqrt();
+    // exp(η (z − z_max)) ∈ (0, 1]: the normalisation cancels in the draw.
+    let best = values[finite[0]];
+    let mut weights: Vec<f64> = finite
+        .iter()
+        .map(|i| {
+            if std > 0.0 {
+                (eta * (values[*i] - best) / std).exp()
+            } else {
+                1.0
+            }
+        })
+        .collect();
+    let mut chosen = vec![finite[0]];
+    weights[0] = 0.0;
+    while chosen.len() < n {
+        let total: f64 = weights.iter().sum();
+        if total <= 0.0 {
+            // Every remaining weight underflowed: take the best remaining.
+            let next = (0..finite.len()).find(|j| !chosen.contains(&finite[*j]));
+            match next {
+                Some(j) => {
+                    chosen.push(finite[j]);
+                    weights[j] = 0.0;
+                    continue;
+                }
+                None => break,
+            }
+        }
+        let mut u = rng.gen::<f64>() * total;
+        let mut pick = None;
+        for (j, w) in weights.iter().enumerate() {
+            if *w <= 0.0 {
+                continue;
+            }
+            pick = Some(j);
+            if u < *w {
+                break;
+            }
+            u -= w;
+        }
+        // Some weight is positive (total > 0); rounding may run past the last.
+        let Some(pick) = pick else { break };
+        chosen.push(finite[pick]);
+        weights[pick] = 0.0;
+    }
+    chosen
 }
 
 /// The maximiser found and its value.
@@ -180,8 +297,8 @@ impl<F: Fn(&[f64]) -> (f64, Vec<f64>)> Gradient for Negated<'_, F> {
 }
 
 /// Maximises `f` (returning its value and gradient) over `bounds`: scores
-/// `n_candidates` seeded uniform points, polishes the `n_polish` best with L-BFGS,
-/// and returns the best point seen.
+/// `n_candidates` seeded raw points ([`RawSampling`]), polishes `n_polish` of
+/// them ([`RestartSelection`]) with L-BFGS, and returns the best point seen.
 pub fn maximize<F>(f: F, bounds: &Bounds, config: &OptimizerConfig) -> Result<Maximum, BoError>
 where
     F: Fn(&[f64]) -> (f64, Vec<f64>),
@@ -211,6 +328,14 @@ where
     if config.n_candidates == 0 {
         return Err(invalid("n_candidates", "at least one candidate is needed"));
     }
+    if let RestartSelection::Boltzmann { eta } = config.restarts {
+        if !(eta.is_finite() && eta > 0.0) {
+            return Err(invalid(
+                "restarts",
+                format!("Boltzmann η = {eta} is not > 0"),
+            ));
+        }
+    }
     if let Some(a) = anchors.iter().find(|a| !bounds.contains(a)) {
         return Err(invalid("anchors", format!("{a:?} lies outside the box")));
     }
@@ -224,9 +349,24 @@ where
         let v = f(&x).0;
         (if v.is_nan() { f64::NEG_INFINITY } else { v }, x)
     };
-    let mut scored: Vec<(f64, Vec<f64>)> = (0..config.n_candidates - n_near)
-        .map(|_| score(bounds.sample(&mut rng)))
-        .collect();
+    let n_raw = config.n_candidates - n_near;
+    let mut scored: Vec<(f64, Vec<f64>)> = match config.raw {
+        RawSampling::Uniform => (0..n_raw).map(|_| score(bounds.sample(&mut rng))).collect(),
+        RawSampling::Sobol => {
+            let mut sobol = Sobol::scrambled(bounds.dim(), &mut rng)?;
+            (0..n_raw)
+                .map(|_| {
+                    let p = sobol.next_point(&mut rng);
+                    let x = p
+                        .iter()
+                        .zip(bounds.lower.iter().zip(&bounds.upper))
+                        .map(|(p, (l, h))| l + (h - l) * p)
+                        .collect();
+                    score(x)
+                })
+                .collect()
+        }
+    };
     scored.extend(anchors.iter().cloned().map(score));
     for i in 0..n_near.saturating_sub(anchors.len()) {
         let anchor = &anchors[i % anchors.len()];
@@ -241,14 +381,15 @@ where
             .collect();
         scored.push(score(x));
     }
-    // Descending by value; ties keep generation order (stable sort), so runs repeat.
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let values: Vec<f64> = scored.iter().map(|s| s.0).collect();
+    let starts = select_restarts(&values, config.n_polish, config.restarts, &mut rng);
+    let top = select_restarts(&values, 1, RestartSelection::TopK, &mut rng)[0];
     let problem = Negated { f: &f, bounds };
     let mut best = Maximum {
-        x: scored[0].1.clone(),
-        value: scored[0].0,
+        x: scored[top].1.clone(),
+        value: scored[top].0,
     };
-    for (_, x0) in scored.iter().take(config.n_polish) {
+    for x0 in starts.iter().map(|i| &scored[*i].1) {
         let solver = LBFGS::new(MoreThuenteLineSearch::new(), 7);
         let run = Executor::new(
             Negated {
@@ -319,6 +460,7 @@ mod tests {
             n_polish: 3,
             max_iters: 300,
             seed: 1,
+            ..OptimizerConfig::default()
         };
         let m = maximize(|x| bump(x, &c, &a), &bounds, &config).unwrap();
         let err =
@@ -344,6 +486,7 @@ mod tests {
             n_polish: 2,
             max_iters: 20,
             seed: 9,
+            ..OptimizerConfig::default()
         };
         let m1 = maximize(|x| bump(x, &c, &a), &bounds, &config).unwrap();
         let m2 = maximize(|x| bump(x, &c, &a), &bounds, &config).unwrap();
@@ -391,6 +534,7 @@ mod tests {
             n_polish: 2,
             max_iters: 50,
             seed: 4,
+            ..OptimizerConfig::default()
         };
         let blind = maximize(peak, &bounds, &config).unwrap();
         assert!(
@@ -402,5 +546,73 @@ mod tests {
         let near = maximize_near(peak, &bounds, &config, &[anchor]).unwrap();
         assert!(near.value > 0.999, "{}", near.value);
         assert!(maximize_near(peak, &bounds, &config, &[vec![1.5; 10]]).is_err());
+    }
+
+    #[test]
+    fn boltzmann_restarts_keep_the_best_and_follow_their_weights() {
+        use rand::SeedableRng;
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        // Values 2, 1, 0 (std √(2/3)): after the best, index 1 is drawn
+        // before index 2 with probability e^{η·1/σ} / (e^{η·1/σ} + 1).
+        let values = [0.0, 2.0, 1.0];
+        let eta = 0.5;
+        let sigma = (2.0f64 / 3.0).sqrt();
+        let p1 = (eta / sigma).exp() / ((eta / sigma).exp() + 1.0);
+        let n = 40_000;
+        let mut hits = 0;
+        for _ in 0..n {
+            let s = select_restarts(&values, 2, RestartSelection::Boltzmann { eta }, &mut rng);
+            assert_eq!(s[0], 1, "the best first");
+            assert_ne!(s[0], s[1]);
+            if s[1] == 2 {
+                hits += 1;
+            }
+        }
+        let freq = hits as f64 / n as f64;
+        // Binomial standard error √(p(1−p)/n) ≈ 0.0024; 4 of them.
+        assert!((freq - p1).abs() < 0.01, "{freq} vs {p1}");
+        // A huge η is the top-k; non-finite values are chosen last.
+        let values = [0.3, f64::NEG_INFINITY, 5.0, 4.0, -1.0];
+        let s = select_restarts(
+            &values,
+            3,
+            RestartSelection::Boltzmann { eta: 1e6 },
+            &mut rng,
+        );
+        assert_eq!(s, vec![2, 3, 0]);
+        assert_eq!(
+            select_restarts(&values, 3, RestartSelection::TopK, &mut rng),
+            vec![2, 3, 0]
+        );
+        let s = select_restarts(
+            &values,
+            5,
+            RestartSelection::Boltzmann { eta: 1.0 },
+            &mut rng,
+        );
+        assert_eq!(s.len(), 5);
+    }
+
+    #[test]
+    fn sobol_raw_samples_with_boltzmann_restarts_find_the_10d_maximiser() {
+        let (c, a) = problem();
+        let bounds = Bounds::unit(10).unwrap();
+        let config = OptimizerConfig {
+            n_candidates: 512,
+            n_polish: 10,
+            max_iters: 300,
+            seed: 2,
+            raw: RawSampling::Sobol,
+            restarts: RestartSelection::Boltzmann { eta: 1.0 },
+        };
+        let m = maximize(|x| bump(x, &c, &a), &bounds, &config).unwrap();
+        assert!((m.value - 2.0).abs() < 1e-8, "{}", m.value);
+        assert_eq!(m, maximize(|x| bump(x, &c, &a), &bounds, &config).unwrap());
+        let bad = OptimizerConfig {
+            restarts: RestartSelection::Boltzmann { eta: 0.0 },
+            ..config
+        };
+        let err = maximize(|x| bump(x, &c, &a), &bounds, &bad).unwrap_err();
+        assert!(err.to_string().contains("restarts"), "{err}");
     }
 }

@@ -169,6 +169,24 @@ fn bad_configs_are_refused_naming_the_field() {
             SMALL.replace("rounds = 3", "rounds = 3\nfit_starts = 0"),
             "fit_starts",
         ),
+        (
+            "unknown raw sampling",
+            SMALL.replace("rounds = 3", "rounds = 3\nacq_raw = \"halton\""),
+            "acq_raw",
+        ),
+        (
+            "unknown restart selection",
+            SMALL.replace("rounds = 3", "rounds = 3\nacq_restarts = \"best\""),
+            "acq_restarts",
+        ),
+        (
+            "noise prior without the length-scale prior",
+            SMALL.replace(
+                "rounds = 3",
+                "rounds = 3\nnoise_prior = \"log-normal\"\nlengthscale_prior = \"none\"",
+            ),
+            "noise_prior",
+        ),
     ];
     for (what, text, needle) in cases {
         let config = temp_file(&format!("bad-{}.toml", what.replace(' ', "-")), &text);

@@ -22,11 +22,23 @@
 //!
 //! # Output warping
 //!
-//! With [`Warping::Likelihood`] (the default) the warping is chosen by the data
-//! among public candidates ([`WARP_SCALES`]) by the Gaussian likelihood of the
-//! warped values with their Jacobian; a federation computes it from the secure
-//! sum of every client's `(n_i, Σw, Σw², Σ log w')` per candidate, the same sum
-//! that gives the output scaling.
+//! By default every value is warped by `sign(u) ln(1 + |u|)`, which keeps a
+//! federation's sums within the channel's bound. [`Warping::None`]
+//! standardises the outputs, as BoTorch's `Standardize` does, and
+//! [`Warping::Auto`] does so for a lone agent and keeps the signed-log warping
+//! in a federation. With
+//! [`Warping::Likelihood`] the warping is chosen by the data among public
+//! candidates ([`WARP_SCALES`]) by the Gaussian likelihood of the warped values
+//! with their Jacobian; a federation computes it from the secure sum of every
+//! client's `(n_i, Σw, Σw², Σ log w')` per candidate, the same sum that gives
+//! the output scaling.
+//!
+//! # Acquisition
+//!
+//! GP-UCB by default; expected improvement is maximised as LogEI (Ament et
+//! al. 2023). The acquisition optimiser scores uniform or Sobol' raw candidates plus
+//! perturbations of the client's best points and polishes the best few or a
+//! Boltzmann sample of them with L-BFGS (`acq_raw`, `acq_restarts`).
 //!
 //! # Output scaling
 //!

@@ -47,7 +47,12 @@ impl OutputWarping {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Warping {
-    /// No warping: the utility standardised.
+    /// [`Warping::None`] for a lone agent (`independent-bo`, whose
+    /// statistics never leave it), [`Warping::SignedLog`] in a federation,
+    /// whose raw sums of squares would exceed the channel's bound on
+    /// objectives of large magnitude (CEC-2005 F6 reaches 10¹⁰).
+    Auto,
+    /// No warping: the utility standardised (BoTorch's `Standardize`).
     None,
     /// The fixed `sign(u) · ln(1 + |u|)` of every value (the default).
     #[default]
@@ -66,11 +71,21 @@ pub enum Warping {
 }
 
 impl Warping {
+    /// The setting a lone agent uses: [`Warping::Auto`] is [`Warping::None`].
+    pub fn for_lone_agent(self) -> Warping {
+        match self {
+            Warping::Auto => Warping::None,
+            w => w,
+        }
+    }
+
     /// The concrete warping of a fixed setting; `None` for a data-chosen one.
+    /// [`Warping::Auto`] is the federation's [`OutputWarping::SignedLog`] (a
+    /// lone agent resolves it first with [`Self::for_lone_agent`]).
     pub fn fixed(self) -> Option<OutputWarping> {
         match self {
             Warping::None => Some(OutputWarping::None),
-            Warping::SignedLog => Some(OutputWarping::SignedLog),
+            Warping::SignedLog | Warping::Auto => Some(OutputWarping::SignedLog),
             Warping::Likelihood => None,
         }
     }
@@ -422,6 +437,16 @@ impl SummaryScaling {
 mod tests {
     use super::*;
     use nalgebra::{DMatrix, DVector};
+
+    #[test]
+    fn auto_is_standardisation_alone_and_signed_log_in_a_federation() {
+        assert_eq!(Warping::Auto.for_lone_agent(), Warping::None);
+        assert_eq!(Warping::Auto.fixed(), Some(OutputWarping::SignedLog));
+        assert_eq!(Warping::Auto.candidates(), vec![OutputWarping::SignedLog]);
+        for w in [Warping::None, Warping::SignedLog, Warping::Likelihood] {
+            assert_eq!(w.for_lone_agent(), w);
+        }
+    }
 
     #[test]
     fn scaling_from_sums_is_the_pooled_mean_and_std() {

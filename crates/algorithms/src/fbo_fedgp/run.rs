@@ -387,7 +387,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
         for t in 1..=p.rounds {
             let mut round_best = RoundBest::new(task);
             for (c, hyper) in self.clients.iter_mut().zip(hypers.iter_mut()) {
-                let (warp, scaling) = c.own_warping(task, p.warping)?;
+                let (warp, scaling) = c.own_warping(task, p.warping.for_lone_agent())?;
                 let refit = t == 1 || (p.refit_every > 0 && (t - 1) % p.refit_every == 0);
                 if refit && p.hyperparameters == HyperparameterMode::FederatedMle {
                     if let Ok(log) =
