@@ -103,25 +103,14 @@ pub fn join_ceremony(
     };
     client.commit(ceremony, &share_bytes)?;
     let start = Instant::now();
-    loop {
-        let s = client.ceremony(ceremony)?;
-        match s.phase {
-            fedhe_api::CeremonyPhase::Committing => {}
-            fedhe_api::CeremonyPhase::Failed => {
-                return Err(ClientError::Verification(format!(
-                    "ceremony {ceremony} failed: {}",
-                    s.reason.unwrap_or_default()
-                )))
-            }
-            _ => break,
-        }
-        if start.elapsed() > wait {
-            return Err(ClientError::Timeout(format!(
-                "not every member committed to ceremony {ceremony} within {wait:?}"
-            )));
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    wait_for_ceremony(
+        client,
+        ceremony,
+        start,
+        wait,
+        "not every member committed",
+        |s| s.phase != fedhe_api::CeremonyPhase::Committing,
+    )?;
     client.reveal(ceremony, &share_bytes)?;
     if status.threshold.is_some() {
         deal_and_confirm(client, keys, ceremony, &params, force, start, wait)?;

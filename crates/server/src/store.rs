@@ -919,6 +919,22 @@ impl Store {
         self.transition(update, &entry).await
     }
 
+    /// A ceremony's phase, read with the row locked for the rest of `tx` (so
+    /// an upload and a phase change cannot interleave).
+    async fn locked_ceremony_phase(
+        &self,
+        tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+        ceremony: &str,
+    ) -> ApiResult<String> {
+        Ok(sqlx::query_scalar(&format!(
+            "SELECT phase FROM ceremonies WHERE id = $1{}",
+            self.for_update()
+        ))
+        .bind(ceremony)
+        .fetch_one(&mut **tx)
+        .await?)
+    }
+
     /// Stores a member's threshold dealing while the ceremony is `dealing`
     /// (idempotent: the same bytes again are `Ok(false)`, others 409).
     pub async fn put_dealing(
@@ -930,13 +946,7 @@ impl Store {
     ) -> ApiResult<bool> {
         let hash = blake3::hash(bytes);
         let mut tx = self.begin_write().await?;
-        let phase: String = sqlx::query_scalar(&format!(
-            "SELECT phase FROM ceremonies WHERE id = $1{}",
-            self.for_update()
-        ))
-        .bind(ceremony)
-        .fetch_one(&mut *tx)
-        .await?;
+        let phase = self.locked_ceremony_phase(&mut tx, ceremony).await?;
         let existing: Option<Vec<u8>> = sqlx::query_scalar(
             "SELECT hash FROM threshold_dealings WHERE ceremony = $1 AND member = $2",
         )
@@ -1016,13 +1026,7 @@ impl Store {
         verdict: &VerdictRow,
     ) -> ApiResult<bool> {
         let mut tx = self.begin_write().await?;
-        let phase: String = sqlx::query_scalar(&format!(
-            "SELECT phase FROM ceremonies WHERE id = $1{}",
-            self.for_update()
-        ))
-        .bind(ceremony)
-        .fetch_one(&mut *tx)
-        .await?;
+        let phase = self.locked_ceremony_phase(&mut tx, ceremony).await?;
         let existing: Option<(i64, Option<String>)> = sqlx::query_as(
             "SELECT accepted, dealer FROM dealing_verdicts WHERE ceremony = $1 AND member = $2",
         )
