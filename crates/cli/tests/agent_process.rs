@@ -507,7 +507,6 @@ fn a_member_evaluating_by_ask_and_tell_survives_kill_9_and_the_study_finishes() 
 /// contributions, decrypted by three), and the two, restarted, rejoin from
 /// their journals: every agent finishes every round.
 #[test]
-#[ignore = "race found in CI: a restarted agent can see a round committing, then have its commitment refused (409) because the round froze without it; run_round must fall back to observing (and drop the unsent contribution record). Run with --ignored once fixed"]
 fn a_three_of_five_study_survives_two_agents_killed_and_they_rejoin() {
     let root = tempfile::tempdir().unwrap();
     let server = serve(root.path());

@@ -291,6 +291,11 @@ fn rounds_finish_with_two_of_five_members_gone() {
             .collect()
     };
     for (round, present) in [(1u64, 5usize), (2, 3)] {
+        if round == 2 {
+            // m4 commits to round 2 and goes away before revealing: the round
+            // freezes with its commitment and aggregates without it.
+            seats[3].0.commit("s1", 2, &vector(3, 2), 10.0).unwrap();
+        }
         let results: Vec<Vec<f64>> = std::thread::scope(|s| {
             let handles: Vec<_> = seats[..present]
                 .iter_mut()
@@ -323,9 +328,37 @@ fn rounds_finish_with_two_of_five_members_gone() {
             .iter()
             .all(|m| NAMES[..present].contains(&m.as_str())));
     }
+    // m4 comes back to reveal its round-2 contribution, and m5 with a
+    // contribution it never committed: the round is done, so m4's reveal and
+    // m5's commitment are refused (409), and each observes the round instead
+    // (its result is the sum of the three who contributed), moving its
+    // unsent contribution aside, so that a restart observes too.
+    for (who, member) in [(3usize, "m4"), (4, "m5")] {
+        let late = vector(who, 2);
+        for attempt in 0..2 {
+            let observed = seats[who].0.run_round("s1", 2, Some(&late), 10.0).unwrap();
+            for (k, got) in observed.iter().enumerate() {
+                let expected: f64 = (0..3).map(|i| vector(i, 2)[k]).sum();
+                assert!(
+                    (got - expected).abs() < 1e-9,
+                    "{member} (attempt {attempt}) observed {got} vs {expected}"
+                );
+            }
+            let state = work.path().join(member).join("state");
+            assert!(!state.join("s1.2.contribution").exists(), "{member}");
+            assert!(state.join("s1.2.left-out").exists(), "{member}");
+            // Once more without the recorded result: the round runs again
+            // from the left-out record (no commitment, no reveal).
+            let _ = std::fs::remove_file(state.join("s1.2.result"));
+        }
+    }
+    let st = seats[0].1.round("s1", 2, Duration::ZERO, None).unwrap();
+    assert_eq!(
+        st.received, 3,
+        "the late members did not contribute: {st:?}"
+    );
     // A member of round 2's decrypting set uploads a share made for another
     // set (itself and two absent members): refused, naming both sets.
-    let st = seats[0].1.round("s1", 2, Duration::ZERO, None).unwrap();
     let who = NAMES
         .iter()
         .position(|m| *m == st.decrypting_set[0])

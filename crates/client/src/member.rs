@@ -1116,20 +1116,88 @@ impl MemberSession {
         }
     }
 
-    /// Whether a round froze its commitments without this member (it was
-    /// offline, e.g. restarted from its journal after the study moved on):
-    /// it then takes part as an observer, verifying the aggregate and the
-    /// result (and decrypting if a t-of-n decrypting set still has room),
-    /// and contributes again from the next round. A member that committed
-    /// keeps its recorded contribution and goes on revealing it.
-    fn missed_commitments(&self, study: &str, round: u64) -> Result<bool, ClientError> {
-        if self.record("contribution", study, round).exists() {
+    /// Whether the step of this member's contribution refused with `refusal`
+    /// was refused because the round went on without it: its commitments
+    /// froze without this member's (it was offline, e.g. restarted from its
+    /// journal after the study moved on, or the freeze came between its look
+    /// at the round and its commitment), or its contributions were aggregated
+    /// before this member revealed. The server answers an upload it already
+    /// holds idempotently in any phase, so a 409 for a round past that step
+    /// whose list does not name this member means the contribution was never
+    /// committed, or never revealed: the member then takes part as an
+    /// observer, verifying the aggregate and the result (and decrypting if a
+    /// t-of-n decrypting set still has room), and contributes again from the
+    /// next round.
+    fn left_out(
+        &self,
+        study: &str,
+        round: u64,
+        step: ContributionStep,
+        refusal: &ClientError,
+    ) -> Result<bool, ClientError> {
+        if !matches!(refusal, ClientError::Problem { problem, .. } if problem.status == 409) {
             return Ok(false);
         }
-        match self.client.round(study, round, Duration::ZERO, None) {
-            Ok(st) => Ok(st.state != RoundState::Committing),
-            Err(ClientError::Problem { problem, .. }) if problem.status == 404 => Ok(false),
-            Err(e) => Err(e),
+        let me = self.member.as_str();
+        let listed = match (
+            step,
+            self.client.round(study, round, Duration::ZERO, None)?.state,
+        ) {
+            // Observing a failed round reports its failure (`decrypt`).
+            (_, RoundState::Failed) => return Ok(true),
+            (_, RoundState::Committing) | (ContributionStep::Reveal, RoundState::Collecting) => {
+                return Ok(false)
+            }
+            (ContributionStep::Commit, _) => self
+                .client
+                .round_commitments(study, round)?
+                .commitments
+                .iter()
+                .any(|c| c.member == me),
+            (ContributionStep::Reveal, _) => self
+                .client
+                .contributions(study, round)?
+                .contributions
+                .iter()
+                .any(|u| u.member == me),
+        };
+        Ok(!listed)
+    }
+
+    /// Sends this member's contribution to a round (commit, then reveal),
+    /// or, when the round went on without it ([`Self::left_out`]), moves the
+    /// contribution's record aside to a `left-out` record, so that this
+    /// member (and itself restarted) observes the round instead.
+    fn contribute_or_observe(
+        &mut self,
+        study: &str,
+        round: u64,
+        values: &[f64],
+        bound: f64,
+    ) -> Result<(), ClientError> {
+        let left_out_path = self.record("left-out", study, round);
+        if left_out_path.exists() {
+            return self.ensure_round(study, round);
+        }
+        let sent = self
+            .commit(study, round, values, bound)
+            .map_err(|e| (ContributionStep::Commit, e))
+            .and_then(|_| {
+                self.reveal(study, round)
+                    .map_err(|e| (ContributionStep::Reveal, e))
+            });
+        match sent {
+            Ok(_) => Ok(()),
+            Err((step, refusal)) if self.left_out(study, round, step, &refusal)? => {
+                let path = self.record("contribution", study, round);
+                std::fs::rename(&path, &left_out_path).map_err(|e| {
+                    ClientError::Keys(format!(
+                        "cannot move the unsent contribution {} aside: {e}",
+                        path.display()
+                    ))
+                })
+            }
+            Err((_, e)) => Err(e),
         }
     }
 
@@ -1149,10 +1217,8 @@ impl MemberSession {
                 .map_err(|e| ClientError::Decode(format!("{}: {e}", result_path.display())));
         }
         match values {
-            Some(v) if !self.missed_commitments(study, round)? => {
-                self.contribute(study, round, v, bound)?;
-            }
-            _ => self.ensure_round(study, round)?,
+            Some(v) => self.contribute_or_observe(study, round, v, bound)?,
+            None => self.ensure_round(study, round)?,
         }
         self.decrypt(study, round)?;
         let values = self.result(study, round)?;
@@ -1160,6 +1226,15 @@ impl MemberSession {
         keys::write_atomic(&self.state_dir, &file_name(&result_path), &bytes, true)?;
         Ok(values)
     }
+}
+
+/// The two steps of sending a contribution (DESIGN.md §6).
+#[derive(Clone, Copy, Debug)]
+enum ContributionStep {
+    /// The signed hash, before any contribution of the round can be read.
+    Commit,
+    /// The contribution itself, once the commitment list is frozen.
+    Reveal,
 }
 
 fn file_name(path: &std::path::Path) -> String {
