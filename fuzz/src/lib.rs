@@ -618,6 +618,7 @@ fn poly(out: &mut Vec<u8>, op: u8, seed: u64, how: u8) {
 /// dealing whose shares are not sorted by recipient, a decrypting set
 /// without the share's member).
 fn threshold_payloads(params: &Params) -> Vec<(Kind, &'static str, Vec<u8>)> {
+    let limbs = params.set().moduli.len();
     let commitment = |p: &mut Vec<u8>| {
         lit_member(p, "alpha");
         let mut head = 2u32.to_le_bytes().to_vec();
@@ -625,8 +626,8 @@ fn threshold_payloads(params: &Params) -> Vec<(Kind, &'static str, Vec<u8>)> {
         lit(p, &head);
         lit(p, &[7; 96]);
         lit(p, &2u32.to_le_bytes());
-        poly(p, 1, 11, 0);
-        poly(p, 1, 12, 0);
+        // T mask coefficients, one small (reduced) residue per prime each.
+        lit(p, &[3; 8].repeat(2 * limbs));
     };
     let sealed_len = fedhe_crypto::share_transport::sealed_len(params) as u32;
     let sealed = |p: &mut Vec<u8>, recipient: &str| {
@@ -634,10 +635,11 @@ fn threshold_payloads(params: &Params) -> Vec<(Kind, &'static str, Vec<u8>)> {
         lit_member(p, recipient);
         lit(p, &[5; 24]);
         lit(p, &sealed_len.to_le_bytes());
-        // Ciphertext bytes: 8 + two polynomials' worth + 48 (salt and tag).
+        // Ciphertext bytes: 8 + a polynomial's worth + one mask residue per
+        // prime + 48 (salt and tag).
         lit(p, &[1; 8]);
         poly(p, 2, 13, 0);
-        poly(p, 2, 14, 0);
+        lit(p, &[2; 8].repeat(limbs));
         lit(p, &[2; 48]);
     };
     let set = |p: &mut Vec<u8>, members: &[&str]| {

@@ -98,9 +98,11 @@ fn associated_data(
     aad
 }
 
-/// Plaintext: point (u64) ‖ f(x) residues ‖ g(x) residues (u64 each, NTT form) ‖ salt.
+/// Plaintext: point (u64) ‖ f(x) residues (NTT form) ‖ ĝ(x), one residue per
+/// prime ‖ salt; every residue a u64.
 fn plaintext_len(params: &Params) -> usize {
-    8 + 2 * 8 * params.degree() * params.set().moduli.len() + 32
+    let limbs = params.set().moduli.len();
+    8 + 8 * params.degree() * limbs + 8 * limbs + 32
 }
 
 /// The length of a sealed share's ciphertext: the plaintext and a 16-byte tag.
@@ -129,10 +131,8 @@ impl SealedShamirShare {
         )?;
         let mut plaintext = Zeroizing::new(Vec::with_capacity(plaintext_len(params)));
         plaintext.extend_from_slice(&share.point.0.to_le_bytes());
-        for poly in [&share.value, &share.mask] {
-            for r in poly.residues() {
-                plaintext.extend_from_slice(&r.to_le_bytes());
-            }
+        for r in share.value.residues().iter().chain(&share.mask) {
+            plaintext.extend_from_slice(&r.to_le_bytes());
         }
         plaintext.extend_from_slice(&share.salt);
         let mut nonce = [0u8; 24];
@@ -223,7 +223,20 @@ impl SealedShamirShare {
                 .map_err(|_| malformed("a residue is out of range"))
         };
         let value = poly(0)?;
-        let mask = poly(words)?;
+        let mask = params
+            .set()
+            .moduli
+            .iter()
+            .enumerate()
+            .map(|(i, &p)| {
+                let r = word(words + i);
+                if r < p {
+                    Ok(r)
+                } else {
+                    Err(malformed("a mask residue is out of range"))
+                }
+            })
+            .collect::<Result<Vec<u64>, _>>()?;
         let mut salt = [0u8; 32];
         salt.copy_from_slice(&plaintext[plaintext.len() - 32..]);
         Ok(ShamirShare {

@@ -195,6 +195,27 @@ impl<'a> Reader<'a> {
             .collect();
         Ok(Poly::from_residues(params.ring(), repr, data)?)
     }
+
+    /// One residue per prime, each reduced.
+    fn scalars(&mut self, params: &Params) -> Result<Vec<u64>, ChannelError> {
+        params
+            .set()
+            .moduli
+            .iter()
+            .map(|&p| {
+                let v = self.u64()?;
+                if v < p {
+                    Ok(v)
+                } else {
+                    Err(WireError::InvalidField {
+                        field: "mask coefficient",
+                        reason: format!("residue {v} is not below its prime {p}"),
+                    }
+                    .into())
+                }
+            })
+            .collect()
+    }
 }
 
 fn put_member(out: &mut Vec<u8>, m: &MemberId) {
@@ -260,7 +281,8 @@ pub fn threshold_dealing_len(
     threshold: usize,
 ) -> usize {
     let id = |m: &MemberId| 2 + m.as_str().len();
-    let commitment = id(dealer) + 4 + 4 + 32 * members.len() + 4 + threshold * poly_bytes(params);
+    let mask_bytes = 8 * params.set().moduli.len();
+    let commitment = id(dealer) + 4 + 4 + 32 * members.len() + 4 + threshold * mask_bytes;
     let sealed: usize = members
         .iter()
         .map(|r| id(dealer) + id(r) + 24 + 4 + crate::share_transport::sealed_len(params))
@@ -536,8 +558,8 @@ impl WireObject for ShamirCommitment {
             out.extend_from_slice(d);
         }
         out.extend_from_slice(&(self.masked.len() as u32).to_le_bytes());
-        for p in &self.masked {
-            put_poly(out, p);
+        for r in self.masked.iter().flatten() {
+            out.extend_from_slice(&r.to_le_bytes());
         }
     }
 
@@ -548,18 +570,19 @@ impl WireObject for ShamirCommitment {
         let digests = (0..digest_count)
             .map(|_| r.array::<32>())
             .collect::<Result<Vec<_>, _>>()?;
-        let poly_count = r.count("polynomial count", poly_bytes(params))?;
-        if threshold == 0 || poly_count != threshold || digest_count < threshold {
+        let moduli = &params.set().moduli;
+        let mask_count = r.count("mask coefficient count", 8 * moduli.len())?;
+        if threshold == 0 || mask_count != threshold || digest_count < threshold {
             return Err(WireError::InvalidField {
                 field: "threshold",
                 reason: format!(
-                    "threshold {threshold} with {poly_count} polynomials and {digest_count} digests"
+                    "threshold {threshold} with {mask_count} mask coefficients and {digest_count} digests"
                 ),
             }
             .into());
         }
-        let masked = (0..poly_count)
-            .map(|_| r.poly(params, Representation::Ntt))
+        let masked = (0..mask_count)
+            .map(|_| r.scalars(params))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Self {
             dealer,
