@@ -338,3 +338,61 @@ fn bench_service_reports_every_phase_per_member_count() {
     assert_eq!(refused.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("at least 2"));
 }
+
+/// `fedhe bench service --threshold majority` (issue 15): the members join a
+/// t-of-n ceremony as `fedhe ceremony join` does (deal, open and verify their
+/// Shamir shares), then run the round with its decrypting set; the run
+/// reports T, the ceremony's time and its bytes per member, and every member
+/// decoded the plaintext sum (the command fails otherwise).
+#[test]
+fn bench_service_runs_a_threshold_ceremony_and_round() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_fedhe"))
+        .args([
+            "bench",
+            "service",
+            "--members",
+            "5",
+            "--threshold",
+            "majority",
+        ])
+        .args([
+            "--params",
+            "toy-n1024",
+            "--allow-insecure",
+            "--values",
+            "50",
+        ])
+        .args(["--concurrency", "2", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let run = &v["runs"][0];
+    assert_eq!(run["members"], 5, "{run}");
+    assert_eq!(run["threshold"], 3, "{run}");
+    assert!(run["ceremony_seconds"].as_f64().unwrap() > 0.0, "{run}");
+    // Each member uploads a dealing (five sealed shares, each at least one
+    // polynomial of 1024 residues) and downloads five slices of that size.
+    let share = 1024.0 * 8.0;
+    for field in [
+        "ceremony_upload_bytes_per_member",
+        "ceremony_download_bytes_per_member",
+    ] {
+        assert!(run[field].as_f64().unwrap() > 5.0 * share, "{field}: {run}");
+    }
+    let refused = std::process::Command::new(env!("CARGO_BIN_EXE_fedhe"))
+        .args(["bench", "service", "--members", "4", "--threshold", "2"])
+        .args(["--params", "toy-n1024", "--allow-insecure", "--json"])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("threshold 2 is out of range"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+}

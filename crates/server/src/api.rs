@@ -786,8 +786,9 @@ async fn put_dealing(
         .collect();
     let body = req.body.clone();
     let uploader = member.clone();
-    // Decode fully and check it deals to exactly this ceremony's members.
-    tokio::task::spawn_blocking(move || -> ApiResult<()> {
+    // Decode fully, check it deals to exactly this ceremony's members, and
+    // cut each recipient's slice once (served as is).
+    let (commitment, slices) = tokio::task::spawn_blocking(move || -> ApiResult<_> {
         let d = fedhe_crypto::ThresholdDealing::from_bytes(&params, &body)
             .map_err(|e| ApiError::unprocessable(format!("not a threshold dealing: {e}")))?;
         if d.dealer().as_str() != uploader {
@@ -808,13 +809,25 @@ async fn put_dealing(
                 "the dealing must hold one sealed share for every member of the ceremony",
             ));
         }
-        Ok(())
+        let slices = d
+            .sealed
+            .iter()
+            .map(|s| {
+                let slice =
+                    fedhe_crypto::ThresholdDealing::new(d.commitment.clone(), vec![s.clone()])
+                        .map_err(|e| {
+                            ApiError::unprocessable(format!("not a threshold dealing: {e}"))
+                        })?;
+                Ok((s.recipient.as_str().to_string(), slice.to_bytes(&params)))
+            })
+            .collect::<ApiResult<Vec<_>>>()?;
+        Ok((d.commitment.to_bytes(&params), slices))
     })
     .await
     .map_err(|_| ApiError::internal("decoding task failed"))??;
     let created = state
         .store
-        .put_dealing(&id, &member, &req.body, &signature)
+        .put_dealing(&id, &member, &hash, &commitment, &slices, &signature)
         .await?;
     state.metrics.uploaded(req.body.len());
     state.changed.notify_waiters();
@@ -846,18 +859,10 @@ async fn get_dealing_for(
     threshold_of(&c)?;
     let recipient =
         MemberId::new(recipient).map_err(|e| ApiError::bad_request(format!("recipient: {e}")))?;
-    let params = state.params(&c.parameter_set, c.allow_insecure)?;
-    let bytes = state.store.dealing(&id, &dealer).await?;
-    let slice = tokio::task::spawn_blocking(move || -> ApiResult<Vec<u8>> {
-        let d = fedhe_crypto::ThresholdDealing::from_bytes(&params, &bytes)
-            .map_err(|_| ApiError::internal("a stored dealing does not decode"))?;
-        let slice = d.for_recipient(&recipient).map_err(|_| {
-            ApiError::not_found(format!("the dealing holds no share for {recipient}"))
-        })?;
-        Ok(slice.to_bytes(&params))
-    })
-    .await
-    .map_err(|_| ApiError::internal("slicing task failed"))??;
+    let slice = state
+        .store
+        .dealing_slice(&id, &dealer, recipient.as_str())
+        .await?;
     Ok(octet_response(slice))
 }
 

@@ -935,16 +935,21 @@ impl Store {
         .await?)
     }
 
-    /// Stores a member's threshold dealing while the ceremony is `dealing`
-    /// (idempotent: the same bytes again are `Ok(false)`, others 409).
+    /// Stores a member's threshold dealing while the ceremony is `dealing`:
+    /// the whole upload's `hash` and `signature`, its `commitment` and each
+    /// recipient's slice (`slices`: recipient, wire bytes), in one
+    /// transaction (idempotent: the same hash again is `Ok(false)`, another
+    /// 409).
     pub async fn put_dealing(
         &self,
         ceremony: &str,
         member: &str,
-        bytes: &[u8],
+        hash: &[u8; 32],
+        commitment: &[u8],
+        slices: &[(String, Vec<u8>)],
         signature: &str,
     ) -> ApiResult<bool> {
-        let hash = blake3::hash(bytes);
+        let hash = blake3::Hash::from_bytes(*hash);
         let mut tx = self.begin_write().await?;
         let phase = self.locked_ceremony_phase(&mut tx, ceremony).await?;
         let existing: Option<Vec<u8>> = sqlx::query_scalar(
@@ -974,12 +979,23 @@ impl Store {
         )
         .bind(ceremony)
         .bind(member)
-        .bind(bytes)
+        .bind(commitment)
         .bind(&hash.as_bytes()[..])
         .bind(signature)
         .bind(now)
         .execute(&mut *tx)
         .await?;
+        for (recipient, bytes) in slices {
+            sqlx::query(
+                "INSERT INTO threshold_dealing_slices (ceremony, dealer, recipient, bytes) VALUES ($1, $2, $3, $4)",
+            )
+            .bind(ceremony)
+            .bind(member)
+            .bind(recipient)
+            .bind(bytes)
+            .execute(&mut *tx)
+            .await?;
+        }
         let entry = NewAudit {
             actor: member,
             action: "ceremony.dealing_accepted",
@@ -1004,17 +1020,26 @@ impl Store {
         .await?)
     }
 
-    /// One member's stored dealing.
-    pub async fn dealing(&self, ceremony: &str, member: &str) -> ApiResult<Vec<u8>> {
+    /// A dealer's stored dealing as `recipient` receives it: the commitment
+    /// with only the share sealed to `recipient` (wire bytes).
+    pub async fn dealing_slice(
+        &self,
+        ceremony: &str,
+        dealer: &str,
+        recipient: &str,
+    ) -> ApiResult<Vec<u8>> {
         let bytes: Option<Vec<u8>> = sqlx::query_scalar(
-            "SELECT bytes FROM threshold_dealings WHERE ceremony = $1 AND member = $2",
+            "SELECT bytes FROM threshold_dealing_slices WHERE ceremony = $1 AND dealer = $2 AND recipient = $3",
         )
         .bind(ceremony)
-        .bind(member)
+        .bind(dealer)
+        .bind(recipient)
         .fetch_optional(&self.read)
         .await?;
         bytes.ok_or_else(|| {
-            ApiError::not_found(format!("no dealing of {member} in ceremony {ceremony}"))
+            ApiError::not_found(format!(
+                "no dealing of {dealer} for {recipient} in ceremony {ceremony}"
+            ))
         })
     }
 

@@ -6,13 +6,18 @@
 //! decrypting, decryption share, verify the result). The round runs in waves
 //! (every member commits, then reveals, then decrypts, then checks the
 //! result), so a wave's wall time is that phase's cost for the federation.
+//! With `--threshold T|majority` the ceremony is t-of-n, and each member joins
+//! it as `fedhe ceremony join` does (key folder, commit, reveal, deal, open
+//! and verify its shares, confirm), all at once; `ceremony_seconds` is that
+//! whole ceremony, creation to completion.
 
 use super::demo_network::{start_server, Children};
 use crate::error::CliError;
 use crate::report::plot::{draw_lines, Line};
 use clap::Args;
 use fedhe_api::{CeremonySpec, Identity, MemberSpec, SignedStudySpec, StudySpec};
-use fedhe_client::member::{verify_ceremony, PhaseTimings};
+use fedhe_client::keys::{self, KeyDir};
+use fedhe_client::member::{join_ceremony, verify_ceremony, PhaseTimings};
 use fedhe_client::{Auth, Client, MemberSession};
 use fedhe_crypto::{
     CeremonyId, CommonRandomPoly, MemberId, PublicKeyShare, SecretKeyShare, WireObject,
@@ -43,6 +48,10 @@ pub struct ServiceBenchArgs {
     /// a PostgreSQL URL runs it there (one fresh database is expected).
     #[arg(long)]
     database_url: Option<String>,
+    /// t-of-n: any T members decrypt (n/2 < T ≤ n), or `majority` for
+    /// ⌊n/2⌋ + 1 at every member count. Without it, n-of-n.
+    #[arg(long, value_name = "T|majority")]
+    threshold: Option<String>,
     /// Print JSON (the only output format).
     #[arg(long)]
     json: bool,
@@ -87,6 +96,87 @@ fn peak_rss(admin: &Client) -> Result<u64, CliError> {
         .ok_or_else(|| CliError::Usage("the server reports no peak memory".into()))
 }
 
+/// The n-of-n ceremony, made the way members make it (every member commits,
+/// then every member reveals), `concurrency` members at a time: each
+/// member's key share and public-key share bytes.
+fn n_of_n_ceremony(
+    pool: &rayon::ThreadPool,
+    params: &Arc<fedhe_crypto::Params>,
+    ids: &[MemberId],
+    clients: &[Client],
+) -> Result<Vec<(SecretKeyShare, Vec<u8>)>, CliError> {
+    let crs = CommonRandomPoly::for_ceremony(params, &CeremonyId::new("bench")?, ids)?;
+    let keys: Vec<(SecretKeyShare, Vec<u8>)> = pool.install(|| {
+        ids.par_iter()
+            .map(|m| {
+                let mut rng = fedhe_ring::Csprng::from_entropy();
+                let sk = SecretKeyShare::generate(params, m.clone(), &mut rng);
+                let pk = PublicKeyShare::generate(params, &sk, &crs, &mut rng)?;
+                Ok::<_, CliError>((sk, pk.to_bytes(params)))
+            })
+            .collect::<Result<_, _>>()
+    })?;
+    pool.install(|| {
+        clients
+            .par_iter()
+            .zip(&keys)
+            .try_for_each(|(c, (_, pk))| c.commit("bench", pk).map(drop))
+    })?;
+    pool.install(|| {
+        clients
+            .par_iter()
+            .zip(&keys)
+            .try_for_each(|(c, (_, pk))| c.reveal("bench", pk).map(drop))
+    })?;
+    Ok(keys)
+}
+
+/// The t-of-n ceremony: every member joins at once as `fedhe ceremony join`
+/// does, with a key folder under `root` (keys, commit, reveal, deal, open
+/// and verify its Shamir shares, confirm). Each member's key share (with its
+/// threshold key share in its folder) and public-key share bytes.
+fn threshold_ceremony(
+    params: &Arc<fedhe_crypto::Params>,
+    allow_insecure: bool,
+    root: &std::path::Path,
+    names: &[String],
+    clients: &[Client],
+) -> Result<Vec<(SecretKeyShare, Vec<u8>)>, CliError> {
+    let dirs: Vec<KeyDir> = names
+        .iter()
+        .map(|m| KeyDir::open_or_create(root.join("keys").join(m)))
+        .collect::<Result<_, _>>()?;
+    std::thread::scope(|s| {
+        let joins: Vec<_> = clients
+            .iter()
+            .zip(&dirs)
+            .map(|(c, dir)| {
+                s.spawn(move || {
+                    join_ceremony(
+                        c,
+                        dir,
+                        "bench",
+                        allow_insecure,
+                        false,
+                        std::time::Duration::from_secs(3600),
+                    )
+                })
+            })
+            .collect();
+        joins.into_iter().try_for_each(|j| {
+            j.join()
+                .map_err(|_| CliError::Usage("a member's join panicked".into()))?
+                .map_err(CliError::from)
+        })
+    })?;
+    dirs.iter()
+        .map(|dir| {
+            let secret = MemberSession::load_secret(dir, params)?;
+            Ok((secret, dir.read(keys::PUBLIC_SHARE_FILE)?.to_vec()))
+        })
+        .collect()
+}
+
 /// One round with `n` members; its JSON record.
 fn run_one(a: &ServiceBenchArgs, n: usize) -> Result<serde_json::Value, CliError> {
     let params = super::resolve_params(&a.params, a.allow_insecure)?;
@@ -103,8 +193,15 @@ fn run_one(a: &ServiceBenchArgs, n: usize) -> Result<serde_json::Value, CliError
         &work.path().join("server.log"),
     )?;
     let _children = Children(vec![("server".into(), server)]);
+    let threshold = super::ceremony::parse_threshold(a.threshold.as_deref(), n)?;
+    // A t-of-n decrypting member waits for the set to fill: T must be able
+    // to wait at once.
+    let threads = match threshold {
+        Some(t) => a.concurrency.max(t as usize),
+        None => a.concurrency,
+    };
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(a.concurrency.max(1))
+        .num_threads(threads.max(1))
         .build()
         .map_err(|e| CliError::Usage(e.to_string()))?;
 
@@ -116,6 +213,7 @@ fn run_one(a: &ServiceBenchArgs, n: usize) -> Result<serde_json::Value, CliError
         .iter()
         .map(|_| Arc::new(Identity::generate()))
         .collect();
+    let ceremony_start = Instant::now();
     admin.create_ceremony(&CeremonySpec {
         id: "bench".into(),
         parameter_set: a.params.clone(),
@@ -130,13 +228,12 @@ fn run_one(a: &ServiceBenchArgs, n: usize) -> Result<serde_json::Value, CliError
         deadline_secs: 3600,
         allow_insecure: a.allow_insecure,
         admin_key: admin_identity.public_key_hex(),
-        threshold: None,
+        threshold,
     })?;
     let ids = names
         .iter()
         .map(|m| MemberId::new(m.clone()))
         .collect::<Result<Vec<_>, _>>()?;
-    let crs = CommonRandomPoly::for_ceremony(&params, &CeremonyId::new("bench")?, &ids)?;
     let clients: Vec<Client> = names
         .iter()
         .zip(&identities)
@@ -150,28 +247,11 @@ fn run_one(a: &ServiceBenchArgs, n: usize) -> Result<serde_json::Value, CliError
             )
         })
         .collect::<Result<_, _>>()?;
-    let keys: Vec<(SecretKeyShare, Vec<u8>)> = pool.install(|| {
-        ids.par_iter()
-            .map(|m| {
-                let mut rng = fedhe_ring::Csprng::from_entropy();
-                let sk = SecretKeyShare::generate(&params, m.clone(), &mut rng);
-                let pk = PublicKeyShare::generate(&params, &sk, &crs, &mut rng)?;
-                Ok::<_, CliError>((sk, pk.to_bytes(&params)))
-            })
-            .collect::<Result<_, _>>()
-    })?;
-    pool.install(|| {
-        clients
-            .par_iter()
-            .zip(&keys)
-            .try_for_each(|(c, (_, pk))| c.commit("bench", pk).map(drop))
-    })?;
-    pool.install(|| {
-        clients
-            .par_iter()
-            .zip(&keys)
-            .try_for_each(|(c, (_, pk))| c.reveal("bench", pk).map(drop))
-    })?;
+    let keys: Vec<(SecretKeyShare, Vec<u8>)> = match threshold {
+        None => n_of_n_ceremony(&pool, &params, &ids, &clients)?,
+        Some(_) => threshold_ceremony(&params, a.allow_insecure, work.path(), &names, &clients)?,
+    };
+    let ceremony_seconds = ceremony_start.elapsed().as_secs_f64();
     let verified = verify_ceremony(
         &clients[0],
         "bench",
@@ -204,6 +284,11 @@ fn run_one(a: &ServiceBenchArgs, n: usize) -> Result<serde_json::Value, CliError
                 n,
             )?;
             session.round_timeout = std::time::Duration::from_secs(3600);
+            if threshold.is_some() {
+                session = session.with_threshold_share_from(&KeyDir::open(
+                    work.path().join("keys").join(format!("m{i:04}")),
+                )?)?;
+            }
             session.accept_study(&study)?;
             Ok(Seat { session, client })
         })
@@ -253,8 +338,14 @@ fn run_one(a: &ServiceBenchArgs, n: usize) -> Result<serde_json::Value, CliError
         })
         .unzip();
     let mean = |xs: &[f64]| xs.iter().sum::<f64>() / xs.len().max(1) as f64;
+    let ceremony_sent: Vec<f64> = before.iter().map(|(s, _)| *s as f64).collect();
+    let ceremony_received: Vec<f64> = before.iter().map(|(_, r)| *r as f64).collect();
     Ok(serde_json::json!({
         "members": n,
+        "threshold": threshold,
+        "ceremony_seconds": ceremony_seconds,
+        "ceremony_upload_bytes_per_member": mean(&ceremony_sent),
+        "ceremony_download_bytes_per_member": mean(&ceremony_received),
         "params": a.params,
         "values": a.values,
         "concurrency": a.concurrency,

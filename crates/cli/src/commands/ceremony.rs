@@ -131,6 +131,20 @@ pub struct CreateArgs {
     admin: AdminKeyArgs,
 }
 
+/// The T of `--threshold T|majority` for `members` members (`None`: n-of-n).
+/// The server checks the range.
+pub fn parse_threshold(arg: Option<&str>, members: usize) -> Result<Option<u32>, CliError> {
+    match arg {
+        None => Ok(None),
+        Some("majority") => Ok(Some(members as u32 / 2 + 1)),
+        Some(t) => t.parse::<u32>().map(Some).map_err(|_| {
+            CliError::Usage(format!(
+                "--threshold {t:?}: expected a number of members or `majority`"
+            ))
+        }),
+    }
+}
+
 /// The administrator's signing identity (a key folder made by `fedhe
 /// ceremony identity`): its public key goes into the ceremony's transcript,
 /// and it signs every study spec of the ceremony.
@@ -275,15 +289,7 @@ pub fn run(command: CeremonyCommand) -> Result<(), CliError> {
                     })
                 })
                 .collect::<Result<Vec<_>, CliError>>()?;
-            let threshold = match a.threshold.as_deref() {
-                None => None,
-                Some("majority") => Some(members.len() as u32 / 2 + 1),
-                Some(t) => Some(t.parse::<u32>().map_err(|_| {
-                    CliError::Usage(format!(
-                        "--threshold {t:?}: expected a number of members or `majority`"
-                    ))
-                })?),
-            };
+            let threshold = parse_threshold(a.threshold.as_deref(), members.len())?;
             let status = admin_client(&a.server)?.create_ceremony(&CeremonySpec {
                 id: a.id,
                 parameter_set: a.params,
