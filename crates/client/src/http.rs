@@ -475,6 +475,27 @@ impl Client {
         self.json(Method::GET, &format!("/v1/ceremonies/{id}"), None::<&()>)
     }
 
+    /// A ceremony's status once it has left `phase` or at least `dealt`
+    /// members have dealt (whichever is given), or after `wait` (a long
+    /// poll; the server caps `wait`).
+    pub fn ceremony_wait(
+        &self,
+        id: &str,
+        wait: Duration,
+        phase: Option<CeremonyPhase>,
+        dealt: Option<usize>,
+    ) -> Result<CeremonyStatus, ClientError> {
+        let mut path = format!("/v1/ceremonies/{id}?wait={}", wait.as_secs_f64());
+        if let Some(p) = phase {
+            let name = serde_json::to_value(p).map_err(|e| ClientError::Decode(e.to_string()))?;
+            path.push_str(&format!("&phase={}", name.as_str().unwrap_or_default()));
+        }
+        if let Some(d) = dealt {
+            path.push_str(&format!("&dealt={d}"));
+        }
+        self.json(Method::GET, &path, None::<&()>)
+    }
+
     /// Commits to a public-key share (its wire bytes), signed.
     pub fn commit(&self, ceremony: &str, share: &[u8]) -> Result<UploadReceipt, ClientError> {
         let (member, identity) = self.identity()?;

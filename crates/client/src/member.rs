@@ -109,6 +109,10 @@ pub fn join_ceremony(
         start,
         wait,
         "not every member committed",
+        CeremonyWait {
+            leaves: Some(fedhe_api::CeremonyPhase::Committing),
+            dealt: None,
+        },
         |s| s.phase != fedhe_api::CeremonyPhase::Committing,
     )?;
     client.reveal(ceremony, &share_bytes)?;
@@ -118,18 +122,33 @@ pub fn join_ceremony(
     Ok(())
 }
 
-/// Polls a ceremony until `done` holds of its status, failing on a failed
-/// ceremony or after `wait` from `start`.
+/// What a member waits for in a ceremony, as the server's long poll takes
+/// it: the ceremony leaving a phase, or a number of members having dealt.
+#[derive(Clone, Copy, Debug)]
+struct CeremonyWait {
+    /// Answer once the ceremony is no longer in this phase.
+    leaves: Option<fedhe_api::CeremonyPhase>,
+    /// Answer once at least this many members have dealt.
+    dealt: Option<usize>,
+}
+
+/// Waits until `done` holds of a ceremony's status (long polls for `hint`),
+/// failing on a failed ceremony or after `wait` from `start`.
 fn wait_for_ceremony(
     client: &Client,
     ceremony: &str,
     start: Instant,
     wait: Duration,
     what: &str,
+    hint: CeremonyWait,
     done: impl Fn(&fedhe_api::CeremonyStatus) -> bool,
 ) -> Result<fedhe_api::CeremonyStatus, ClientError> {
     loop {
-        let s = client.ceremony(ceremony)?;
+        let asked = Instant::now();
+        let poll = wait
+            .saturating_sub(start.elapsed())
+            .min(Duration::from_secs(20));
+        let s = client.ceremony_wait(ceremony, poll, hint.leaves, hint.dealt)?;
         if s.phase == fedhe_api::CeremonyPhase::Failed {
             return Err(ClientError::Verification(format!(
                 "ceremony {ceremony} failed: {}",
@@ -144,7 +163,10 @@ fn wait_for_ceremony(
                 "ceremony {ceremony}: {what} within {wait:?}"
             )));
         }
-        std::thread::sleep(Duration::from_millis(100));
+        // A server that answers at once (no long poll) is polled gently.
+        if asked.elapsed() < Duration::from_millis(100) {
+            std::thread::sleep(Duration::from_millis(100));
+        }
     }
 }
 
@@ -176,6 +198,10 @@ fn deal_and_confirm(
         start,
         wait,
         "not every member revealed",
+        CeremonyWait {
+            leaves: Some(fedhe_api::CeremonyPhase::Revealing),
+            dealt: None,
+        },
         |s| {
             matches!(
                 s.phase,
@@ -239,6 +265,10 @@ fn deal_and_confirm(
         start,
         wait,
         "not every member dealt",
+        CeremonyWait {
+            leaves: Some(fedhe_api::CeremonyPhase::Dealing),
+            dealt: Some(ids.len()),
+        },
         |s| s.dealt.len() == ids.len(),
     )?;
     let mut dealings = Vec::with_capacity(ids.len());
@@ -295,6 +325,10 @@ fn deal_and_confirm(
         start,
         wait,
         "not every member confirmed its Shamir shares",
+        CeremonyWait {
+            leaves: Some(fedhe_api::CeremonyPhase::Dealing),
+            dealt: None,
+        },
         |s| s.phase == fedhe_api::CeremonyPhase::Complete,
     )?;
     Ok(())

@@ -506,11 +506,20 @@ async fn create_ceremony(State(state): Shared, req: Incoming) -> ApiResult<Respo
     ))
 }
 
-/// A ceremony's status.
+/// A ceremony's status. With `wait`, a long poll: it answers once the
+/// ceremony has left `phase`, or once at least `dealt` members have dealt
+/// (whichever is given), or after `wait` seconds, so that members waiting
+/// on each other make one request per step rather than one per poll (at 100
+/// members, polling every 100 ms was tens of thousands of signed requests
+/// per ceremony).
 #[utoipa::path(get, path = "/v1/ceremonies/{ceremony}", tag = "ceremonies",
-    params(("ceremony" = String, Path, description = "Ceremony id")),
+    params(("ceremony" = String, Path, description = "Ceremony id"),
+        ("wait" = Option<f64>, Query, description = "Seconds to wait for the condition below"),
+        ("phase" = Option<CeremonyPhase>, Query, description = "Answer once the ceremony is no longer in this phase"),
+        ("dealt" = Option<u64>, Query, description = "Answer once at least this many members have dealt")),
     security(("admin" = []), ("member" = [])),
     responses((status = 200, body = CeremonyStatus),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
         (status = 404, body = Problem, content_type = "application/problem+json")))]
 async fn get_ceremony(
     State(state): Shared,
@@ -520,6 +529,33 @@ async fn get_ceremony(
     let req = req.read(&state, 0).await?;
     state.store.ceremony(&id).await?;
     auth::require_reader(&state, &id, &req.parts()).await?;
+    let wait = req.wait(&state)?;
+    let phase = match req.query("phase")? {
+        None => None,
+        Some(p) => Some(
+            serde_json::from_value::<CeremonyPhase>(serde_json::Value::String(p.clone())).map_err(
+                |_| ApiError::bad_request(format!("phase={p:?} is not a ceremony phase")),
+            )?,
+        ),
+    };
+    let dealt = match req.query("dealt")? {
+        None => None,
+        Some(d) => Some(
+            d.parse::<usize>()
+                .map_err(|_| ApiError::bad_request(format!("dealt={d:?} is not a count")))?,
+        ),
+    };
+    if !wait.is_zero() && (phase.is_some() || dealt.is_some()) {
+        let st = &state;
+        let id = &id;
+        long_poll(st, wait, || async move {
+            let (now, count) = st.store.ceremony_progress(id).await?;
+            let left = phase.is_some_and(|p| p != now);
+            let reached = dealt.is_some_and(|k| count >= k);
+            Ok((left || reached).then_some(()))
+        })
+        .await?;
+    }
     Ok(Json(ceremony_status(&state, &id).await?))
 }
 

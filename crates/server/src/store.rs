@@ -653,6 +653,19 @@ impl Store {
         })
     }
 
+    /// A ceremony's phase and how many members have dealt (one light query,
+    /// for long polls).
+    pub async fn ceremony_progress(&self, id: &str) -> ApiResult<(CeremonyPhase, usize)> {
+        let (phase, dealt): (String, i64) = sqlx::query_as(
+            "SELECT phase, (SELECT COUNT(*) FROM threshold_dealings WHERE ceremony = $1) FROM ceremonies WHERE id = $1",
+        )
+        .bind(id)
+        .fetch_optional(&self.read)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("no ceremony {id}")))?;
+        Ok((parse_phase(&phase), dealt as usize))
+    }
+
     /// The members of a ceremony, sorted.
     pub async fn members(&self, ceremony: &str) -> ApiResult<Vec<MemberRow>> {
         let rows = sqlx::query(

@@ -226,8 +226,9 @@ impl Harness {
     }
 
     /// Creates the ceremony and runs commit-then-reveal for every member.
-    async fn ceremony(&mut self, id: &str) -> CollectivePublicKey {
-        let spec = serde_json::json!({
+    /// The spec of ceremony `id` of this harness's members (toy set).
+    fn ceremony_spec(&self, id: &str) -> serde_json::Value {
+        serde_json::json!({
             "id": id,
             "parameter_set": "toy-n1024",
             "allow_insecure": true,
@@ -236,7 +237,31 @@ impl Harness {
             "members": self.members.iter().map(|m| serde_json::json!({
                 "id": m.id, "identity_key": m.identity.public_key_hex()
             })).collect::<Vec<_>>(),
-        });
+        })
+    }
+
+    /// `m`'s signed commitment to the public-key share whose hash is `hash`.
+    async fn commit_key_share(&self, ceremony: &str, m: &Member, hash: [u8; 32]) {
+        let sig = m.identity.sign_hex(&upload_statement(
+            UploadKind::Commitment,
+            ceremony,
+            &m.id,
+            0,
+            &hash,
+        ));
+        let _: UploadReceipt = self
+            .json(
+                Some(&m.id),
+                Method::PUT,
+                &format!("/v1/ceremonies/{ceremony}/commitments/{}", m.id),
+                Some(serde_json::json!({"share_hash": hex::encode(hash), "signature": sig})),
+                StatusCode::CREATED,
+            )
+            .await;
+    }
+
+    async fn ceremony(&mut self, id: &str) -> CollectivePublicKey {
+        let spec = self.ceremony_spec(id);
         let status: CeremonyStatus = self
             .json(
                 None,
@@ -278,24 +303,8 @@ impl Harness {
             shares.push(pk);
         }
         for (m, pk) in self.members.iter().zip(&shares) {
-            let bytes = pk.to_bytes(&self.params);
-            let hash = *blake3::hash(&bytes).as_bytes();
-            let sig = m.identity.sign_hex(&upload_statement(
-                UploadKind::Commitment,
-                id,
-                &m.id,
-                0,
-                &hash,
-            ));
-            let _: UploadReceipt = self
-                .json(
-                    Some(&m.id),
-                    Method::PUT,
-                    &format!("/v1/ceremonies/{id}/commitments/{}", m.id),
-                    Some(serde_json::json!({"share_hash": hex::encode(hash), "signature": sig})),
-                    StatusCode::CREATED,
-                )
-                .await;
+            let hash = *blake3::hash(&pk.to_bytes(&self.params)).as_bytes();
+            self.commit_key_share(id, m, hash).await;
         }
         for (m, pk) in self.members.iter().zip(&shares) {
             let r = self
@@ -1342,9 +1351,85 @@ async fn operational_routes_and_the_openapi_document(kind: Kind) {
     h.server.take().unwrap().shutdown().await.unwrap();
 }
 
+/// `GET /v1/ceremonies/{id}?wait=&phase=&dealt=` is a long poll: it holds
+/// while the ceremony is in `phase`, answers at once when it is not (or when
+/// `dealt` members have dealt), wakes when the last commitment moves the
+/// ceremony on, and refuses an unknown phase or count naming it.
+async fn a_ceremony_status_long_polls_until_its_phase_changes(kind: Kind) {
+    let h = Harness::new(kind, &["alpha", "beta"]).await;
+    let spec = h.ceremony_spec("c1");
+    let _: CeremonyStatus = h
+        .json(
+            None,
+            Method::POST,
+            "/v1/ceremonies",
+            Some(spec),
+            StatusCode::CREATED,
+        )
+        .await;
+    let get = |query: &'static str| {
+        let h = &h;
+        async move {
+            let started = std::time::Instant::now();
+            let s: CeremonyStatus = h
+                .json(
+                    Some("alpha"),
+                    Method::GET,
+                    &format!("/v1/ceremonies/c1?{query}"),
+                    None,
+                    StatusCode::OK,
+                )
+                .await;
+            (s.phase, started.elapsed())
+        }
+    };
+    let (phase, took) = get("wait=0.6&phase=committing").await;
+    assert_eq!(phase, CeremonyPhase::Committing);
+    assert!(took >= std::time::Duration::from_millis(550), "{took:?}");
+    for query in ["wait=20&phase=revealing", "wait=20&dealt=0"] {
+        let (phase, took) = get(query).await;
+        assert_eq!(phase, CeremonyPhase::Committing, "{query}");
+        assert!(
+            took < std::time::Duration::from_secs(5),
+            "{query}: {took:?}"
+        );
+    }
+    // Both commit while a long poll waits for the phase to change.
+    let commits = async {
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        for m in &h.members {
+            let hash = *blake3::hash(m.id.as_bytes()).as_bytes();
+            h.commit_key_share("c1", m, hash).await;
+        }
+    };
+    let ((phase, took), ()) = tokio::join!(get("wait=20&phase=committing"), commits);
+    assert_eq!(phase, CeremonyPhase::Revealing);
+    assert!(took < std::time::Duration::from_secs(5), "{took:?}");
+    for (query, needle) in [
+        (
+            "wait=1&phase=bogus",
+            "phase=\"bogus\" is not a ceremony phase",
+        ),
+        ("wait=1&dealt=-1", "dealt=\"-1\" is not a count"),
+    ] {
+        let r = h
+            .send(
+                Some("alpha"),
+                Method::GET,
+                &format!("/v1/ceremonies/c1?{query}"),
+                Vec::new(),
+                "application/json",
+                &[],
+            )
+            .await;
+        assert_problem(r, StatusCode::BAD_REQUEST, needle).await;
+    }
+}
+
 on_both_backends!(
     async;
     a_round_runs_end_to_end_over_http,
+    a_ceremony_status_long_polls_until_its_phase_changes,
     bad_requests_get_problems_and_change_nothing,
     a_round_fails_at_its_deadline_and_the_next_one_opens,
     acknowledged_uploads_survive_a_restart,
