@@ -169,6 +169,7 @@ def main():
         return
 
     import tempfile
+    load_before = os.getloadavg()
     results = []
     for th in args.threads.split(","):
         env = dict(os.environ)
@@ -191,7 +192,8 @@ def main():
         "description": "OpenFHE threshold key sharing (Shamir) per party: ShareKeys(sk, N, T, 1, 'shamir')",
         "python": sys.version.split()[0],
         "cpu_count": os.cpu_count(),
-        "load_average_before": os.getloadavg(),
+        "load_average_before": load_before,
+        "load_average_after": os.getloadavg(),
         "results": results,
     }
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
