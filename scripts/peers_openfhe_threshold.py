@@ -128,10 +128,12 @@ def child(ns, reps, ring_dim, check):
                            "including pybind11 conversion of the result map to a dict",
         }
         if check:
-            # Sanity: recover the key from T of the shares and decrypt.
+            # Sanity: recover the key from T of the shares and decrypt.  Observed with
+            # openfhe 1.6.1 and 60-bit towers: this fails for T >= 6 (N >= 10) but
+            # succeeds for T <= 5, and for all N here with 50-bit towers.
             ids = sorted(shares)[:t]
             sub = {i: shares[i] for i in ids}
-            rec_sk = cc.KeyGen().secretKey
+            rec_sk = o.PrivateKey(cc)
             cc.RecoverSharedKey(rec_sk, sub, n, t, "shamir")
             pt = cc.MakePackedPlaintext([1, 2, 3, 4])
             ct = cc.Encrypt(kp.publicKey, pt)
