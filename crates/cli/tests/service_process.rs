@@ -252,9 +252,101 @@ fn kill_9_in_every_ceremony_phase_loses_nothing_acknowledged(kind: Kind) {
     }
 }
 
+/// Two `fedhe serve` replicas on one store (issue 16 item 4): alpha and beta
+/// work through replica A, gamma and delta through replica B. A round is
+/// committed through both; A is killed with `kill -9` right after alpha's
+/// reveal was acknowledged; alpha and beta restart against B (new sessions
+/// from their key folders and journals, as a restarted agent given B's URL
+/// would) and the round completes through B: alpha's acknowledged
+/// contribution is kept, every member verifies and decodes the plaintext
+/// sum.
+fn a_round_survives_one_of_two_replicas_killed(kind: Kind) {
+    let root = tempfile::tempdir().unwrap();
+    let db = TestDb::new(kind);
+    let mut a = serve_on(&db.url(), &free_loopback_address());
+    let b = serve_on(&db.url(), &free_loopback_address());
+    let names = ["alpha", "beta", "gamma", "delta"];
+    let (seats, study) = toy_federation(
+        &a.url,
+        ADMIN,
+        root.path(),
+        &names,
+        &Terms {
+            min_contributors: 4,
+            round_secs: 600,
+            bound: 10.0,
+        },
+    );
+    // The same member, restarted against another replica: a new session
+    // from its key folder and state folder.
+    let at = |url: &str, client: &Client| -> MemberSession {
+        let (me, identity) = client.identity().unwrap();
+        let me = me.to_string();
+        let identity = std::sync::Arc::new(fedhe_api::Identity::from_seed(
+            &identity.signing_key().to_bytes(),
+        ));
+        let client = Client::new(
+            url,
+            Auth::Member {
+                id: me.clone(),
+                identity,
+            },
+        )
+        .unwrap();
+        let dir = KeyDir::open(root.path().join(&me)).unwrap();
+        let own = dir.read(keys::PUBLIC_SHARE_FILE).unwrap();
+        let verified = verify_ceremony(&client, "c1", Some((&me, &own)), true).unwrap();
+        let secret = MemberSession::load_secret(&dir, &verified.params).unwrap();
+        let mut session =
+            MemberSession::new(client, &verified, secret, dir.path().join("state"), 4).unwrap();
+        session.round_timeout = Duration::from_secs(60);
+        session.accept_study(&study).unwrap();
+        session
+    };
+    let clients: Vec<Client> = seats.iter().map(|(_, c)| c.clone()).collect();
+    let mut sessions: Vec<MemberSession> = seats.into_iter().map(|(s, _)| s).collect();
+    sessions[2] = at(&b.url, &clients[2]);
+    sessions[3] = at(&b.url, &clients[3]);
+    let values = |i: usize| vec![i as f64 + 0.25, -(i as f64) * 1.5];
+    for (i, session) in sessions.iter_mut().enumerate() {
+        session.commit("s1", 1, &values(i), 10.0).unwrap();
+    }
+    let alpha = sessions[0].reveal("s1", 1).unwrap();
+    // SIGKILL: no shutdown path runs.
+    a.child.kill().unwrap();
+    a.child.wait().unwrap();
+    sessions[0] = at(&b.url, &clients[0]);
+    sessions[1] = at(&b.url, &clients[1]);
+    let admin = Client::new(&b.url, Auth::Admin(ADMIN.to_string().into())).unwrap();
+    let listed = admin.contributions("s1", 1).unwrap();
+    assert_eq!(listed.contributions.len(), 1, "{listed:?}");
+    assert_eq!(
+        listed.contributions[0].hash,
+        blake3::hash(&alpha).to_hex().to_string()
+    );
+    // Alpha's restarted session resends the same reveal (idempotent).
+    for session in &mut sessions {
+        session.reveal("s1", 1).unwrap();
+    }
+    for session in &mut sessions {
+        session.decrypt("s1", 1).unwrap();
+    }
+    let expected: Vec<f64> = (0..2).map(|k| (0..4).map(|i| values(i)[k]).sum()).collect();
+    for (session, name) in sessions.iter_mut().zip(names) {
+        let got = session.result("s1", 1).unwrap();
+        for (g, e) in got.iter().zip(&expected) {
+            assert!((g - e).abs() < 1e-6, "{name}: {got:?} vs {expected:?}");
+        }
+    }
+    let round = admin.round("s1", 1, Duration::ZERO, None).unwrap();
+    assert_eq!(round.received, 4, "{round:?}");
+    assert_eq!(round.shares.len(), 4, "{round:?}");
+}
+
 on_both_backends!(sync;
     kill_9_in_every_round_phase_loses_no_acknowledged_upload,
-    kill_9_in_every_ceremony_phase_loses_nothing_acknowledged
+    kill_9_in_every_ceremony_phase_loses_nothing_acknowledged,
+    a_round_survives_one_of_two_replicas_killed
 );
 
 /// `fedhe bench service` (issue 16): a real server process, members in
