@@ -1336,4 +1336,10 @@ impl SecureSum for NetworkSum {
             Err(_) => 0,
         }
     }
+
+    fn fractional_bits(&self) -> Option<u32> {
+        FixedPointCodec::new(&self.session.params, self.session.members.len(), self.bound)
+            .ok()
+            .map(|c| c.fractional_bits())
+    }
 }

@@ -29,6 +29,13 @@ pub trait SecureSum {
     fn bytes_per_round(&self, _member: &MemberId, len: usize) -> u64 {
         8 * len as u64
     }
+
+    /// The fractional bits of the channel's fixed-point encoding: a sum is
+    /// exact for values on the grid 2^−f. `None` (the default) for a channel
+    /// that sums the `f64`s themselves.
+    fn fractional_bits(&self) -> Option<u32> {
+        None
+    }
 }
 
 /// Checks that contributors are distinct, known, numerous enough and agree on the length.
@@ -498,5 +505,9 @@ impl SecureSum for HeSum {
         (crate::wire::encrypted_vector_len(&self.params, &self.codec, len)
             + crate::wire::decryption_share_len(&self.params, &self.codec, member, len))
             as u64
+    }
+
+    fn fractional_bits(&self) -> Option<u32> {
+        Some(self.codec.fractional_bits())
     }
 }
