@@ -507,51 +507,20 @@ fn auto_warping_standardises_a_lone_agent_and_keeps_the_federation_in_the_channe
         .validate()
         .unwrap()
     };
-    let auto = with(Warping::Auto);
+    // One 2-round run of `method` with `warping`.
+    let go =
+        |method: Method, warping: Warping| run(&task, method, &with(warping), &mut PlainSum, &m, 2);
     assert_eq!(FboFedGpParams::paper_defaults().warping, Warping::SignedLog);
-    let lone = run(&task, Method::IndependentBo, &auto, &mut PlainSum, &m, 2).unwrap();
-    let standardised = run(
-        &task,
-        Method::IndependentBo,
-        &with(Warping::None),
-        &mut PlainSum,
-        &m,
-        2,
-    )
-    .unwrap();
-    let signed_log = run(
-        &task,
-        Method::IndependentBo,
-        &with(Warping::SignedLog),
-        &mut PlainSum,
-        &m,
-        2,
-    )
-    .unwrap();
+    let lone = go(Method::IndependentBo, Warping::Auto).unwrap();
+    let standardised = go(Method::IndependentBo, Warping::None).unwrap();
+    let signed_log = go(Method::IndependentBo, Warping::SignedLog).unwrap();
     assert_eq!(lone.trace, standardised.trace);
     assert_ne!(lone.trace, signed_log.trace, "the setting must matter");
-    let fed = run(&task, Method::FboFedGp, &auto, &mut PlainSum, &m, 2).unwrap();
-    let fed_signed_log = run(
-        &task,
-        Method::FboFedGp,
-        &with(Warping::SignedLog),
-        &mut PlainSum,
-        &m,
-        2,
-    )
-    .unwrap();
+    let fed = go(Method::FboFedGp, Warping::Auto).unwrap();
+    let fed_signed_log = go(Method::FboFedGp, Warping::SignedLog).unwrap();
     assert_eq!(fed.trace, fed_signed_log.trace);
     // Standardised raw values in a federation are refused by the channel's
     // bound, naming what was sent.
-    let err = run(
-        &task,
-        Method::FboFedGp,
-        &with(Warping::None),
-        &mut PlainSum,
-        &m,
-        2,
-    )
-    .unwrap_err()
-    .to_string();
+    let err = go(Method::FboFedGp, Warping::None).unwrap_err().to_string();
     assert!(err.contains("statistics"), "{err}");
 }

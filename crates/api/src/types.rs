@@ -280,6 +280,32 @@ pub enum RoundState {
     Failed,
 }
 
+impl CeremonyPhase {
+    /// The phase as stored and served.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Committing => "committing",
+            Self::Revealing => "revealing",
+            Self::Dealing => "dealing",
+            Self::Complete => "complete",
+            Self::Failed => "failed",
+        }
+    }
+
+    /// Parses [`Self::as_str`].
+    pub fn parse(s: &str) -> Option<Self> {
+        [
+            Self::Committing,
+            Self::Revealing,
+            Self::Dealing,
+            Self::Complete,
+            Self::Failed,
+        ]
+        .into_iter()
+        .find(|x| x.as_str() == s)
+    }
+}
+
 impl RoundState {
     /// The state as stored and served.
     pub fn as_str(self) -> &'static str {

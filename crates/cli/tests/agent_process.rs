@@ -497,7 +497,11 @@ fn a_member_evaluating_by_ask_and_tell_survives_kill_9_and_the_study_finishes() 
     let mut points: Vec<String> = entries.iter().map(|e| e["x"].to_string()).collect();
     points.sort();
     points.dedup();
-    assert_eq!(points.len(), entries.len(), "a point was evaluated twice");
+    assert_eq!(
+        points.len(),
+        entries.len(),
+        "a point was evaluated twice: {journal}"
+    );
 }
 
 /// t-of-n over real agent processes (issue 15): five agents on a 3-of-5

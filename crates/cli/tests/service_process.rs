@@ -23,6 +23,8 @@ mod support {
     pub mod databases;
 }
 
+#[allow(dead_code)] // each test binary uses its own part of the helpers
+mod common;
 mod server_process;
 use server_process::ServerProcess;
 mod toy_federation;
@@ -438,31 +440,22 @@ fn bench_service_reports_every_phase_per_member_count() {
 /// decoded the plaintext sum (the command fails otherwise).
 #[test]
 fn bench_service_runs_a_threshold_ceremony_and_round() {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_fedhe"))
-        .args([
-            "bench",
-            "service",
-            "--members",
-            "5",
-            "--threshold",
-            "majority",
-        ])
-        .args([
-            "--params",
-            "toy-n1024",
-            "--allow-insecure",
-            "--values",
-            "50",
-        ])
-        .args(["--concurrency", "2", "--json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = common::json_stdout(&common::fedhe(&[
+        "bench",
+        "service",
+        "--members",
+        "5",
+        "--threshold",
+        "majority",
+        "--params",
+        "toy-n1024",
+        "--allow-insecure",
+        "--values",
+        "50",
+        "--concurrency",
+        "2",
+        "--json",
+    ]));
     let run = &v["runs"][0];
     assert_eq!(run["members"], 5, "{run}");
     assert_eq!(run["threshold"], 3, "{run}");
@@ -476,11 +469,18 @@ fn bench_service_runs_a_threshold_ceremony_and_round() {
     ] {
         assert!(run[field].as_f64().unwrap() > 5.0 * share, "{field}: {run}");
     }
-    let refused = std::process::Command::new(env!("CARGO_BIN_EXE_fedhe"))
-        .args(["bench", "service", "--members", "4", "--threshold", "2"])
-        .args(["--params", "toy-n1024", "--allow-insecure", "--json"])
-        .output()
-        .unwrap();
+    let refused = common::fedhe(&[
+        "bench",
+        "service",
+        "--members",
+        "4",
+        "--threshold",
+        "2",
+        "--params",
+        "toy-n1024",
+        "--allow-insecure",
+        "--json",
+    ]);
     assert!(!refused.status.success());
     assert!(
         String::from_utf8_lossy(&refused.stderr).contains("threshold 2 is out of range"),

@@ -487,8 +487,7 @@ impl Client {
     ) -> Result<CeremonyStatus, ClientError> {
         let mut path = format!("/v1/ceremonies/{id}?wait={}", wait.as_secs_f64());
         if let Some(p) = phase {
-            let name = serde_json::to_value(p).map_err(|e| ClientError::Decode(e.to_string()))?;
-            path.push_str(&format!("&phase={}", name.as_str().unwrap_or_default()));
+            path.push_str(&format!("&phase={}", p.as_str()));
         }
         if let Some(d) = dealt {
             path.push_str(&format!("&dealt={d}"));

@@ -113,7 +113,6 @@ pub fn join_ceremony(
             leaves: Some(fedhe_api::CeremonyPhase::Committing),
             dealt: None,
         },
-        |s| s.phase != fedhe_api::CeremonyPhase::Committing,
     )?;
     client.reveal(ceremony, &share_bytes)?;
     if status.threshold.is_some() {
@@ -126,36 +125,43 @@ pub fn join_ceremony(
 /// it: the ceremony leaving a phase, or a number of members having dealt.
 #[derive(Clone, Copy, Debug)]
 struct CeremonyWait {
-    /// Answer once the ceremony is no longer in this phase.
+    /// Done once the ceremony is no longer in this phase.
     leaves: Option<fedhe_api::CeremonyPhase>,
-    /// Answer once at least this many members have dealt.
+    /// Done once at least this many members have dealt.
     dealt: Option<usize>,
 }
 
-/// Waits until `done` holds of a ceremony's status (long polls for `hint`),
-/// failing on a failed ceremony or after `wait` from `start`.
+impl CeremonyWait {
+    /// Whether `status` is what this waits for.
+    fn holds(&self, status: &fedhe_api::CeremonyStatus) -> bool {
+        self.leaves.is_some_and(|p| status.phase != p)
+            || self.dealt.is_some_and(|k| status.dealt.len() >= k)
+    }
+}
+
+/// Waits (long polls) until `until` holds of a ceremony's status, failing
+/// on a failed ceremony or after `wait` from `start`.
 fn wait_for_ceremony(
     client: &Client,
     ceremony: &str,
     start: Instant,
     wait: Duration,
     what: &str,
-    hint: CeremonyWait,
-    done: impl Fn(&fedhe_api::CeremonyStatus) -> bool,
+    until: CeremonyWait,
 ) -> Result<fedhe_api::CeremonyStatus, ClientError> {
     loop {
         let asked = Instant::now();
         let poll = wait
             .saturating_sub(start.elapsed())
             .min(Duration::from_secs(20));
-        let s = client.ceremony_wait(ceremony, poll, hint.leaves, hint.dealt)?;
+        let s = client.ceremony_wait(ceremony, poll, until.leaves, until.dealt)?;
         if s.phase == fedhe_api::CeremonyPhase::Failed {
             return Err(ClientError::Verification(format!(
                 "ceremony {ceremony} failed: {}",
                 s.reason.unwrap_or_default()
             )));
         }
-        if done(&s) {
+        if until.holds(&s) {
             return Ok(s);
         }
         if start.elapsed() > wait {
@@ -201,12 +207,6 @@ fn deal_and_confirm(
         CeremonyWait {
             leaves: Some(fedhe_api::CeremonyPhase::Revealing),
             dealt: None,
-        },
-        |s| {
-            matches!(
-                s.phase,
-                fedhe_api::CeremonyPhase::Dealing | fedhe_api::CeremonyPhase::Complete
-            )
         },
     )?;
     let threshold = status.threshold.ok_or_else(|| {
@@ -269,7 +269,6 @@ fn deal_and_confirm(
             leaves: Some(fedhe_api::CeremonyPhase::Dealing),
             dealt: Some(ids.len()),
         },
-        |s| s.dealt.len() == ids.len(),
     )?;
     let mut dealings = Vec::with_capacity(ids.len());
     for dealer in &ids {
@@ -329,7 +328,6 @@ fn deal_and_confirm(
             leaves: Some(fedhe_api::CeremonyPhase::Dealing),
             dealt: None,
         },
-        |s| s.phase == fedhe_api::CeremonyPhase::Complete,
     )?;
     Ok(())
 }
@@ -1303,6 +1301,11 @@ impl NetworkSum {
     pub fn session(&self) -> &MemberSession {
         &self.session
     }
+
+    /// The study's encoding, as every member of the ceremony makes it.
+    fn codec(&self) -> Result<FixedPointCodec, fedhe_crypto::CodecError> {
+        FixedPointCodec::new(&self.session.params, self.session.members.len(), self.bound)
+    }
 }
 
 impl SecureSum for NetworkSum {
@@ -1323,7 +1326,7 @@ impl SecureSum for NetworkSum {
     }
 
     fn bytes_per_round(&self, member: &MemberId, len: usize) -> u64 {
-        match FixedPointCodec::new(&self.session.params, self.session.members.len(), self.bound) {
+        match self.codec() {
             Ok(codec) => {
                 (fedhe_crypto::wire::encrypted_vector_len(&self.session.params, &codec, len)
                     + fedhe_crypto::wire::decryption_share_len(
@@ -1338,8 +1341,6 @@ impl SecureSum for NetworkSum {
     }
 
     fn fractional_bits(&self) -> Option<u32> {
-        FixedPointCodec::new(&self.session.params, self.session.members.len(), self.bound)
-            .ok()
-            .map(|c| c.fractional_bits())
+        self.codec().ok().map(|c| c.fractional_bits())
     }
 }

@@ -532,11 +532,9 @@ async fn get_ceremony(
     let wait = req.wait(&state)?;
     let phase = match req.query("phase")? {
         None => None,
-        Some(p) => Some(
-            serde_json::from_value::<CeremonyPhase>(serde_json::Value::String(p.clone())).map_err(
-                |_| ApiError::bad_request(format!("phase={p:?} is not a ceremony phase")),
-            )?,
-        ),
+        Some(p) => Some(CeremonyPhase::parse(&p).ok_or_else(|| {
+            ApiError::bad_request(format!("phase={p:?} is not a ceremony phase"))
+        })?),
     };
     let dealt = match req.query("dealt")? {
         None => None,
@@ -744,7 +742,7 @@ async fn get_transcript(
     let text = c.transcript.ok_or_else(|| {
         ApiError::conflict(format!(
             "ceremony {id} is {}; the transcript exists once it is complete",
-            crate::store::phase_name(c.phase)
+            c.phase.as_str()
         ))
     })?;
     let mut r = (StatusCode::OK, text).into_response();
@@ -849,11 +847,9 @@ async fn put_dealing(
             .sealed
             .iter()
             .map(|s| {
-                let slice =
-                    fedhe_crypto::ThresholdDealing::new(d.commitment.clone(), vec![s.clone()])
-                        .map_err(|e| {
-                            ApiError::unprocessable(format!("not a threshold dealing: {e}"))
-                        })?;
+                let slice = d.for_recipient(&s.recipient).map_err(|e| {
+                    ApiError::unprocessable(format!("not a threshold dealing: {e}"))
+                })?;
                 Ok((s.recipient.as_str().to_string(), slice.to_bytes(&params)))
             })
             .collect::<ApiResult<Vec<_>>>()?;
@@ -1112,7 +1108,7 @@ async fn open_round(
         return Err(ApiError::conflict(format!(
             "ceremony {} is {}; rounds open once it is complete",
             spec.ceremony,
-            crate::store::phase_name(c.phase)
+            c.phase.as_str()
         )));
     }
     let now = now_ms();

@@ -630,7 +630,7 @@ async fn advance_ceremony_once(state: &AppState, id: &str) -> ApiResult<()> {
                 .collect();
             let reason = format!(
                 "the deadline passed while {} (waiting for: {})",
-                crate::store::phase_name(c.phase),
+                c.phase.as_str(),
                 waiting.join(", ")
             );
             state.store.fail_ceremony(id, c.version, &reason).await?

@@ -329,24 +329,9 @@ fn round_entry(r: &RoundRow) -> NewAudit<'_> {
     }
 }
 
-fn phase_str(p: CeremonyPhase) -> &'static str {
-    match p {
-        CeremonyPhase::Committing => "committing",
-        CeremonyPhase::Revealing => "revealing",
-        CeremonyPhase::Dealing => "dealing",
-        CeremonyPhase::Complete => "complete",
-        CeremonyPhase::Failed => "failed",
-    }
-}
-
+/// A stored phase; anything unknown reads as failed.
 fn parse_phase(s: &str) -> CeremonyPhase {
-    match s {
-        "committing" => CeremonyPhase::Committing,
-        "revealing" => CeremonyPhase::Revealing,
-        "dealing" => CeremonyPhase::Dealing,
-        "complete" => CeremonyPhase::Complete,
-        _ => CeremonyPhase::Failed,
-    }
+    CeremonyPhase::parse(s).unwrap_or(CeremonyPhase::Failed)
 }
 
 fn hash32(bytes: Option<Vec<u8>>) -> Option<[u8; 32]> {
@@ -1965,11 +1950,6 @@ fn cas(rows_affected: u64) -> ApiResult<()> {
 
 fn ms(secs: u64) -> i64 {
     (secs.min(i64::MAX as u64 / 1000) * 1000) as i64
-}
-
-/// The phase as stored.
-pub fn phase_name(p: CeremonyPhase) -> &'static str {
-    phase_str(p)
 }
 
 #[cfg(test)]

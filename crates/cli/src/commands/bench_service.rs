@@ -131,6 +131,11 @@ fn n_of_n_ceremony(
     Ok(keys)
 }
 
+/// Where [`threshold_ceremony`] keeps `member`'s key folder.
+fn key_folder(root: &std::path::Path, member: &str) -> std::path::PathBuf {
+    root.join("keys").join(member)
+}
+
 /// The t-of-n ceremony: every member joins at once as `fedhe ceremony join`
 /// does, with a key folder under `root` (keys, commit, reveal, deal, open
 /// and verify its Shamir shares, confirm). Each member's key share (with its
@@ -144,7 +149,7 @@ fn threshold_ceremony(
 ) -> Result<Vec<(SecretKeyShare, Vec<u8>)>, CliError> {
     let dirs: Vec<KeyDir> = names
         .iter()
-        .map(|m| KeyDir::open_or_create(root.join("keys").join(m)))
+        .map(|m| KeyDir::open_or_create(key_folder(root, m)))
         .collect::<Result<_, _>>()?;
     std::thread::scope(|s| {
         let joins: Vec<_> = clients
@@ -285,9 +290,10 @@ fn run_one(a: &ServiceBenchArgs, n: usize) -> Result<serde_json::Value, CliError
             )?;
             session.round_timeout = std::time::Duration::from_secs(3600);
             if threshold.is_some() {
-                session = session.with_threshold_share_from(&KeyDir::open(
-                    work.path().join("keys").join(format!("m{i:04}")),
-                )?)?;
+                session = session.with_threshold_share_from(&KeyDir::open(key_folder(
+                    work.path(),
+                    &names[i],
+                ))?)?;
             }
             session.accept_study(&study)?;
             Ok(Seat { session, client })
