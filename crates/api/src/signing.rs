@@ -161,6 +161,29 @@ pub fn contribution_statement(
     .into_bytes()
 }
 
+/// The statement a contributor signs for the digest of its contribution
+/// (`fedhe_crypto::sum_digest`): the study, the member, the round, BLAKE3 of
+/// its contribution, of the contribution list and of the aggregate the
+/// challenge was derived from, and the digest's bytes.
+pub fn sum_digest_statement(
+    study: &str,
+    member: &str,
+    round: u64,
+    contribution_hash: &[u8; 32],
+    list_hash: &[u8; 32],
+    aggregate_hash: &[u8; 32],
+    digest: &[u8],
+) -> Vec<u8> {
+    format!(
+        "fedhe-sum-digest-v1\n{study}\n{member}\n{round}\n{}\n{}\n{}\n{}",
+        hex::encode(contribution_hash),
+        hex::encode(list_hash),
+        hex::encode(aggregate_hash),
+        hex::encode(digest)
+    )
+    .into_bytes()
+}
+
 /// The statement the administrator signs for a study spec: its hash
 /// ([`crate::StudySpec::hash_hex`]).
 pub fn study_spec_statement(spec_hash: &str) -> Vec<u8> {

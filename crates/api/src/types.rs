@@ -396,6 +396,49 @@ pub struct ContributionList {
     pub aggregate_hash: Option<String>,
 }
 
+impl ContributionList {
+    /// BLAKE3 over a canonical rendering of the listed (member, hash) pairs
+    /// in their order: what a sum digest's challenge and statement name, so
+    /// that digests made against one list do not verify against another.
+    pub fn entries_hash(&self, study: &str, round: u64) -> [u8; 32] {
+        let mut h = blake3::Hasher::new();
+        h.update(format!("fedhe-contribution-list-v1\n{study}\n{round}\n").as_bytes());
+        for u in &self.contributions {
+            h.update(u.member.as_bytes());
+            h.update(b" ");
+            h.update(u.hash.as_bytes());
+            h.update(b"\n");
+        }
+        *h.finalize().as_bytes()
+    }
+}
+
+/// One contributor's signed digest of its own contribution (issue 16;
+/// `fedhe_crypto::sum_digest`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct SignedSumDigest {
+    /// The contributor.
+    pub member: String,
+    /// The digest's bytes, hex.
+    pub digest: String,
+    /// The contributor's signature of
+    /// [`crate::signing::sum_digest_statement`], hex.
+    pub signature: String,
+}
+
+/// `GET /v1/studies/{study}/rounds/{round}/sum-digests`: the contributors'
+/// signed digests of their contributions, from which a member checks the
+/// aggregate without downloading every contribution.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct SumDigestList {
+    /// The round's state.
+    pub state: RoundState,
+    /// The digests received, sorted by member.
+    pub digests: Vec<SignedSumDigest>,
+    /// BLAKE3 of the aggregate's wire bytes, once it exists.
+    pub aggregate_hash: Option<String>,
+}
+
 /// `GET /v1/studies/{study}/rounds/{round}/decryption-shares`: the decryption
 /// shares received for a round's aggregate, each with its member's signature,
 /// from which every member recomputes the result (verify after decrypt).

@@ -411,6 +411,9 @@ struct Equivocation {
     switched: std::collections::BTreeSet<String>,
     /// Decryption shares intercepted: (member, view, bytes).
     shares: Vec<(String, char, Vec<u8>)>,
+    /// View B's sum digests (made on the other aggregate's challenge, which
+    /// the real server would refuse), kept and served back to view B.
+    digests_b: Vec<fedhe_api::SignedSumDigest>,
 }
 
 const VIEW_A: [&str; 3] = ["m1", "m2", "m3"];
@@ -433,7 +436,8 @@ impl Equivocation {
 /// round 1 it shows view-B members the other aggregate with the matching
 /// contribution list, forms the decrypting set per view (A: m1 m2 m3, B: m3
 /// m4 m5; T = 3, so the two sets overlap in m3), and keeps the decryption
-/// shares instead of forwarding them.
+/// shares instead of forwarding them. View B's sum digests, made on the other
+/// aggregate, are kept and served back to view B as the server's list.
 fn equivocating_proxy(upstream: String, state: Arc<Mutex<Equivocation>>) -> String {
     use std::io::{BufRead, BufReader, Read, Write};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -510,6 +514,40 @@ fn equivocating_proxy(upstream: String, state: Arc<Mutex<Equivocation>>) -> Stri
                 }
                 let view = state.lock().unwrap().view(&member);
                 let other = state.lock().unwrap().other.clone();
+                if view == 'B' && route == format!("{round1}/sum-digests/{member}") {
+                    let signature = headers
+                        .iter()
+                        .find(|(k, _)| k == fedhe_api::signing::HEADER_UPLOAD_SIGNATURE)
+                        .map(|(_, v)| v.clone())
+                        .unwrap_or_default();
+                    state
+                        .lock()
+                        .unwrap()
+                        .digests_b
+                        .push(fedhe_api::SignedSumDigest {
+                            member: member.clone(),
+                            digest: hex::encode(&body),
+                            signature,
+                        });
+                    let receipt = serde_json::json!({
+                        "hash": blake3::hash(&body).to_hex().to_string(),
+                        "created": true
+                    });
+                    respond(201, "application/json", receipt.to_string().as_bytes());
+                    return;
+                }
+                if view == 'B' && method == "GET" && route == format!("{round1}/sum-digests") {
+                    let mut digests = state.lock().unwrap().digests_b.clone();
+                    digests.sort_by(|a, b| a.member.cmp(&b.member));
+                    digests.dedup_by(|a, b| a.member == b.member);
+                    let list = serde_json::json!({
+                        "state": "decrypting",
+                        "digests": digests,
+                        "aggregate_hash": other.as_ref().map(|o| blake3::hash(o).to_hex().to_string()),
+                    });
+                    respond(200, "application/json", list.to_string().as_bytes());
+                    return;
+                }
                 if let (true, 'B', Some(other)) = (
                     method == "GET" && route == format!("{round1}/aggregate"),
                     view,

@@ -6,8 +6,8 @@
 use crate::ClientError;
 use fedhe_api::signing::{
     contribution_statement, fresh_nonce, now_ms, request_message, round_commitment_statement,
-    upload_statement, HEADER_MEMBER, HEADER_NONCE, HEADER_SIGNATURE, HEADER_TIMESTAMP,
-    HEADER_UPLOAD_SIGNATURE,
+    sum_digest_statement, upload_statement, HEADER_MEMBER, HEADER_NONCE, HEADER_SIGNATURE,
+    HEADER_TIMESTAMP, HEADER_UPLOAD_SIGNATURE,
 };
 use fedhe_api::*;
 use reqwest::blocking::Client as Http;
@@ -755,6 +755,51 @@ impl Client {
             hash.as_bytes(),
         ));
         self.upload("decryption-shares", study, round, bytes, signature)
+    }
+
+    /// Uploads this member's signed digest of its own contribution
+    /// (`fedhe_crypto::sum_digest`), made on the challenge of the aggregate
+    /// with hash `aggregate_hash` and the contribution list with entries hash
+    /// `list_hash`.
+    pub fn put_sum_digest(
+        &self,
+        study: &str,
+        round: u64,
+        contribution_hash: &[u8; 32],
+        list_hash: &[u8; 32],
+        aggregate_hash: &[u8; 32],
+        digest: &[u8],
+    ) -> Result<UploadReceipt, ClientError> {
+        let (member, identity) = self.identity()?;
+        let signature = identity.sign_hex(&sum_digest_statement(
+            study,
+            member,
+            round,
+            contribution_hash,
+            list_hash,
+            aggregate_hash,
+            digest,
+        ));
+        self.upload("sum-digests", study, round, digest, signature)
+    }
+
+    /// The contributors' signed digests of a round, waiting up to `wait` until
+    /// at least `count` are in (or the round is done or failed).
+    pub fn sum_digests(
+        &self,
+        study: &str,
+        round: u64,
+        count: usize,
+        wait: Duration,
+    ) -> Result<SumDigestList, ClientError> {
+        self.json(
+            Method::GET,
+            &format!(
+                "/v1/studies/{study}/rounds/{round}/sum-digests?count={count}&wait={}",
+                wait.as_secs_f64()
+            ),
+            None::<&()>,
+        )
     }
 
     /// The signed contributions of a round and the aggregate's hash.

@@ -16,13 +16,16 @@ use crate::verify::{
     Refusal, ResultEvidence,
 };
 use crate::{Client, ClientError};
-use fedhe_api::{CommitmentList, MemberSpec, RoundState, StudyStatus, Transcript};
+use fedhe_api::{
+    CommitmentList, ContributionList, MemberSpec, RoundState, StudyStatus, SumDigestList,
+    Transcript,
+};
 use fedhe_crypto::share_transport::open_dealings;
 use fedhe_crypto::{
     CeremonyId, ChannelError, CollectivePublicKey, CommonRandomPoly, DecryptionShare,
     EncryptedVector, FixedPointCodec, InsecurePolicy, MemberId, ParameterSet, Params,
-    PublicKeyShare, RoundId, SecretKeyShare, SecureSum, ThresholdDealing, ThresholdDecryptionShare,
-    ThresholdSecretShare, WireObject,
+    PublicKeyShare, RoundId, SecretKeyShare, SecureSum, SumChallenge, ThresholdDealing,
+    ThresholdDecryptionShare, ThresholdSecretShare, WireObject,
 };
 use fedhe_ring::Csprng;
 use std::path::PathBuf;
@@ -498,9 +501,19 @@ pub struct MemberSession {
     rng: Csprng,
     /// How long one round may take before the member gives up.
     pub round_timeout: Duration,
+    /// How long [`Self::decrypt`] waits for every contributor's digest before
+    /// it downloads the contributions whose digest is missing.
+    pub digest_wait: Duration,
+    /// How many contributions with a signed digest [`Self::decrypt`] also
+    /// downloads, chosen at random, to check their digests (the policy's
+    /// `spot_checks`, [`crate::policy::DEFAULT_SPOT_CHECKS`] by default).
+    pub spot_checks: usize,
     /// Where the latest decryption and result check spent their time.
     pub timings: PhaseTimings,
 }
+
+/// A contribution's bytes as held by a verifying member, with its member.
+type Download = (String, Vec<u8>);
 
 /// Where a member's latest [`MemberSession::decrypt`] and
 /// [`MemberSession::result`] spent their time, seconds (`fedhe bench
@@ -565,6 +578,8 @@ impl MemberSession {
             studies: Default::default(),
             rng: Csprng::from_entropy(),
             round_timeout: Duration::from_secs(600),
+            digest_wait: Duration::from_secs(5),
+            spot_checks: crate::policy::DEFAULT_SPOT_CHECKS,
             timings: PhaseTimings::default(),
         })
     }
@@ -578,6 +593,9 @@ impl MemberSession {
         self.min_contributors = self
             .min_contributors
             .max(policy.min_contributors.unwrap_or(0) as usize);
+        if let Some(k) = policy.spot_checks {
+            self.spot_checks = k;
+        }
         self.policy = policy;
         Ok(self)
     }
@@ -877,15 +895,10 @@ impl MemberSession {
         self.timings.aggregate_wait = started.elapsed().as_secs_f64();
         let started = Instant::now();
         let list = self.client.contributions(study, round)?;
-        let mut fetched = Vec::with_capacity(list.contributions.len());
-        for u in &list.contributions {
-            fetched.push((
-                u.member.clone(),
-                self.client.contribution(study, round, &u.member)?,
-            ));
-        }
         let own_path = self.record("contribution", study, round);
         let own = std::fs::read(&own_path).ok();
+        let (digests, fetched) =
+            self.digests_and_downloads(study, round, &list, &aggregate, own.as_deref())?;
         let (spec_hash, _) = self.study_terms(study)?;
         // A contributor checks against the list it recorded before revealing;
         // a member that contributed nothing has only the list served now.
@@ -915,6 +928,7 @@ impl MemberSession {
             },
             list: &list,
             contributions: &fetched,
+            digests: &digests,
             aggregate: &aggregate,
         };
         let decoded = verify_before_decrypt(&self.params, &evidence)?;
@@ -1001,6 +1015,114 @@ impl MemberSession {
         self.client.put_decryption_share(study, round, &share)?;
         self.timings.share = started.elapsed().as_secs_f64();
         Ok(())
+    }
+
+    /// As a contributor listed with `own`, signs and uploads the digest of
+    /// its contribution on the challenge of `aggregate` and `list`
+    /// (`fedhe_crypto::sum_digest`; idempotent: the digest is deterministic).
+    /// A 409 (the round went on without waiting for it, t-of-n) is not an
+    /// error: the others then download this contribution.
+    fn upload_own_digest(
+        &self,
+        study: &str,
+        round: u64,
+        list: &ContributionList,
+        aggregate: &[u8],
+        own: &[u8],
+    ) -> Result<(), ClientError> {
+        let own_hash = blake3::hash(own);
+        if !list
+            .contributions
+            .iter()
+            .any(|u| u.member == self.member.as_str() && u.hash == own_hash.to_hex().as_str())
+        {
+            return Ok(());
+        }
+        let aggregate_hash = blake3::hash(aggregate);
+        let entries_hash = list.entries_hash(study, round);
+        let v = EncryptedVector::from_bytes(&self.params, own)?;
+        let digest = SumChallenge::derive(
+            &self.params,
+            study,
+            round,
+            &entries_hash,
+            aggregate_hash.as_bytes(),
+        )
+        .digest(&self.params, &v);
+        match self.client.put_sum_digest(
+            study,
+            round,
+            own_hash.as_bytes(),
+            &entries_hash,
+            aggregate_hash.as_bytes(),
+            &digest.to_bytes(),
+        ) {
+            Ok(_) => Ok(()),
+            Err(ClientError::Problem { problem, .. }) if problem.status == 409 => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Waits for the round's aggregate and, if this member contributed,
+    /// uploads the digest of its contribution ([`Self::decrypt`] does this
+    /// too). A caller driving many members in turn (`fedhe bench service`)
+    /// sends every digest before any member waits for the others'.
+    pub fn send_digest(&mut self, study: &str, round: u64) -> Result<(), ClientError> {
+        let aggregate = self.wait_for(study, round, "aggregate", |c| {
+            c.aggregate(study, round, Duration::from_secs(20))
+        })?;
+        let list = self.client.contributions(study, round)?;
+        match std::fs::read(self.record("contribution", study, round)) {
+            Ok(own) => self.upload_own_digest(study, round, &list, &aggregate, &own),
+            Err(_) => Ok(()),
+        }
+    }
+
+    /// What [`Self::decrypt`] checks the aggregate with (`fedhe_crypto::sum_digest`):
+    /// as a contributor, first signs and uploads the digest of its own
+    /// contribution on the aggregate's challenge; then waits up to
+    /// [`Self::digest_wait`] for every listed contributor's digest and
+    /// downloads in full the contributions without one, plus
+    /// [`Self::spot_checks`] others chosen at random (their signed digests are
+    /// checked against their bytes). Returns the digests and the bytes held,
+    /// its own contribution's included.
+    fn digests_and_downloads(
+        &mut self,
+        study: &str,
+        round: u64,
+        list: &ContributionList,
+        aggregate: &[u8],
+        own: Option<&[u8]>,
+    ) -> Result<(SumDigestList, Vec<Download>), ClientError> {
+        let me = self.member.as_str();
+        let mut held = Vec::new();
+        if let Some(own) = own {
+            self.upload_own_digest(study, round, list, aggregate, own)?;
+            held.push((me.to_string(), own.to_vec()));
+        }
+        let digests =
+            self.client
+                .sum_digests(study, round, list.contributions.len(), self.digest_wait)?;
+        let others: Vec<&str> = list
+            .contributions
+            .iter()
+            .map(|u| u.member.as_str())
+            .filter(|m| *m != me)
+            .collect();
+        let (mut download, mut digested): (Vec<&str>, Vec<&str>) = others
+            .iter()
+            .partition(|m| !digests.digests.iter().any(|d| d.member == **m));
+        for _ in 0..self.spot_checks {
+            if digested.is_empty() {
+                break;
+            }
+            let k = (self.rng.next_u64() % digested.len() as u64) as usize;
+            download.push(digested.swap_remove(k));
+        }
+        for m in download {
+            held.push((m.to_string(), self.client.contribution(study, round, m)?));
+        }
+        Ok((digests, held))
     }
 
     /// Waits for a round's result and checks it before it is used (verify

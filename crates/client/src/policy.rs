@@ -9,6 +9,7 @@
 //! min_contributors = 4              # decrypt no round with fewer distinct contributors
 //! parameter_sets = ["n8192-q124"]   # join studies only under these sets
 //! max_rounds = 50                   # decrypt at most rounds 1..=50 of a study
+//! spot_checks = 32                  # download 32 digested contributions per round
 //! ```
 
 use crate::keys::KeyDir;
@@ -30,7 +31,21 @@ pub struct MemberPolicy {
     /// The largest round number of a study this member decrypts (each
     /// decrypted round releases one more sum of its data).
     pub max_rounds: Option<u64>,
+    /// How many contributions that came with a signed digest this member
+    /// still downloads in full, at random, before it decrypts
+    /// ([`DEFAULT_SPOT_CHECKS`] if unset; `crate::verify`, `SECURITY.md`):
+    /// more catch a contributor that colludes with the server by signing a
+    /// false digest with higher probability, at one contribution's download
+    /// each. A federation of at most this many + 1 members is checked in
+    /// full.
+    pub spot_checks: Option<usize>,
 }
+
+/// Digested contributions a member downloads per round unless its policy
+/// says otherwise: a federation of up to 17 members is checked in full, as
+/// before digests; a lying contributor among n escapes one checking member
+/// with probability 1 − 16/(n − 1).
+pub const DEFAULT_SPOT_CHECKS: usize = 16;
 
 /// A study or round the member's policy refuses; names the setting.
 fn refused(setting: &str, detail: String) -> ClientError {
@@ -61,6 +76,7 @@ impl MemberPolicy {
             min_contributors: over.min_contributors.or(self.min_contributors),
             parameter_sets: over.parameter_sets.or(self.parameter_sets),
             max_rounds: over.max_rounds.or(self.max_rounds),
+            spot_checks: over.spot_checks.or(self.spot_checks),
         }
         .validated()
     }
@@ -147,7 +163,7 @@ mod tests {
         open.check_parameter_set("toy-n1024").unwrap();
         keys.write(
             POLICY_FILE,
-            b"min_contributors = 4\nparameter_sets = [\"n8192-q124\"]\nmax_rounds = 3\n",
+            b"min_contributors = 4\nparameter_sets = [\"n8192-q124\"]\nmax_rounds = 3\nspot_checks = 2\n",
             false,
         )
         .unwrap();
@@ -179,6 +195,7 @@ mod tests {
             .unwrap();
         assert_eq!(flagged.min_contributors, Some(2));
         assert_eq!(flagged.max_rounds, Some(3));
+        assert_eq!(flagged.spot_checks, Some(2));
     }
 
     #[test]
@@ -190,6 +207,7 @@ mod tests {
             ("min_contributor = 3\n", "unknown field"),
             ("min_contributors = -1\n", "min_contributors"),
             ("min_contributors = \"four\"\n", "min_contributors"),
+            ("spot_checks = -1\n", "spot_checks"),
         ] {
             let (_d, keys) = folder();
             keys.write(POLICY_FILE, text.as_bytes(), false).unwrap();

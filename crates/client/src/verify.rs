@@ -18,10 +18,21 @@
 //! 6. every listed contribution has a commitment in **the list this member
 //!    checked before revealing**, with the same hash, and is signed by its
 //!    member as revealed against that same list (so every contributor saw
-//!    the list this member saw), and the bytes fetched have that hash;
+//!    the list this member saw), and the bytes of those it fetched have that
+//!    hash;
 //! 7. at least `min_contributors` members contributed, its own contribution
-//!    (if any) is listed byte for byte, and the aggregate is exactly the sum
-//!    of the listed contributions;
+//!    (if any) is listed byte for byte, and the aggregate is the sum of the
+//!    listed contributions: its digest on a challenge fixed after it
+//!    (`fedhe_crypto::sum_digest`) is the sum of the contributions' digests,
+//!    each computed by this member from the bytes it fetched (its own, those
+//!    whose contributor sent no digest, and a few chosen at random) or else
+//!    signed by its contributor. A fetched contribution whose signed digest
+//!    differs is refused naming its contributor. So a member downloads the
+//!    aggregate, n small signed digests and a few contributions, not all n;
+//!    an aggregate that is not the sum passes with probability below 2^−120,
+//!    unless a contributor colludes with the server by signing a false
+//!    digest, which each member's random downloads catch with the
+//!    probability of picking it (`SECURITY.md`);
 //! 8. it never produced a share for this round before (the share it makes is
 //!    recorded in its state folder before it is sent, [`crate::MemberSession::decrypt`]).
 //!
@@ -42,15 +53,15 @@
 //! member sets, and nobody can slip in contributions no member signed.
 
 use fedhe_api::signing::{
-    contribution_statement, parse_public_key, round_commitment_statement, upload_statement,
-    verify_hex, UploadKind,
+    contribution_statement, parse_public_key, round_commitment_statement, sum_digest_statement,
+    upload_statement, verify_hex, UploadKind,
 };
-use fedhe_api::{CommitmentList, ContributionList, DecryptionShareList, MemberSpec};
+use fedhe_api::{CommitmentList, ContributionList, DecryptionShareList, MemberSpec, SumDigestList};
 use fedhe_crypto::decryption::combine;
 use fedhe_crypto::threshold::combine_threshold;
 use fedhe_crypto::{
     AccessStructure, DecryptionShare, EncryptedVector, FixedPointCodec, MemberId, Params,
-    ThresholdDecryptionShare, WireObject,
+    SumChallenge, SumDigest, ThresholdDecryptionShare, WireObject,
 };
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -95,19 +106,13 @@ pub struct Evidence<'a> {
     pub commitments: CommitmentEvidence<'a>,
     /// The server's list of contributions.
     pub list: &'a ContributionList,
-    /// The bytes of each listed contribution, as fetched.
+    /// The bytes of the listed contributions this member fetched (its own,
+    /// those without a signed digest and its spot checks).
     pub contributions: &'a [(String, Vec<u8>)],
+    /// The contributors' signed digests on this aggregate's challenge.
+    pub digests: &'a SumDigestList,
     /// The aggregate's bytes, as fetched.
     pub aggregate: &'a [u8],
-}
-
-/// The fetched bytes of `member`'s contribution.
-fn fetched<'e>(ev: &'e Evidence<'_>, member: &str) -> Result<&'e [u8], String> {
-    ev.contributions
-        .iter()
-        .find(|(m, _)| m == member)
-        .map(|(_, b)| b.as_slice())
-        .ok_or_else(|| format!("the contribution of {member} was not fetched"))
 }
 
 fn identity_key(members: &[MemberSpec], id: &str) -> Result<ed25519_dalek::VerifyingKey, String> {
@@ -199,6 +204,14 @@ pub fn verify_commitments(ev: &CommitmentEvidence<'_>) -> Result<String, Refusal
 }
 
 /// Runs checks 1-7 and returns the decoded aggregate.
+///
+/// Check 7's sum is checked on digests (`fedhe_crypto::sum_digest`): every
+/// listed contribution counts by the digest this member computes from its
+/// bytes, if it fetched them (and then a signed digest of it, if any, must
+/// be the same), or else by its contributor's signed digest on the
+/// challenge of this aggregate and list. The aggregate must have the
+/// encoding of the contributions fetched (at least one must be), and its
+/// digest must be the sum of theirs.
 pub fn verify_before_decrypt(
     params: &Arc<Params>,
     ev: &Evidence<'_>,
@@ -210,13 +223,26 @@ pub fn verify_before_decrypt(
         reason,
     };
     let list_hash = verify_commitments(c)?;
-    let aggregate_hash = blake3::hash(ev.aggregate).to_hex().to_string();
-    if ev.list.aggregate_hash.as_deref() != Some(aggregate_hash.as_str()) {
+    let aggregate_hash = blake3::hash(ev.aggregate);
+    if ev.list.aggregate_hash.as_deref() != Some(aggregate_hash.to_hex().as_str()) {
         return Err(refuse(format!(
-            "the aggregate's hash {aggregate_hash} is not the listed {:?}",
+            "the aggregate's hash {} is not the listed {:?}",
+            aggregate_hash.to_hex(),
             ev.list.aggregate_hash
         )));
     }
+    let aggregate = EncryptedVector::from_bytes(params, ev.aggregate)
+        .map_err(|e| refuse(format!("the aggregate: {e}")))?;
+    let entries_hash = ev.list.entries_hash(c.study, c.round);
+    let challenge = SumChallenge::derive(
+        params,
+        c.study,
+        c.round,
+        &entries_hash,
+        aggregate_hash.as_bytes(),
+    );
+    let mut total = SumDigest::zero(params);
+    let mut fetched_any = false;
     let mut seen = BTreeSet::new();
     for upload in &ev.list.contributions {
         let key = identity_key(c.members, &upload.member).map_err(refuse)?;
@@ -254,13 +280,78 @@ pub fn verify_before_decrypt(
                 upload.member
             ))
         })?;
-        let bytes = fetched(ev, &upload.member).map_err(refuse)?;
-        if blake3::hash(bytes).as_bytes() != &hash {
-            return Err(refuse(format!(
-                "the bytes served for {} do not have the signed hash",
-                upload.member
-            )));
-        }
+        // The contributor's signed digest, if it sent one that verifies.
+        let signed = match ev
+            .digests
+            .digests
+            .iter()
+            .find(|d| d.member == upload.member)
+        {
+            None => None,
+            Some(d) => {
+                let bytes = hex::decode(&d.digest)
+                    .map_err(|e| refuse(format!("the digest listed for {}: {e}", upload.member)))?;
+                verify_hex(
+                    &key,
+                    &sum_digest_statement(
+                        c.study,
+                        &upload.member,
+                        c.round,
+                        &hash,
+                        &entries_hash,
+                        aggregate_hash.as_bytes(),
+                        &bytes,
+                    ),
+                    &d.signature,
+                    "sum digest",
+                )
+                .map_err(|e| {
+                    refuse(format!(
+                        "the digest listed for {} was not signed by it for this aggregate and list: {e}",
+                        upload.member
+                    ))
+                })?;
+                Some(
+                    SumDigest::from_bytes(params, &bytes).map_err(|e| {
+                        refuse(format!("the digest listed for {}: {e}", upload.member))
+                    })?,
+                )
+            }
+        };
+        let digest = match ev.contributions.iter().find(|(m, _)| *m == upload.member) {
+            Some((_, bytes)) => {
+                if blake3::hash(bytes).as_bytes() != &hash {
+                    return Err(refuse(format!(
+                        "the bytes served for {} do not have the signed hash",
+                        upload.member
+                    )));
+                }
+                let v = EncryptedVector::from_bytes(params, bytes)
+                    .map_err(|e| refuse(format!("the contribution of {}: {e}", upload.member)))?;
+                if v.encoding() != aggregate.encoding() || v.len() != aggregate.len() {
+                    return Err(refuse(format!(
+                        "the contribution of {} is not encoded like the aggregate",
+                        upload.member
+                    )));
+                }
+                fetched_any = true;
+                let computed = challenge.digest(params, &v);
+                if signed.as_ref().is_some_and(|s| *s != computed) {
+                    return Err(refuse(format!(
+                        "{} signed a digest that is not its contribution's",
+                        upload.member
+                    )));
+                }
+                computed
+            }
+            None => signed.ok_or_else(|| {
+                refuse(format!(
+                    "the contribution of {} was neither fetched nor digested by it",
+                    upload.member
+                ))
+            })?,
+        };
+        total.add_assign(params, &digest);
     }
     if seen.len() < c.min_contributors.max(1) {
         return Err(refuse(format!(
@@ -285,25 +376,18 @@ pub fn verify_before_decrypt(
             Some(_) => {}
         }
     }
-    let mut sum: Option<EncryptedVector> = None;
-    for upload in &ev.list.contributions {
-        let bytes = fetched(ev, &upload.member).map_err(refuse)?;
-        let v = EncryptedVector::from_bytes(params, bytes)
-            .map_err(|e| refuse(format!("the contribution of {}: {e}", upload.member)))?;
-        match &mut sum {
-            None => sum = Some(v),
-            Some(acc) => acc
-                .add_assign(&v)
-                .map_err(|e| refuse(format!("the contribution of {}: {e}", upload.member)))?,
-        }
-    }
-    let sum = sum.ok_or_else(|| refuse("no contributions are listed".into()))?;
-    if sum.to_bytes(params) != ev.aggregate {
+    if !fetched_any {
         return Err(refuse(
-            "the aggregate is not the sum of the listed contributions".into(),
+            "no listed contribution was fetched to check the aggregate's encoding against".into(),
         ));
     }
-    Ok(sum)
+    if challenge.digest(params, &aggregate) != total {
+        return Err(refuse(
+            "the aggregate is not the sum of the listed contributions (its digest is not the sum of theirs)"
+                .into(),
+        ));
+    }
+    Ok(aggregate)
 }
 
 /// A round's published result, and what a member checks it against.
@@ -468,7 +552,7 @@ pub fn verify_after_decrypt(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fedhe_api::{CommittedContribution, Identity, RoundState, SignedUpload};
+    use fedhe_api::{CommittedContribution, Identity, RoundState, SignedSumDigest, SignedUpload};
     use fedhe_crypto::{
         CeremonyId, CollectivePublicKey, CommonRandomPoly, FixedPointCodec, InsecurePolicy,
         MemberId, ParameterSet, PublicKeyShare, SecretKeyShare,
@@ -591,6 +675,7 @@ mod tests {
                 .to_bytes(&self.params)
         }
 
+        /// Every contribution fetched, no digests.
         fn check(
             &self,
             list: Vec<SignedUpload>,
@@ -598,10 +683,70 @@ mod tests {
             min: usize,
             own: Option<usize>,
         ) -> Result<EncryptedVector, Refusal> {
-            let list = ContributionList {
+            self.check_with(list, aggregate, min, own, &[0, 1, 2], &[])
+        }
+
+        /// The contributor's signed digest of `bytes` on the challenge of
+        /// `aggregate` and the list `uploads` (`bytes` need not be what it
+        /// contributed: a colluding contributor's false digest).
+        fn digest(
+            &self,
+            i: usize,
+            bytes: &[u8],
+            uploads: &[SignedUpload],
+            aggregate: &[u8],
+        ) -> SignedSumDigest {
+            let list = self.listed(uploads.to_vec(), aggregate);
+            let entries = list.entries_hash("s", 1);
+            let aggregate_hash = blake3::hash(aggregate);
+            let v = EncryptedVector::from_bytes(&self.params, bytes).unwrap();
+            let digest =
+                SumChallenge::derive(&self.params, "s", 1, &entries, aggregate_hash.as_bytes())
+                    .digest(&self.params, &v)
+                    .to_bytes();
+            let own_hash = blake3::hash(&self.contributions[i].1);
+            SignedSumDigest {
+                member: self.members[i].id.clone(),
+                digest: hex::encode(&digest),
+                signature: self.identities[i].sign_hex(&sum_digest_statement(
+                    "s",
+                    &self.members[i].id,
+                    1,
+                    own_hash.as_bytes(),
+                    &entries,
+                    aggregate_hash.as_bytes(),
+                    &digest,
+                )),
+            }
+        }
+
+        fn listed(&self, list: Vec<SignedUpload>, aggregate: &[u8]) -> ContributionList {
+            ContributionList {
                 state: RoundState::Decrypting,
                 contributions: list,
                 aggregate_hash: Some(blake3::hash(aggregate).to_hex().to_string()),
+            }
+        }
+
+        /// The contributions `fetched` downloaded, `digests` signed.
+        fn check_with(
+            &self,
+            list: Vec<SignedUpload>,
+            aggregate: &[u8],
+            min: usize,
+            own: Option<usize>,
+            fetched: &[usize],
+            digests: &[SignedSumDigest],
+        ) -> Result<EncryptedVector, Refusal> {
+            let list = self.listed(list, aggregate);
+            let contributions: Vec<(String, Vec<u8>)> = fetched
+                .iter()
+                .map(|i| self.contributions[*i].clone())
+                .collect();
+            let digests = SumDigestList {
+                state: RoundState::Decrypting,
+                digests: digests.to_vec(),
+                aggregate_hash: list.aggregate_hash.clone(),
             };
             let own = own.map(|i| {
                 (
@@ -623,7 +768,8 @@ mod tests {
                         own,
                     },
                     list: &list,
-                    contributions: &self.contributions,
+                    contributions: &contributions,
+                    digests: &digests,
                     aggregate,
                 },
             )
@@ -651,6 +797,78 @@ mod tests {
         let w = world();
         let list = (0..3).map(|i| w.signed(i, &w.contributions[i].1)).collect();
         assert!(w.check(list, &w.sum(&[0, 1, 2]), 3, Some(0)).is_ok());
+    }
+
+    #[test]
+    fn an_honest_aggregate_is_accepted_on_digests_and_one_download() {
+        let w = world();
+        let all: Vec<SignedUpload> = (0..3).map(|i| w.signed(i, &w.contributions[i].1)).collect();
+        let aggregate = w.sum(&[0, 1, 2]);
+        let digests: Vec<SignedSumDigest> = (1..3)
+            .map(|i| w.digest(i, &w.contributions[i].1, &all, &aggregate))
+            .collect();
+        // Member a holds its own contribution; b and c count by their digests.
+        let decoded = w
+            .check_with(all.clone(), &aggregate, 3, Some(0), &[0], &digests)
+            .unwrap();
+        assert_eq!(decoded.to_bytes(&w.params), aggregate);
+        // An observer that downloaded c alone (a spot check) and holds no
+        // digest of a is refused: a is neither fetched nor digested.
+        let r = w.check_with(all.clone(), &aggregate, 3, None, &[2], &digests);
+        assert!(reason(r).contains("the contribution of a was neither fetched nor digested"));
+        // Digests only, nothing downloaded: the encoding is unchecked.
+        let mut every = digests.clone();
+        every.push(w.digest(0, &w.contributions[0].1, &all, &aggregate));
+        let r = w.check_with(all, &aggregate, 3, None, &[], &every);
+        assert!(reason(r).contains("no listed contribution was fetched"));
+    }
+
+    #[test]
+    fn a_substituted_contribution_is_refused_on_digests() {
+        // The server signs nothing but serves the list; after the list was
+        // fixed it sums another encryption in place of c's contribution.
+        let w = world();
+        let all: Vec<SignedUpload> = (0..3).map(|i| w.signed(i, &w.contributions[i].1)).collect();
+        // b's contribution counted twice, c's not at all.
+        let substitute = w.sum(&[0, 1, 1]);
+        let digests: Vec<SignedSumDigest> = (1..3)
+            .map(|i| w.digest(i, &w.contributions[i].1, &all, &substitute))
+            .collect();
+        let r = w.check_with(all, &substitute, 3, Some(0), &[0], &digests);
+        assert!(reason(r).contains("not the sum of the listed"));
+    }
+
+    #[test]
+    fn false_or_misdirected_digests_are_refused() {
+        let w = world();
+        let all: Vec<SignedUpload> = (0..3).map(|i| w.signed(i, &w.contributions[i].1)).collect();
+        let aggregate = w.sum(&[0, 1, 2]);
+        // c signs the digest of b's contribution as its own: caught when a
+        // member downloads c's contribution (a spot check), naming c.
+        let lying = vec![
+            w.digest(1, &w.contributions[1].1, &all, &aggregate),
+            w.digest(2, &w.contributions[1].1, &all, &aggregate),
+        ];
+        let r = w.check_with(all.clone(), &aggregate, 3, Some(0), &[0, 2], &lying);
+        assert!(reason(r).contains("c signed a digest that is not its contribution's"));
+        // A digest made on another aggregate's challenge does not verify.
+        let other = w.sum(&[0, 1]);
+        let stale = vec![
+            w.digest(1, &w.contributions[1].1, &all, &aggregate),
+            w.digest(2, &w.contributions[2].1, &all, &other),
+        ];
+        let r = w.check_with(all.clone(), &aggregate, 3, Some(0), &[0], &stale);
+        assert!(
+            reason(r).contains("the digest listed for c was not signed by it for this aggregate")
+        );
+        // A digest signed by another member's key.
+        let mut forged = vec![
+            w.digest(1, &w.contributions[1].1, &all, &aggregate),
+            w.digest(2, &w.contributions[2].1, &all, &aggregate),
+        ];
+        forged[1].signature = forged[0].signature.clone();
+        let r = w.check_with(all, &aggregate, 3, Some(0), &[0], &forged);
+        assert!(reason(r).contains("the digest listed for c was not signed by it"));
     }
 
     #[test]
@@ -717,6 +935,11 @@ mod tests {
                 },
                 list: &list,
                 contributions: &w.contributions,
+                digests: &SumDigestList {
+                    state: RoundState::Decrypting,
+                    digests: vec![],
+                    aggregate_hash: None,
+                },
                 aggregate: &aggregate,
             },
         );

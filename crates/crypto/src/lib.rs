@@ -13,6 +13,7 @@
 //! | t-of-n: deal, verify, aggregate, decrypt, combine | [`threshold`] | [`Thresholdizer`], [`ShamirShare`], [`ShamirCommitment`], [`ThresholdSecretShare`], [`ThresholdDecryptionShare`], [`threshold::combine_threshold`] |
 //! | t-of-n: binding a dealing to the dealer's key share | [`dealing_check`] | [`DealingCheck`] |
 //! | t-of-n: Shamir shares in transit | [`share_transport`] | [`SealedShamirShare`] |
+//! | 4. verify before decrypt, by digests | [`sum_digest`] | [`SumChallenge`], [`SumDigest`] |
 //! | transport | [`wire`] | [`wire::WireObject`] |
 //! | the channel | [`secure_sum`] | [`SecureSum`], [`PlainSum`], [`HeSum`] |
 
@@ -27,6 +28,7 @@ pub mod params;
 pub mod public_key;
 pub mod secure_sum;
 pub mod share_transport;
+pub mod sum_digest;
 pub mod text;
 pub mod threshold;
 pub mod wire;
@@ -42,6 +44,7 @@ pub use params::{InsecurePolicy, ParameterSet, Params, STATISTICAL_MARGIN_BITS};
 pub use public_key::{CollectivePublicKey, PublicKeyShare, SecretKeyShare};
 pub use secure_sum::{HeSum, PlainSum, RoundTimings, RoundTranscript, SecureSum};
 pub use share_transport::{SealedShamirShare, ThresholdDealing};
+pub use sum_digest::{SumChallenge, SumDigest};
 pub use threshold::{
     AccessStructure, InProcessCeremony, ShamirCommitment, ShamirPublicPoint, ShamirShare,
     ThresholdDecryptionShare, ThresholdError, ThresholdSecretShare, Thresholdizer,

@@ -362,7 +362,7 @@ fn evaluate_scalars(params: &Params, coeffs: &[Vec<u64>], x: ShamirPublicPoint) 
 
 /// The projection ⟨r, v⟩ = Σ_slot r_slot·v_slot of a ring element on r, per
 /// prime (module docs).
-fn project(params: &Params, r: &Poly, v: &Poly) -> Vec<u64> {
+pub(crate) fn project(params: &Params, r: &Poly, v: &Poly) -> Vec<u64> {
     params
         .set()
         .moduli

@@ -18,12 +18,13 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use fedhe_api::signing::{
     contribution_statement, decode_fixed, now_ms, parse_public_key, round_commitment_statement,
-    study_spec_statement, upload_statement, verify_hex, HEADER_UPLOAD_SIGNATURE,
+    study_spec_statement, sum_digest_statement, upload_statement, verify_hex,
+    HEADER_UPLOAD_SIGNATURE,
 };
 use fedhe_api::*;
 use fedhe_crypto::{
     CeremonyId, CommonRandomPoly, DecryptionShare, EncryptedVector, MemberId, PublicKeyShare,
-    ThresholdDecryptionShare, WireObject,
+    SumDigest, ThresholdDecryptionShare, WireObject,
 };
 use std::sync::Arc;
 use std::time::Duration;
@@ -97,6 +98,8 @@ pub fn router(state: Arc<AppState>) -> axum::Router {
         .routes(routes!(put_contribution, get_contribution))
         .routes(routes!(put_decryption_claim))
         .routes(routes!(list_contributions))
+        .routes(routes!(put_sum_digest))
+        .routes(routes!(list_sum_digests))
         .routes(routes!(get_aggregate))
         .routes(routes!(put_decryption_share, get_decryption_share))
         .routes(routes!(list_decryption_shares))
@@ -1361,6 +1364,38 @@ async fn put_upload(
         UploadTable::DecryptionShares => {
             upload_statement(UploadKind::DecryptionShare, &study, &member, round, &hash)
         }
+        // A digest names the contributor's own contribution, the list and the
+        // aggregate whose challenge it was made on.
+        UploadTable::SumDigests => {
+            let aggregate_hash = r.aggregate_hash.ok_or_else(|| not_ready(&r, "aggregate"))?;
+            let list = ContributionList {
+                state: r.state,
+                contributions: state
+                    .store
+                    .uploads(UploadTable::Contributions, &study, round)
+                    .await?,
+                aggregate_hash: Some(hex::encode(aggregate_hash)),
+            };
+            let own = list
+                .contributions
+                .iter()
+                .find(|u| u.member == member)
+                .ok_or_else(|| {
+                    ApiError::unprocessable(format!(
+                        "{member} has no contribution in round {round} of study {study} to digest"
+                    ))
+                })?;
+            let contribution_hash: [u8; 32] = decode_fixed(&own.hash, "hash")?;
+            sum_digest_statement(
+                &study,
+                &member,
+                round,
+                &contribution_hash,
+                &list.entries_hash(&study, round),
+                &aggregate_hash,
+                &req.body,
+            )
+        }
     };
     verify_upload_signature(&state, &spec.ceremony, &member, &statement, &signature).await?;
     let c = state.store.ceremony(&spec.ceremony).await?;
@@ -1405,6 +1440,11 @@ async fn put_upload(
                     )));
                 }
                 Ok(Some(engine::shape_text(e, v.len() as u64)))
+            }
+            UploadTable::SumDigests => {
+                SumDigest::from_bytes(&params, &body)
+                    .map_err(|e| ApiError::unprocessable(format!("not a sum digest: {e}")))?;
+                Ok(None)
             }
             UploadTable::DecryptionShares => {
                 let s = match &decrypting_set {
@@ -1467,7 +1507,10 @@ async fn put_upload(
     if created {
         state.metrics.uploaded(req.body.len());
         state.changed.notify_waiters();
-        engine::advance_round(&state, &study, round).await?;
+        // A digest changes no round state.
+        if table != UploadTable::SumDigests {
+            engine::advance_round(&state, &study, round).await?;
+        }
     }
     Ok(created_or_ok(
         created,
@@ -1568,6 +1611,82 @@ async fn list_decryption_shares(
             .store
             .uploads(UploadTable::DecryptionShares, &study, round)
             .await?,
+        aggregate_hash: r.aggregate_hash.map(hex::encode),
+    }))
+}
+
+/// Upload the digest of this member's contribution on the round's challenge
+/// (`fedhe_crypto::sum_digest`), once the aggregate exists; signed (header
+/// `fedhe-upload-signature`) over `fedhe_api::signing::sum_digest_statement`.
+#[utoipa::path(put, path = "/v1/studies/{study}/rounds/{round}/sum-digests/{member}", tag = "studies",
+    params(("study" = String, Path), ("round" = u64, Path), ("member" = String, Path),
+        ("fedhe-upload-signature" = String, Header, description = "ed25519 signature of the sum-digest statement, hex")),
+    request_body(content = String, content_type = "application/octet-stream", description = "SumDigest bytes"),
+    security(("member" = [])),
+    responses((status = 201, body = UploadReceipt), (status = 200, body = UploadReceipt),
+        (status = 409, body = Problem, content_type = "application/problem+json"),
+        (status = 422, body = Problem, content_type = "application/problem+json")))]
+async fn put_sum_digest(
+    State(state): Shared,
+    P((study, round, member)): P<(String, String, String)>,
+    req: Incoming,
+) -> ApiResult<Response> {
+    put_upload(state, study, round, member, req, UploadTable::SumDigests).await
+}
+
+/// The contributors' signed digests of a round; `?wait=SECS&count=K` waits
+/// until at least K are in (or the round is done or failed).
+#[utoipa::path(get, path = "/v1/studies/{study}/rounds/{round}/sum-digests", tag = "studies",
+    params(("study" = String, Path), ("round" = u64, Path),
+        ("wait" = Option<f64>, Query, description = "Long poll: seconds to wait"),
+        ("count" = Option<u64>, Query, description = "Long poll: the number of digests to wait for")),
+    security(("admin" = []), ("member" = [])),
+    responses((status = 200, body = SumDigestList), (status = 404, body = Problem, content_type = "application/problem+json")))]
+async fn list_sum_digests(
+    State(state): Shared,
+    P((study, round)): P<(String, String)>,
+    req: Incoming,
+) -> ApiResult<Json<SumDigestList>> {
+    let req = req.read(&state, 0).await?;
+    let round = parse_round(&round)?;
+    let spec = state.store.study(&study).await?.spec;
+    auth::require_reader(&state, &spec.ceremony, &req.parts()).await?;
+    let count: usize = match req.query("count")? {
+        None => 0,
+        Some(v) => v
+            .parse()
+            .map_err(|_| ApiError::bad_request(format!("count={v:?} is not a number")))?,
+    };
+    let st = &state;
+    let study_ref = &study;
+    let read = || async move {
+        let r = st.store.round(study_ref, round).await?;
+        let rows = st
+            .store
+            .uploads_with_bytes(UploadTable::SumDigests, study_ref, round)
+            .await?;
+        Ok::<_, ApiError>((r, rows))
+    };
+    let ready = long_poll(st, req.wait(st)?, || async move {
+        let (r, rows) = read().await?;
+        let settled = matches!(r.state, RoundState::Done | RoundState::Failed);
+        Ok((rows.len() >= count || settled).then_some((r, rows)))
+    })
+    .await?;
+    let (r, rows) = match ready {
+        Some(v) => v,
+        None => read().await?,
+    };
+    Ok(Json(SumDigestList {
+        state: r.state,
+        digests: rows
+            .into_iter()
+            .map(|(member, bytes, signature)| SignedSumDigest {
+                member,
+                digest: hex::encode(bytes),
+                signature,
+            })
+            .collect(),
         aggregate_hash: r.aggregate_hash.map(hex::encode),
     }))
 }

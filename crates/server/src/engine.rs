@@ -325,8 +325,8 @@ pub async fn expected_upload_len(state: &AppState, upload: SizedUpload<'_>) -> A
                         "contributions are revealed only once the commitments are frozen",
                     ))
                 }
-                (UploadTable::DecryptionShares, Some(v), Some(_)) => v,
-                (UploadTable::DecryptionShares, _, _) => {
+                (UploadTable::DecryptionShares | UploadTable::SumDigests, Some(v), Some(_)) => v,
+                (UploadTable::DecryptionShares | UploadTable::SumDigests, _, _) => {
                     return Err(waiting("there is no aggregate to decrypt yet"))
                 }
             };
@@ -367,6 +367,9 @@ pub async fn expected_upload_len(state: &AppState, upload: SizedUpload<'_>) -> A
                     &member_id(member)?,
                     values,
                 ),
+                UploadTable::SumDigests => {
+                    8 * fedhe_crypto::sum_digest::PROJECTIONS * params.set().moduli.len()
+                }
             })
         }
     }

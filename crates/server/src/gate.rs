@@ -114,13 +114,13 @@ fn classify<'p>(method: &Method, path: &'p str, config: &Config) -> Route<'p> {
             }),
         ),
         ["v1", "ceremonies", c, ..] => route(Scope::Ceremony(c), json, None),
-        ["v1", "studies", s, "rounds", r, kind @ ("contributions" | "decryption-shares"), m]
+        ["v1", "studies", s, "rounds", r, kind @ ("contributions" | "decryption-shares" | "sum-digests"), m]
             if writes =>
         {
-            let table = if *kind == "contributions" {
-                UploadTable::Contributions
-            } else {
-                UploadTable::DecryptionShares
+            let table = match *kind {
+                "contributions" => UploadTable::Contributions,
+                "decryption-shares" => UploadTable::DecryptionShares,
+                _ => UploadTable::SumDigests,
             };
             route(
                 Scope::Study(s),

@@ -264,6 +264,8 @@ pub enum UploadTable {
     Contributions,
     /// `decryption_shares`.
     DecryptionShares,
+    /// `sum_digests`: contributors' signed digests of their contributions.
+    SumDigests,
 }
 
 impl UploadTable {
@@ -271,6 +273,7 @@ impl UploadTable {
         match self {
             Self::Contributions => "contributions",
             Self::DecryptionShares => "decryption_shares",
+            Self::SumDigests => "sum_digests",
         }
     }
 
@@ -278,6 +281,7 @@ impl UploadTable {
         match self {
             Self::Contributions => "contribution",
             Self::DecryptionShares => "decryption share",
+            Self::SumDigests => "sum digest",
         }
     }
 
@@ -286,7 +290,8 @@ impl UploadTable {
         match self {
             // Reveals of committed contributions.
             Self::Contributions => RoundState::Collecting,
-            Self::DecryptionShares => RoundState::Decrypting,
+            // Digests of the contributions, on the aggregate's challenge.
+            Self::DecryptionShares | Self::SumDigests => RoundState::Decrypting,
         }
     }
 }
@@ -1535,6 +1540,7 @@ impl Store {
             action: match table {
                 UploadTable::Contributions => "contribution.accepted",
                 UploadTable::DecryptionShares => "decryption_share.accepted",
+                UploadTable::SumDigests => "sum_digest.accepted",
             },
             study: Some(u.study),
             round: Some(u.round),
@@ -1725,6 +1731,24 @@ impl Store {
                 signature,
             })
             .collect())
+    }
+
+    /// The uploads of a round in `table` with their bytes and signatures,
+    /// sorted by member (for small objects such as sum digests).
+    pub async fn uploads_with_bytes(
+        &self,
+        table: UploadTable,
+        study: &str,
+        round: u64,
+    ) -> ApiResult<Vec<(String, Vec<u8>, String)>> {
+        Ok(sqlx::query_as(&format!(
+            "SELECT member, bytes, signature FROM {} WHERE study = $1 AND round = $2 ORDER BY member",
+            table.name()
+        ))
+        .bind(study)
+        .bind(round as i64)
+        .fetch_all(&self.read)
+        .await?)
     }
 
     /// The bytes of one upload.

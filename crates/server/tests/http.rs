@@ -6,15 +6,15 @@
 //! requests (each a 4xx problem+json that changes nothing).
 
 use fedhe_api::signing::{
-    contribution_statement, fresh_nonce, now_ms, request_message, round_commitment_statement,
-    upload_statement, HEADER_MEMBER, HEADER_NONCE, HEADER_SIGNATURE, HEADER_TIMESTAMP,
-    HEADER_UPLOAD_SIGNATURE,
+    contribution_statement, decode_fixed, fresh_nonce, now_ms, request_message,
+    round_commitment_statement, sum_digest_statement, upload_statement, HEADER_MEMBER,
+    HEADER_NONCE, HEADER_SIGNATURE, HEADER_TIMESTAMP, HEADER_UPLOAD_SIGNATURE,
 };
 use fedhe_api::*;
 use fedhe_crypto::{
     CeremonyId, CollectivePublicKey, CommonRandomPoly, DecryptionShare, EncryptedVector,
     FixedPointCodec, InsecurePolicy, MemberId, ParameterSet, Params, PublicKeyShare,
-    SecretKeyShare, WireObject,
+    SecretKeyShare, SumChallenge, WireObject,
 };
 use fedhe_ring::Csprng;
 use fedhe_server::{start, Config, Running};
@@ -725,6 +725,73 @@ async fn a_round_runs_end_to_end_over_http(kind: Kind) {
         .await;
     assert_eq!(list.contributions.len(), 3);
     assert_eq!(list.state, RoundState::Decrypting);
+    // Sum digests: a contributor signs the digest of its own contribution on
+    // the challenge of this aggregate and list; the server checks the
+    // statement against what it holds, and the digest's length.
+    let aggregate_hash: [u8; 32] =
+        decode_fixed(list.aggregate_hash.as_deref().unwrap(), "hash").unwrap();
+    let entries = list.entries_hash("s1", 1);
+    let challenge = SumChallenge::derive(&h.params, "s1", 1, &entries, &aggregate_hash);
+    let digest_of = |bytes: &[u8]| {
+        challenge
+            .digest(
+                &h.params,
+                &EncryptedVector::from_bytes(&h.params, bytes).unwrap(),
+            )
+            .to_bytes()
+    };
+    let own = |who: &str| all.iter().find(|(m, _, _)| *m == who).unwrap().1.clone();
+    let put_digest = |who: &'static str, digest: Vec<u8>, signed_aggregate: [u8; 32]| {
+        let signature = h.member(who).identity.sign_hex(&sum_digest_statement(
+            "s1",
+            who,
+            1,
+            blake3::hash(&own(who)).as_bytes(),
+            &entries,
+            &signed_aggregate,
+            &digest,
+        ));
+        let h = &h;
+        async move {
+            h.send(
+                Some(who),
+                Method::PUT,
+                &format!("/v1/studies/s1/rounds/1/sum-digests/{who}"),
+                digest,
+                "application/octet-stream",
+                &[(HEADER_UPLOAD_SIGNATURE, signature)],
+            )
+            .await
+        }
+    };
+    let alpha_digest = digest_of(&all[0].1);
+    let r = put_digest("alpha", alpha_digest.clone(), aggregate_hash).await;
+    assert_eq!(r.status(), StatusCode::CREATED);
+    let r = put_digest("alpha", alpha_digest.clone(), aggregate_hash).await;
+    assert_eq!(r.status(), StatusCode::OK);
+    // Signed for another aggregate: refused.
+    assert_problem(
+        put_digest("beta", digest_of(&all[1].1), [7; 32]).await,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "does not verify",
+    )
+    .await;
+    // Not a digest of this parameter set's length: refused, nothing stored.
+    let r = put_digest("beta", vec![1, 2, 3], aggregate_hash).await;
+    assert!(r.status().is_client_error(), "{}", r.status());
+    let digests: SumDigestList = h
+        .json(
+            Some("gamma"),
+            Method::GET,
+            "/v1/studies/s1/rounds/1/sum-digests?count=1&wait=5",
+            None,
+            StatusCode::OK,
+        )
+        .await;
+    assert_eq!(digests.digests.len(), 1);
+    assert_eq!(digests.digests[0].member, "alpha");
+    assert_eq!(digests.digests[0].digest, hex::encode(&alpha_digest));
+    assert_eq!(digests.aggregate_hash, list.aggregate_hash);
     h.decrypt("s1", 1, &["alpha", "beta", "gamma"]).await;
     let result: RoundResult = h
         .json(
@@ -791,6 +858,8 @@ async fn a_round_runs_end_to_end_over_http(kind: Kind) {
         expected.push(("contribution.accepted", m, Some(1)));
     }
     expected.push(("round.aggregated", "server", Some(1)));
+    // alpha's digest; beta's two refused ones left no trace.
+    expected.push(("sum_digest.accepted", "alpha", Some(1)));
     for m in ["alpha", "beta", "gamma"] {
         expected.push(("decryption_share.accepted", m, Some(1)));
     }
@@ -1330,6 +1399,11 @@ async fn operational_routes_and_the_openapi_document(kind: Kind) {
             &["put", "get"],
         ),
         ("/v1/studies/{study}/rounds/{round}/result", &["get"]),
+        ("/v1/studies/{study}/rounds/{round}/sum-digests", &["get"]),
+        (
+            "/v1/studies/{study}/rounds/{round}/sum-digests/{member}",
+            &["put"],
+        ),
         ("/healthz", &["get"]),
         ("/readyz", &["get"]),
         ("/metrics", &["get"]),

@@ -64,6 +64,11 @@ pub struct AgentSeatArgs {
     /// policy.toml.
     #[arg(long, value_name = "N")]
     max_rounds: Option<u64>,
+    /// My policy: download this many digested contributions at random per
+    /// round to check their signed digests (default 16). Replaces
+    /// `spot_checks` of policy.toml.
+    #[arg(long, value_name = "N")]
+    spot_checks: Option<usize>,
 }
 
 impl AgentSeatArgs {
@@ -79,6 +84,7 @@ impl AgentSeatArgs {
                 parameter_sets: (!self.parameter_sets.is_empty())
                     .then(|| self.parameter_sets.clone()),
                 max_rounds: self.max_rounds,
+                spot_checks: self.spot_checks,
             },
         }
     }

@@ -52,6 +52,10 @@ pub struct ServiceBenchArgs {
     /// ⌊n/2⌋ + 1 at every member count. Without it, n-of-n.
     #[arg(long, value_name = "T|majority")]
     threshold: Option<String>,
+    /// Digested contributions each member also downloads in full
+    /// (default: the member policy's default, 16).
+    #[arg(long, value_name = "N")]
+    spot_checks: Option<usize>,
     /// Print JSON (the only output format).
     #[arg(long)]
     json: bool,
@@ -289,6 +293,9 @@ fn run_one(a: &ServiceBenchArgs, n: usize) -> Result<serde_json::Value, CliError
                 n,
             )?;
             session.round_timeout = std::time::Duration::from_secs(3600);
+            if let Some(k) = a.spot_checks {
+                session.spot_checks = k;
+            }
             if threshold.is_some() {
                 session = session.with_threshold_share_from(&KeyDir::open(key_folder(
                     work.path(),
@@ -312,6 +319,11 @@ fn run_one(a: &ServiceBenchArgs, n: usize) -> Result<serde_json::Value, CliError
     })?;
     let reveal = wave(&pool, &mut seats, |s| {
         s.session.reveal("bench-study", 1).map(drop)
+    })?;
+    // Every contributor's digest first: a member verifying waits for all of
+    // them, and here the members take turns.
+    let digest = wave(&pool, &mut seats, |s| {
+        s.session.send_digest("bench-study", 1)
     })?;
     let decrypt = wave(&pool, &mut seats, |s| s.session.decrypt("bench-study", 1))?;
     let sums = std::sync::Mutex::new(Vec::new());
@@ -355,10 +367,12 @@ fn run_one(a: &ServiceBenchArgs, n: usize) -> Result<serde_json::Value, CliError
         "params": a.params,
         "values": a.values,
         "concurrency": a.concurrency,
+        "spot_checks": seats.first().map(|s| s.session.spot_checks),
         "round_seconds": round_seconds,
         "phases": {
             "commit": commit,
             "reveal": reveal,
+            "digest": digest,
             "decrypt": decrypt,
             "result": result,
             "member_medians": {

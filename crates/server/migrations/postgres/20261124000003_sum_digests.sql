@@ -1,0 +1,17 @@
+-- Each contributor's signed digest of its own contribution on the round's
+-- public challenge (fedhe_crypto::sum_digest, issue 16): members check the
+-- aggregate against the sum of these digests instead of downloading every
+-- contribution. `bytes` is the digest (8 bytes per residue), `hash` BLAKE3
+-- of it, `signature` the contributor's signature of the digest statement.
+
+CREATE TABLE sum_digests (
+    study      TEXT COLLATE "C" NOT NULL,
+    round      BIGINT NOT NULL,
+    member     TEXT COLLATE "C" NOT NULL,
+    bytes      BYTEA NOT NULL,
+    hash       BYTEA NOT NULL,
+    signature  TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    PRIMARY KEY (study, round, member),
+    FOREIGN KEY (study, round) REFERENCES rounds(study, round)
+);
