@@ -391,7 +391,7 @@ fn bench_service_reports_every_phase_per_member_count() {
     for (run, n) in runs.iter().zip([2, 5]) {
         assert_eq!(run["members"], n);
         let phases = &run["phases"];
-        let total: f64 = ["commit", "reveal", "decrypt", "result"]
+        let total: f64 = ["commit", "reveal", "digest", "decrypt", "result"]
             .iter()
             .map(|p| phases[p].as_f64().unwrap())
             .sum();
@@ -437,7 +437,8 @@ fn bench_service_reports_every_phase_per_member_count() {
 /// t-of-n ceremony as `fedhe ceremony join` does (deal, open and verify their
 /// Shamir shares), then run the round with its decrypting set; the run
 /// reports T, the ceremony's time and its bytes per member, and every member
-/// decoded the plaintext sum (the command fails otherwise).
+/// decoded the plaintext sum (the command fails otherwise), having checked
+/// the aggregate mostly on digests (`--spot-checks 1`).
 #[test]
 fn bench_service_runs_a_threshold_ceremony_and_round() {
     let v = common::json_stdout(&common::fedhe(&[
@@ -454,11 +455,16 @@ fn bench_service_runs_a_threshold_ceremony_and_round() {
         "50",
         "--concurrency",
         "2",
+        // One contribution downloaded besides its own: the others count by
+        // their contributors' signed digests (issue 16), end to end.
+        "--spot-checks",
+        "1",
         "--json",
     ]));
     let run = &v["runs"][0];
     assert_eq!(run["members"], 5, "{run}");
     assert_eq!(run["threshold"], 3, "{run}");
+    assert_eq!(run["spot_checks"], 1, "{run}");
     assert!(run["ceremony_seconds"].as_f64().unwrap() > 0.0, "{run}");
     // Each member uploads a dealing (five sealed shares, each at least one
     // polynomial of 1024 residues) and downloads five slices of that size.
