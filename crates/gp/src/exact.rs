@@ -17,16 +17,34 @@ pub struct ExactGpParams<K: Kernel> {
     kernel: K,
     noise_variance: f64,
     standardize: bool,
+    constant_mean: bool,
 }
 
 impl<K: Kernel> ExactGpParams<K> {
-    /// A GP with the given kernel, noise variance 1e-6 and no output standardisation.
+    /// A GP with the given kernel, noise variance 1e-6, no output
+    /// standardisation and a zero prior mean.
     pub fn new(kernel: K) -> Self {
         Self {
             kernel,
             noise_variance: 1e-6,
             standardize: false,
+            constant_mean: false,
         }
+    }
+
+    /// If true, the prior mean is a constant `m` (in standardised units)
+    /// estimated from the data by generalised least squares,
+    /// `m = 1ᵀ(K + σ_n² I)⁻¹y / 1ᵀ(K + σ_n² I)⁻¹1`, the maximiser of the
+    /// likelihood in `m` for the given kernel and noise (GPyTorch's fitted
+    /// `ConstantMean`, profiled out); if false (the default) it is zero.
+    pub fn constant_mean(mut self, constant_mean: bool) -> Self {
+        self.constant_mean = constant_mean;
+        self
+    }
+
+    /// Whether the prior mean is a fitted constant.
+    pub fn get_constant_mean(&self) -> bool {
+        self.constant_mean
     }
 
     /// Sets the Gaussian observation-noise variance `σ_n²`.
@@ -68,13 +86,24 @@ impl<K: Kernel> ExactGpParams<K> {
             cov[(i, i)] += self.noise_variance;
         }
         let chol = JitteredCholesky::new(&cov)?;
-        let alpha = chol.solve_vec(&y_std);
+        let mut alpha = chol.solve_vec(&y_std);
+        let mut prior_mean = 0.0;
+        if self.constant_mean {
+            let ones = DVector::from_element(y_std.len(), 1.0);
+            let a = chol.solve_vec(&ones);
+            let denom = a.sum();
+            if denom.is_finite() && denom > 0.0 {
+                prior_mean = alpha.sum() / denom;
+                alpha -= a * prior_mean;
+            }
+        }
         Ok(ExactGp {
             params: self.clone(),
             x: x.clone(),
             y_std,
             offset,
             scale,
+            prior_mean,
             chol,
             alpha,
         })
@@ -139,6 +168,7 @@ pub struct ExactGp<K: Kernel> {
     y_std: DVector<f64>,
     offset: f64,
     scale: f64,
+    prior_mean: f64,
     chol: JitteredCholesky,
     alpha: DVector<f64>,
 }
@@ -177,6 +207,12 @@ impl<K: Kernel> ExactGp<K> {
         (self.offset, self.scale)
     }
 
+    /// The constant prior mean in standardised units (0 unless
+    /// [`ExactGpParams::constant_mean`]).
+    pub fn prior_mean(&self) -> f64 {
+        self.prior_mean
+    }
+
     /// The jitter the Cholesky factorisation needed (0 if none).
     pub fn jitter(&self) -> f64 {
         self.chol.jitter
@@ -190,7 +226,8 @@ impl<K: Kernel> ExactGp<K> {
         validate_test(self.params.kernel.dim(), xs)?;
         let k = &self.params.kernel;
         let cross = k.cross(&self.x, xs);
-        let mean = (cross.transpose() * &self.alpha).map(|m| self.offset + self.scale * m);
+        let mean = (cross.transpose() * &self.alpha)
+            .map(|m| self.offset + self.scale * (self.prior_mean + m));
         let v = self.chol.solve_lower(&cross);
         let s2 = self.scale * self.scale;
         let var = DVector::from_fn(xs.nrows(), |j, _| {
@@ -209,7 +246,8 @@ impl<K: Kernel> ExactGp<K> {
         validate_test(self.params.kernel.dim(), xs)?;
         let k = &self.params.kernel;
         let cross = k.cross(&self.x, xs);
-        let mean = (cross.transpose() * &self.alpha).map(|m| self.offset + self.scale * m);
+        let mean = (cross.transpose() * &self.alpha)
+            .map(|m| self.offset + self.scale * (self.prior_mean + m));
         let v = self.chol.solve_lower(&cross);
         let mut cov = k.gram(xs) - v.transpose() * v;
         cov *= self.scale * self.scale;
@@ -250,7 +288,7 @@ impl<K: Kernel> ExactGp<K> {
         }
         let s2 = self.scale * self.scale;
         Ok(PointPrediction {
-            mean: self.offset + self.scale * kstar.dot(&self.alpha),
+            mean: self.offset + self.scale * (self.prior_mean + kstar.dot(&self.alpha)),
             variance: (s2 * (k.signal_variance() - kstar.dot(&w))).max(0.0),
             mean_grad,
             variance_grad,
@@ -258,10 +296,12 @@ impl<K: Kernel> ExactGp<K> {
     }
 
     /// The log marginal likelihood of the standardised outputs,
-    /// `log p(y) = −½ yᵀα − Σ log L_ii − (n/2) log 2π`.
+    /// `log p(y) = −½ (y − m)ᵀα − Σ log L_ii − (n/2) log 2π` (`m` the prior
+    /// mean; with a fitted constant this is the profile likelihood, whose
+    /// gradient in the kernel's parameters is the one at fixed `m`).
     pub fn log_marginal_likelihood(&self) -> f64 {
         let n = self.y_std.len() as f64;
-        -0.5 * self.y_std.dot(&self.alpha)
+        -0.5 * self.y_std.map(|v| v - self.prior_mean).dot(&self.alpha)
             - 0.5 * self.chol.log_det()
             - 0.5 * n * (2.0 * std::f64::consts::PI).ln()
     }
@@ -271,7 +311,7 @@ impl<K: Kernel> ExactGp<K> {
         &self.chol
     }
 
-    /// `α = (K + σ_n² I)⁻¹ y` (standardised units).
+    /// `α = (K + σ_n² I)⁻¹ (y − m)` (standardised units).
     pub fn alpha(&self) -> &DVector<f64> {
         &self.alpha
     }
@@ -342,6 +382,41 @@ mod tests {
             assert!(((pu.mean - pd.mean) / (2.0 * h) - p.mean_grad[d]).abs() < 1e-6);
             assert!(((pu.variance - pd.variance) / (2.0 * h) - p.variance_grad[d]).abs() < 1e-6);
         }
+    }
+
+    #[test]
+    fn constant_mean_is_the_gls_estimate_and_maximises_the_likelihood() {
+        let (x, y) = data();
+        let y = y.map(|v| v + 3.0);
+        let gp = params().constant_mean(true).fit(&x, &y).unwrap();
+        // m = 1ᵀK⁻¹y / 1ᵀK⁻¹1, computed here by a dense inverse.
+        let mut k = params().kernel().gram(&x);
+        for i in 0..4 {
+            k[(i, i)] += 0.01;
+        }
+        let kinv = k.clone().try_inverse().unwrap();
+        let ones = DVector::from_element(4, 1.0);
+        let m = (ones.transpose() * &kinv * &y)[0] / (ones.transpose() * &kinv * &ones)[0];
+        assert!(
+            (gp.prior_mean() - m).abs() < 1e-9,
+            "{} vs {m}",
+            gp.prior_mean()
+        );
+        // The likelihood of y − c under a zero mean is largest at c = m.
+        let lml_at = |c: f64| {
+            params()
+                .fit(&x, &y.map(|v| v - c))
+                .unwrap()
+                .log_marginal_likelihood()
+        };
+        let at_m = gp.log_marginal_likelihood();
+        assert!((at_m - lml_at(m)).abs() < 1e-9);
+        assert!(at_m > lml_at(m + 0.1) && at_m > lml_at(m - 0.1));
+        // Far from the data the posterior mean reverts to m, not to 0.
+        let (far, _) = gp.predict(&DMatrix::from_row_slice(1, 1, &[50.0])).unwrap();
+        assert!((far[0] - m).abs() < 1e-9);
+        let zero = params().fit(&x, &y).unwrap();
+        assert_eq!(zero.prior_mean(), 0.0);
     }
 
     #[test]

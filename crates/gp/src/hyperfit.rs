@@ -48,7 +48,7 @@ pub fn log_marginal_likelihood_with_gradient<K: Kernel>(
 pub struct HyperBounds {
     /// Bounds on every length-scale.
     pub lengthscale: (f64, f64),
-    /// Bounds on the signal variance.
+    /// Bounds on the signal variance (equal bounds fix it).
     pub signal_variance: (f64, f64),
     /// Bounds on the noise variance.
     pub noise_variance: (f64, f64),
@@ -176,7 +176,8 @@ impl FitConfig {
             ("signal variance", b.signal_variance, 1),
             ("noise variance", b.noise_variance, 1),
         ] {
-            if !(l.is_finite() && h.is_finite() && l > 0.0 && l < h) {
+            // `l == h` fixes the parameter (e.g. a unit signal variance).
+            if !(l.is_finite() && h.is_finite() && l > 0.0 && l <= h) {
                 return Err(GpError::Bounds {
                     what,
                     lower: l,
@@ -240,6 +241,9 @@ impl<K: Kernel> NegLogLikelihood<'_, K> {
                 .iter()
                 .zip(self.lo.iter().zip(&self.hi))
                 .map(|(t, (lo, hi))| {
+                    if hi <= lo {
+                        return 0.0;
+                    }
                     let s = ((t - lo) / (hi - lo)).clamp(1e-6, 1.0 - 1e-6);
                     (s / (1.0 - s)).ln()
                 }),
@@ -254,7 +258,8 @@ impl<K: Kernel> NegLogLikelihood<'_, K> {
             .with_params(KernelParams::from_log(&theta[..dim])?);
         Ok(ExactGpParams::new(kernel)
             .noise_variance(theta[dim].exp())
-            .standardize(self.base.get_standardize()))
+            .standardize(self.base.get_standardize())
+            .constant_mean(self.base.get_constant_mean()))
     }
 
     fn eval(&self, u: &DVector<f64>) -> Result<(f64, DVector<f64>), GpError> {
@@ -337,7 +342,7 @@ pub fn fit_hyperparameters<K: Kernel>(
         let theta: Vec<f64> = lo
             .iter()
             .zip(&hi)
-            .map(|(l, h)| rng.gen_range(*l..*h))
+            .map(|(l, h)| if l < h { rng.gen_range(*l..*h) } else { *l })
             .collect();
         starts.push(problem.u_of_theta(&theta));
     }
@@ -481,6 +486,59 @@ mod tests {
         }
         let again = fit_hyperparameters(&start, &x, &y, &config).unwrap();
         assert_eq!(again.log_marginal_likelihood(), after);
+    }
+
+    #[test]
+    fn equal_bounds_fix_the_signal_variance_and_the_constant_mean_gradient_is_exact() {
+        let (x, y) = data(4, 20);
+        let y = y.map(|v| v + 2.0);
+        let start =
+            ExactGpParams::new(Matern52::new(KernelParams::isotropic(2, 0.5, 1.0).unwrap()))
+                .noise_variance(0.1)
+                .constant_mean(true);
+        let mut config = FitConfig {
+            n_starts: 3,
+            max_iters: 50,
+            seed: 5,
+            ..FitConfig::default()
+        };
+        config.bounds.signal_variance = (1.0, 1.0);
+        let fitted = fit_hyperparameters(&start, &x, &y, &config).unwrap();
+        assert_eq!(fitted.params().kernel().params().signal_variance(), 1.0);
+        assert!(fitted.params().get_constant_mean());
+        assert!(
+            fitted.log_marginal_likelihood() > start.fit(&x, &y).unwrap().log_marginal_likelihood()
+        );
+        // The profile likelihood's gradient (m re-estimated at every θ)
+        // equals the analytic one at fixed m.
+        let p = fitted.params();
+        let (_, grad) = log_marginal_likelihood_with_gradient(p, &x, &y).unwrap();
+        let mut theta = p.kernel().params().to_log();
+        theta.push(p.get_noise_variance().ln());
+        let lml_at = |t: &[f64]| {
+            let d = t.len() - 1;
+            ExactGpParams::new(
+                p.kernel()
+                    .with_params(KernelParams::from_log(&t[..d]).unwrap()),
+            )
+            .noise_variance(t[d].exp())
+            .constant_mean(true)
+            .fit(&x, &y)
+            .unwrap()
+            .log_marginal_likelihood()
+        };
+        let h = 1e-5;
+        for j in 0..theta.len() {
+            let (mut up, mut dn) = (theta.clone(), theta.clone());
+            up[j] += h;
+            dn[j] -= h;
+            let fd = (lml_at(&up) - lml_at(&dn)) / (2.0 * h);
+            assert!(
+                (fd - grad[j]).abs() < 1e-5 * (1.0 + fd.abs()),
+                "θ_{j}: {fd} vs {}",
+                grad[j]
+            );
+        }
     }
 
     #[test]

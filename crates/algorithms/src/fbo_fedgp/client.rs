@@ -201,9 +201,12 @@ impl Client {
         current: &Hyperparameters,
         kernel: &K,
         fit: &FitConfig,
+        constant_mean: bool,
     ) -> Result<Vec<f64>, AlgorithmError> {
         let (x, y) = self.data(task, warping, scaling);
-        let start = ExactGpParams::new(current.kernel(kernel)?).noise_variance(current.noise());
+        let start = ExactGpParams::new(current.kernel(kernel)?)
+            .noise_variance(current.noise())
+            .constant_mean(constant_mean);
         let gp = fit_hyperparameters(&start, &x, &y, fit)?;
         let mut log = gp.params().kernel().params().to_log();
         log.push(gp.params().get_noise_variance().ln());
@@ -242,7 +245,8 @@ impl Client {
             .collect()
     }
 
-    /// The local exact GP on `D_i` with the given hyper-parameters.
+    /// The local exact GP on `D_i` with the given hyper-parameters (and a
+    /// fitted constant prior mean if `constant_mean`, else zero).
     pub fn local_gp<K: Kernel>(
         &self,
         task: &Task,
@@ -250,10 +254,12 @@ impl Client {
         scaling: &OutputScaling,
         hyper: &Hyperparameters,
         kernel: &K,
+        constant_mean: bool,
     ) -> Result<ExactGp<K>, AlgorithmError> {
         let (x, y) = self.data(task, warping, scaling);
         Ok(ExactGpParams::new(hyper.kernel(kernel)?)
             .noise_variance(hyper.noise())
+            .constant_mean(constant_mean)
             .fit(&x, &y)?)
     }
 

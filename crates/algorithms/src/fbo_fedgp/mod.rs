@@ -59,8 +59,9 @@ pub use model::{
     Hyperparameters, OutputScaling, OutputWarping, SummaryScaling, Warping, WARP_SCALES,
 };
 pub use params::{
-    BetaSchedule, FboFedGpParams, HyperparameterMode, InitialDesign, KernelKind, LengthscalePrior,
-    LocalScaling, Method, SupportGrowth, SupportSelection, ValidParams,
+    BetaSchedule, FboFedGpParams, FitStart, HyperparameterMode, InitialDesign, KernelKind,
+    LengthscalePrior, LocalScaling, Method, PriorMean, SupportGrowth, SupportSelection,
+    ValidParams,
 };
 pub use run::{pooled_map, run, run_member, run_observed, simulated_client_seed, RoundEvent};
 pub use server::{kmeans_update, Server};

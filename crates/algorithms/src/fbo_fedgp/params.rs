@@ -189,6 +189,9 @@ fn default_fit_starts() -> usize {
 fn default_fit_iters() -> u64 {
     50
 }
+fn default_fit_signal_variance() -> bool {
+    true
+}
 
 /// The prior on the kernel's length-scales (a MAP fit; see
 /// [`fedhe_gp::hyperfit::HyperPrior`]).
@@ -240,6 +243,34 @@ pub enum NoisePrior {
     /// for `SingleTaskGP` (its `get_gaussian_likelihood_with_lognormal_prior`),
     /// which favours a small noise on deterministic objectives.
     LogNormal,
+}
+
+/// The prior mean of a lone agent's GP on its standardised outputs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PriorMean {
+    /// Zero, i.e. the mean of the agent's (warped) data. The default.
+    #[default]
+    Zero,
+    /// A constant fitted with the hyper-parameters (its GLS estimate, the
+    /// likelihood's maximiser; BoTorch's `ConstantMean`). Only for
+    /// `independent-bo`: the federation's global posterior has a zero mean,
+    /// so a federated method refuses it.
+    Constant,
+}
+
+/// Where a lone agent's hyper-parameter fit starts (its first start; the
+/// other `fit_starts − 1` are log-uniform random draws in the box).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FitStart {
+    /// The previous fit (a warm start). The default.
+    #[default]
+    Previous,
+    /// The initial hyper-parameters at every refit (length-scales at the
+    /// prior's mode, `σ_f² = 1`, `σ_n² = 10⁻²`), as BoTorch fits a fresh
+    /// `SingleTaskGP` from its initial values at every step.
+    Initial,
 }
 
 /// The settings of an FBO-FedGP federation, as written in a config file.
@@ -344,6 +375,17 @@ pub struct FboFedGpParams {
     /// The prior on the noise variance of the hyper-parameter fit.
     #[serde(default)]
     pub noise_prior: NoisePrior,
+    /// Where a lone agent's fit starts (see [`FitStart`]).
+    #[serde(default)]
+    pub fit_start: FitStart,
+    /// The prior mean of a lone agent's GP (see [`PriorMean`]).
+    #[serde(default)]
+    pub prior_mean: PriorMean,
+    /// Whether the signal variance `σ_f²` is fitted (in (0.05, 20), the
+    /// default) or fixed at 1 on the standardised outputs (`false`, as
+    /// BoTorch's `SingleTaskGP`, which has no `ScaleKernel` since 0.12).
+    #[serde(default = "default_fit_signal_variance")]
+    pub fit_signal_variance: bool,
     /// Candidates of a Thompson sample.
     #[serde(default = "default_ts_candidates")]
     pub ts_candidates: usize,
@@ -388,6 +430,9 @@ impl FboFedGpParams {
             acq_raw: AcqRaw::default(),
             acq_restarts: AcqRestarts::default(),
             noise_prior: NoisePrior::default(),
+            fit_start: FitStart::default(),
+            prior_mean: PriorMean::default(),
+            fit_signal_variance: default_fit_signal_variance(),
             ts_candidates: default_ts_candidates(),
             channel_bound: default_channel_bound(),
         }
@@ -526,7 +571,11 @@ impl ValidParams {
         FitConfig {
             bounds: HyperBounds {
                 lengthscale,
-                signal_variance: (0.05, 20.0),
+                signal_variance: if self.fit_signal_variance {
+                    (0.05, 20.0)
+                } else {
+                    (1.0, 1.0)
+                },
                 noise_variance: (1e-4, 1.0),
             },
             prior,

@@ -3,8 +3,8 @@
 
 use super::model::choose_warping_and_scaling;
 use super::params::{
-    HyperparameterMode, InitialDesign, KernelKind, LocalScaling, Method, SupportSelection,
-    ValidParams,
+    FitStart, HyperparameterMode, InitialDesign, KernelKind, LocalScaling, Method, PriorMean,
+    SupportSelection, ValidParams,
 };
 use super::{Client, Hyperparameters, OutputScaling, OutputWarping, Server, SummaryScaling};
 use crate::surrogate::{GlobalPosterior, Surrogate};
@@ -334,6 +334,10 @@ impl<'a, K: Kernel> Federation<'a, K> {
         match self.method {
             Method::RandomSearch => self.random_search(start),
             Method::IndependentBo => self.independent_bo(start),
+            _ if self.params.prior_mean != PriorMean::Zero => Err(crate::error::config(
+                "prior_mean",
+                "a fitted constant mean is for independent-bo only (the global posterior's mean is zero)",
+            )),
             _ => self.federated(channel, start),
         }
     }
@@ -382,7 +386,8 @@ impl<'a, K: Kernel> Federation<'a, K> {
         let p = self.params;
         let (task, step, fit) = (self.task, p.acquisition_step(), p.fit_config(self.dim()));
         let initial = self.initial_hyperparameters()?;
-        let mut hypers = vec![initial; self.clients.len()];
+        let constant_mean = p.prior_mean == PriorMean::Constant;
+        let mut hypers = vec![initial.clone(); self.clients.len()];
         let mut trace = Vec::with_capacity(p.rounds);
         for t in 1..=p.rounds {
             let mut round_best = RoundBest::new(task);
@@ -390,13 +395,23 @@ impl<'a, K: Kernel> Federation<'a, K> {
                 let (warp, scaling) = c.own_warping(task, p.warping.for_lone_agent())?;
                 let refit = t == 1 || (p.refit_every > 0 && (t - 1) % p.refit_every == 0);
                 if refit && p.hyperparameters == HyperparameterMode::FederatedMle {
-                    if let Ok(log) =
-                        c.fit_hyperparameters(task, warp, &scaling, hyper, &self.family, &fit)
-                    {
+                    let from = match p.fit_start {
+                        FitStart::Previous => &*hyper,
+                        FitStart::Initial => &initial,
+                    };
+                    if let Ok(log) = c.fit_hyperparameters(
+                        task,
+                        warp,
+                        &scaling,
+                        from,
+                        &self.family,
+                        &fit,
+                        constant_mean,
+                    ) {
                         *hyper = Hyperparameters::from_log(log)?;
                     }
                 }
-                let gp = c.local_gp(task, warp, &scaling, hyper, &self.family)?;
+                let gp = c.local_gp(task, warp, &scaling, hyper, &self.family, constant_mean)?;
                 let incumbent = c.incumbent(task, warp, &scaling);
                 let x = c.propose(task, &step, &gp, t, incumbent)?;
                 round_best.add(c.evaluate(task, x)?.noise_free);
@@ -615,7 +630,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
                             LocalScaling::Own => c.own_scaling(task, warp)?,
                             LocalScaling::Federation => scaling,
                         };
-                        local_gp = c.local_gp(task, warp, &own, &hyper, &self.family)?;
+                        local_gp = c.local_gp(task, warp, &own, &hyper, &self.family, false)?;
                         (&local_gp, c.incumbent(task, warp, &own))
                     }
                 };
