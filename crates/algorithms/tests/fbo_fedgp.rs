@@ -524,3 +524,39 @@ fn auto_warping_standardises_a_lone_agent_and_keeps_the_federation_in_the_channe
     let err = go(Method::FboFedGp, Warping::None).unwrap_err().to_string();
     assert!(err.contains("statistics"), "{err}");
 }
+
+/// Issue 14 diagnosis: a fitted constant prior mean (`prior_mean =
+/// "constant"`) changes a lone agent's run, and a federation, whose global
+/// posterior has a zero mean, refuses it naming the field.
+#[test]
+fn a_constant_prior_mean_is_for_a_lone_agent_only() {
+    use fedhe_algorithms::fbo_fedgp::{PriorMean, Warping};
+    let task = Task::by_name("cec2005-f1", 2).unwrap();
+    let m = members(3);
+    let with = |prior_mean: PriorMean| {
+        FboFedGpParams {
+            prior_mean,
+            warping: Warping::Auto,
+            ..small_params()
+        }
+        .validate()
+        .unwrap()
+    };
+    let go = |method: Method, prior_mean: PriorMean| {
+        run(&task, method, &with(prior_mean), &mut PlainSum, &m, 3)
+    };
+    let zero = go(Method::IndependentBo, PriorMean::Zero).unwrap();
+    let constant = go(Method::IndependentBo, PriorMean::Constant).unwrap();
+    assert_ne!(zero.trace, constant.trace, "the setting must matter");
+    assert_eq!(
+        constant.trace,
+        go(Method::IndependentBo, PriorMean::Constant)
+            .unwrap()
+            .trace,
+        "seeded runs repeat"
+    );
+    let err = go(Method::FboFedGp, PriorMean::Constant)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("prior_mean"), "{err}");
+}

@@ -192,22 +192,19 @@ impl Client {
     }
 
     /// The maximum-likelihood hyper-parameters on `D_i` (log space), started from
-    /// the federation's current ones: the client's contribution to their average.
+    /// `start` (e.g. the federation's current ones,
+    /// [`Hyperparameters::gp_params`]): the client's contribution to their
+    /// average.
     pub fn fit_hyperparameters<K: Kernel>(
         &self,
         task: &Task,
         warping: OutputWarping,
         scaling: &OutputScaling,
-        current: &Hyperparameters,
-        kernel: &K,
+        start: &ExactGpParams<K>,
         fit: &FitConfig,
-        constant_mean: bool,
     ) -> Result<Vec<f64>, AlgorithmError> {
         let (x, y) = self.data(task, warping, scaling);
-        let start = ExactGpParams::new(current.kernel(kernel)?)
-            .noise_variance(current.noise())
-            .constant_mean(constant_mean);
-        let gp = fit_hyperparameters(&start, &x, &y, fit)?;
+        let gp = fit_hyperparameters(start, &x, &y, fit)?;
         let mut log = gp.params().kernel().params().to_log();
         log.push(gp.params().get_noise_variance().ln());
         Ok(log)
@@ -257,10 +254,7 @@ impl Client {
         constant_mean: bool,
     ) -> Result<ExactGp<K>, AlgorithmError> {
         let (x, y) = self.data(task, warping, scaling);
-        Ok(ExactGpParams::new(hyper.kernel(kernel)?)
-            .noise_variance(hyper.noise())
-            .constant_mean(constant_mean)
-            .fit(&x, &y)?)
+        Ok(hyper.gp_params(kernel, constant_mean)?.fit(&x, &y)?)
     }
 
     /// The local summary `L_i` (eqs. 6-7), packed and normalised for the channel

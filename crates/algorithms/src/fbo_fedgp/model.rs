@@ -4,7 +4,7 @@
 use crate::AlgorithmError;
 use fedhe_gp::hyperfit::HyperBounds;
 use fedhe_gp::sparse::{packed_len, LocalSummary};
-use fedhe_gp::{Kernel, KernelParams};
+use fedhe_gp::{ExactGpParams, Kernel, KernelParams};
 use serde::{Deserialize, Serialize};
 
 /// A monotone transform of the utility before modelling (the concrete one a
@@ -307,6 +307,19 @@ impl Hyperparameters {
     pub fn kernel<K: Kernel>(&self, family: &K) -> Result<K, AlgorithmError> {
         let params = KernelParams::from_log(&self.log[..self.log.len() - 1])?;
         Ok(family.with_params(params))
+    }
+
+    /// An exact GP's settings with these hyper-parameters: the kernel of
+    /// `family`, the noise, and a fitted constant prior mean if
+    /// `constant_mean` (else zero).
+    pub fn gp_params<K: Kernel>(
+        &self,
+        family: &K,
+        constant_mean: bool,
+    ) -> Result<ExactGpParams<K>, AlgorithmError> {
+        Ok(ExactGpParams::new(self.kernel(family)?)
+            .noise_variance(self.noise())
+            .constant_mean(constant_mean))
     }
 
     /// Public candidates for the federated maximum-likelihood search: these

@@ -399,15 +399,8 @@ impl<'a, K: Kernel> Federation<'a, K> {
                         FitStart::Previous => &*hyper,
                         FitStart::Initial => &initial,
                     };
-                    if let Ok(log) = c.fit_hyperparameters(
-                        task,
-                        warp,
-                        &scaling,
-                        from,
-                        &self.family,
-                        &fit,
-                        constant_mean,
-                    ) {
+                    let start = from.gp_params(&self.family, constant_mean)?;
+                    if let Ok(log) = c.fit_hyperparameters(task, warp, &scaling, &start, &fit) {
                         *hyper = Hyperparameters::from_log(log)?;
                     }
                 }
