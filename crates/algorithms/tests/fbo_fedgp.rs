@@ -510,7 +510,7 @@ fn auto_warping_standardises_a_lone_agent_and_keeps_the_federation_in_the_channe
     // One 2-round run of `method` with `warping`.
     let go =
         |method: Method, warping: Warping| run(&task, method, &with(warping), &mut PlainSum, &m, 2);
-    assert_eq!(FboFedGpParams::paper_defaults().warping, Warping::SignedLog);
+    assert_eq!(FboFedGpParams::paper_defaults().warping, Warping::Auto);
     let lone = go(Method::IndependentBo, Warping::Auto).unwrap();
     let standardised = go(Method::IndependentBo, Warping::None).unwrap();
     let signed_log = go(Method::IndependentBo, Warping::SignedLog).unwrap();
@@ -559,4 +559,57 @@ fn a_constant_prior_mean_is_for_a_lone_agent_only() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("prior_mean"), "{err}");
+}
+
+/// Issue 14: the defaults are per method. A lone agent's defaults are the
+/// measured best lone recipe (standardised outputs, LogEI, a fitted constant
+/// mean); a federation's are unchanged (signed-log, GP-UCB, zero mean), so
+/// its seeded runs equal the explicit settings bit for bit.
+#[test]
+fn the_default_settings_resolve_per_method() {
+    use fedhe_algorithms::fbo_fedgp::{PriorMean, Warping};
+    use fedhe_algorithms::surrogate::AcquisitionKind;
+    let task = Task::by_name("cec2005-f1", 2).unwrap();
+    let m = members(3);
+    let defaults = FboFedGpParams::paper_defaults();
+    assert_eq!(defaults.acquisition, None);
+    assert_eq!(defaults.prior_mean, PriorMean::Auto);
+    let valid = small_params().validate().unwrap();
+    assert_eq!(
+        valid.acquisition_for(Method::IndependentBo),
+        AcquisitionKind::Ei
+    );
+    assert_eq!(
+        valid.acquisition_for(Method::FboFedGp),
+        AcquisitionKind::Ucb
+    );
+    let explicit = |warping, acquisition, prior_mean| {
+        FboFedGpParams {
+            warping,
+            acquisition: Some(acquisition),
+            prior_mean,
+            ..small_params()
+        }
+        .validate()
+        .unwrap()
+    };
+    let go = |method: Method, p: &fedhe_algorithms::fbo_fedgp::ValidParams| {
+        run(&task, method, p, &mut PlainSum, &m, 5).unwrap().trace
+    };
+    let lone_recipe = explicit(Warping::None, AcquisitionKind::Ei, PriorMean::Constant);
+    let federated_recipe = explicit(Warping::SignedLog, AcquisitionKind::Ucb, PriorMean::Zero);
+    let lone = go(Method::IndependentBo, &valid);
+    assert_eq!(lone, go(Method::IndependentBo, &lone_recipe));
+    assert_ne!(
+        lone,
+        go(Method::IndependentBo, &federated_recipe),
+        "the recipes must differ on this run"
+    );
+    for method in [Method::FboFedGp, Method::LocalOnly] {
+        assert_eq!(
+            go(method, &valid),
+            go(method, &federated_recipe),
+            "{method:?}"
+        );
+    }
 }

@@ -30,6 +30,15 @@ pub enum Method {
 }
 
 impl Method {
+    /// Whether each client runs alone on its own data (`independent-bo`,
+    /// `random-search`): nothing it computes goes through the channel, so
+    /// the `"auto"` settings resolve to the lone agent's recipe.
+    pub fn is_lone(self) -> bool {
+        matches!(self, Method::IndependentBo | Method::RandomSearch)
+    }
+}
+
+impl Method {
     /// The kebab-case name.
     pub fn name(self) -> &'static str {
         match self {
@@ -177,11 +186,8 @@ fn default_channel_bound() -> f64 {
 fn default_ucb_beta() -> f64 {
     1.0
 }
-fn default_acquisition() -> AcquisitionKind {
-    AcquisitionKind::Ucb
-}
 fn default_warping() -> Warping {
-    Warping::SignedLog
+    Warping::Auto
 }
 fn default_fit_starts() -> usize {
     4
@@ -249,14 +255,30 @@ pub enum NoisePrior {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum PriorMean {
-    /// Zero, i.e. the mean of the agent's (warped) data. The default.
+    /// [`PriorMean::Constant`] for a lone agent, [`PriorMean::Zero`] in a
+    /// federation. The default: on CEC-2005 F1-F20 the fitted constant beat
+    /// the zero mean of a lone agent in 123 of 200 paired agents, worse on no
+    /// function (`docs/results/optimiser-2026-11-24`, Addendum 2).
     #[default]
+    Auto,
+    /// Zero, i.e. the mean of the agent's (warped) data.
     Zero,
     /// A constant fitted with the hyper-parameters (its GLS estimate, the
     /// likelihood's maximiser; BoTorch's `ConstantMean`). Only for
     /// `independent-bo`: the federation's global posterior has a zero mean,
     /// so a federated method refuses it.
     Constant,
+}
+
+impl PriorMean {
+    /// The concrete prior mean of `method`: `Auto` resolved.
+    pub fn resolve(self, method: Method) -> PriorMean {
+        match self {
+            PriorMean::Auto if method.is_lone() => PriorMean::Constant,
+            PriorMean::Auto => PriorMean::Zero,
+            m => m,
+        }
+    }
 }
 
 /// Where a lone agent's hyper-parameter fit starts (its first start; the
@@ -294,11 +316,12 @@ pub struct FboFedGpParams {
     /// Where the initial points come from.
     #[serde(default)]
     pub initial_design: InitialDesign,
-    /// The acquisition function: `"ucb"` (the default, with `ucb_beta` or
+    /// The acquisition function: `"ucb"` (with `ucb_beta` or
     /// `ucb_beta_schedule`), `"ei"` (maximised as LogEI, Ament et al. 2023),
-    /// `"pi"` or `"ts"`.
-    #[serde(default = "default_acquisition")]
-    pub acquisition: AcquisitionKind,
+    /// `"pi"` or `"ts"`. Unset: the method's default (see
+    /// [`ValidParams::acquisition_for`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acquisition: Option<AcquisitionKind>,
     /// The fixed UCB `β` (default 1; see [`crate::surrogate::UcbBeta`]).
     #[serde(default = "default_ucb_beta")]
     pub ucb_beta: f64,
@@ -311,13 +334,13 @@ pub struct FboFedGpParams {
     /// The kernel family.
     #[serde(default)]
     pub kernel: KernelKind,
-    /// The output warping: `"signed-log"` (the default), `"none"`
-    /// (standardised), `"auto"` (standardised for a lone agent, signed-log in
-    /// a federation; see [`Warping::Auto`]), or `"likelihood"` (chosen by the
-    /// data; see [`Warping::Likelihood`] for its limit through the channel).
-    /// Standardisation is not the default: on CEC-2005 F1-F20 it won on 8 of
-    /// 20 functions against the signed-log warping (with LogEI, 10 lone agents
-    /// each; `docs/results/optimiser-2026-11-24`).
+    /// The output warping: `"auto"` (the default: standardised for a lone
+    /// agent, signed-log in a federation; see [`Warping::Auto`]),
+    /// `"signed-log"`, `"none"` (standardised), or `"likelihood"` (chosen by
+    /// the data; see [`Warping::Likelihood`] for its limit through the
+    /// channel). A lone agent's default is the measured best lone recipe
+    /// together with LogEI and a fitted constant mean
+    /// (`docs/results/optimiser-2026-11-24`, Addendum 2).
     #[serde(default = "default_warping")]
     pub warping: Warping,
     /// The length-scale prior of the hyper-parameter fit.
@@ -378,7 +401,7 @@ pub struct FboFedGpParams {
     /// Where a lone agent's fit starts (see [`FitStart`]).
     #[serde(default)]
     pub fit_start: FitStart,
-    /// The prior mean of a lone agent's GP (see [`PriorMean`]).
+    /// The prior mean of the GP (see [`PriorMean`]; `"auto"` by default).
     #[serde(default)]
     pub prior_mean: PriorMean,
     /// Whether the signal variance `σ_f²` is fitted (in (0.05, 20), the
@@ -406,7 +429,7 @@ impl FboFedGpParams {
             support_growth: None,
             support_selection: SupportSelection::default(),
             initial_design: InitialDesign::default(),
-            acquisition: default_acquisition(),
+            acquisition: None,
             ucb_beta: default_ucb_beta(),
             ucb_beta_schedule: None,
             schedule_exponent: default_schedule_exponent(),
@@ -525,10 +548,23 @@ impl std::ops::Deref for ValidParams {
 }
 
 impl ValidParams {
-    /// The acquisition step every client uses.
-    pub fn acquisition_step(&self) -> AcquisitionStep {
+    /// The acquisition function of `method`: the one set, else LogEI for a
+    /// lone agent (BoTorch's default, and better than UCB with `β = 1` on
+    /// CEC-2005 F1-F20 with standardised outputs and a constant mean:
+    /// `docs/results/optimiser-2026-11-24`) and GP-UCB in a federation (the
+    /// paper's Alg. 2, whose mixing schedule was tuned with it).
+    pub fn acquisition_for(&self, method: Method) -> AcquisitionKind {
+        match self.acquisition {
+            Some(kind) => kind,
+            None if method.is_lone() => AcquisitionKind::Ei,
+            None => AcquisitionKind::Ucb,
+        }
+    }
+
+    /// The acquisition step every client of `method` uses.
+    pub fn acquisition_step(&self, method: Method) -> AcquisitionStep {
         AcquisitionStep {
-            kind: self.acquisition,
+            kind: self.acquisition_for(method),
             ucb_beta: match self.ucb_beta_schedule {
                 None => UcbBeta::Fixed(self.ucb_beta),
                 Some(BetaSchedule::Kandasamy) => UcbBeta::Kandasamy,

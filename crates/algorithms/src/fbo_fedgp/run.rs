@@ -334,7 +334,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
         match self.method {
             Method::RandomSearch => self.random_search(start),
             Method::IndependentBo => self.independent_bo(start),
-            _ if self.params.prior_mean != PriorMean::Zero => Err(crate::error::config(
+            m if self.params.prior_mean.resolve(m) != PriorMean::Zero => Err(crate::error::config(
                 "prior_mean",
                 "a fitted constant mean is for independent-bo only (the global posterior's mean is zero)",
             )),
@@ -384,9 +384,10 @@ impl<'a, K: Kernel> Federation<'a, K> {
     /// fit, local steps only.
     fn independent_bo(&mut self, start: Instant) -> Result<RunResult, AlgorithmError> {
         let p = self.params;
-        let (task, step, fit) = (self.task, p.acquisition_step(), p.fit_config(self.dim()));
+        let (task, step) = (self.task, p.acquisition_step(self.method));
+        let fit = p.fit_config(self.dim());
         let initial = self.initial_hyperparameters()?;
-        let constant_mean = p.prior_mean == PriorMean::Constant;
+        let constant_mean = p.prior_mean.resolve(self.method) == PriorMean::Constant;
         let mut hypers = vec![initial.clone(); self.clients.len()];
         let mut trace = Vec::with_capacity(p.rounds);
         for t in 1..=p.rounds {
@@ -551,7 +552,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
         start: Instant,
     ) -> Result<RunResult, AlgorithmError> {
         let p = self.params;
-        let (task, step, n_max) = (self.task, p.acquisition_step(), p.max_points());
+        let (task, step, n_max) = (self.task, p.acquisition_step(self.method), p.max_points());
         let mut server = Server::new(channel, p.channel_bound);
         // Output warping and scaling, then hyper-parameters fitted on them
         // (Alg. 2, line 9).
