@@ -5,6 +5,7 @@
 use crate::AlgorithmError;
 use fedhe_bo::acquisition::Acquisition;
 use fedhe_bo::optim::{maximize_near, Bounds, OptimizerConfig};
+use fedhe_bo::penalty::{lipschitz_and_max, log_softplus, LocalPenalty};
 use fedhe_gp::exact::PointPrediction;
 use fedhe_gp::sparse::{Dpitc, GlobalSummary};
 use fedhe_gp::{ExactGp, Kernel};
@@ -133,19 +134,12 @@ impl AcquisitionStep {
     ) -> Result<Vec<f64>, AlgorithmError> {
         let dim = anchors.first().map_or(0, Vec::len);
         let bounds = Bounds::unit(dim)?;
-        let acquisition = match self.kind {
-            AcquisitionKind::Ucb => Acquisition::Ucb {
-                beta: self.beta(t, dim)?,
-            },
-            AcquisitionKind::Ei => Acquisition::LogEi { best: incumbent },
-            AcquisitionKind::Pi => Acquisition::LogPi { best: incumbent },
-            AcquisitionKind::Ts => {
-                let candidates =
-                    DMatrix::from_fn(self.ts_candidates.max(1), dim, |_, _| rng.gen::<f64>());
-                let sample = surrogate.sample_joint(&candidates, rng)?;
-                let best = sample.argmax().0;
-                return Ok(candidates.row(best).iter().copied().collect());
-            }
+        let Some(acquisition) = self.acquisition(t, dim, incumbent)? else {
+            let candidates =
+                DMatrix::from_fn(self.ts_candidates.max(1), dim, |_, _| rng.gen::<f64>());
+            let sample = surrogate.sample_joint(&candidates, rng)?;
+            let best = sample.argmax().0;
+            return Ok(candidates.row(best).iter().copied().collect());
         };
         let config = OptimizerConfig {
             seed: rng.gen(),
@@ -156,5 +150,207 @@ impl AcquisitionStep {
             Err(_) => (f64::NEG_INFINITY, vec![0.0; x.len()]),
         };
         Ok(maximize_near(objective, &bounds, &config, anchors)?.x)
+    }
+
+    /// The acquisition function at round `t`; `None` for Thompson sampling,
+    /// which draws a sample instead.
+    fn acquisition(
+        &self,
+        t: usize,
+        dim: usize,
+        incumbent: f64,
+    ) -> Result<Option<Acquisition>, AlgorithmError> {
+        Ok(match self.kind {
+            AcquisitionKind::Ucb => Some(Acquisition::Ucb {
+                beta: self.beta(t, dim)?,
+            }),
+            AcquisitionKind::Ei => Some(Acquisition::LogEi { best: incumbent }),
+            AcquisitionKind::Pi => Some(Acquisition::LogPi { best: incumbent }),
+            AcquisitionKind::Ts => None,
+        })
+    }
+
+    /// A batch of `size` points on `surrogate` by local penalisation
+    /// (González et al. 2016, Alg. 1): the first maximises the acquisition as
+    /// [`Self::propose`] does, each next one the acquisition's log (UCB through
+    /// a softplus) plus the log-penalties of the points before it
+    /// ([`LocalPenalty`]), with `L` and `M` estimated on `anchors` and `sample`
+    /// uniform points (`M = max (μ + κσ)` with `κ = optimism`; see
+    /// [`lipschitz_and_max`]). Thompson sampling draws `size` independent samples.
+    /// Deterministic given `rng`, so members that share its seed compute the
+    /// same batch.
+    #[allow(clippy::too_many_arguments)]
+    pub fn propose_batch(
+        &self,
+        surrogate: &dyn Surrogate,
+        t: usize,
+        incumbent: f64,
+        anchors: &[Vec<f64>],
+        size: usize,
+        sample: usize,
+        optimism: f64,
+        rng: &mut ChaCha8Rng,
+    ) -> Result<Vec<Vec<f64>>, AlgorithmError> {
+        let dim = anchors.first().map_or(0, Vec::len);
+        let Some(acquisition) = self.acquisition(t, dim, incumbent)? else {
+            return (0..size)
+                .map(|_| self.propose(surrogate, t, incumbent, anchors, rng))
+                .collect();
+        };
+        let bounds = Bounds::unit(dim)?;
+        let mut points = anchors.to_vec();
+        points.extend((0..sample).map(|_| (0..dim).map(|_| rng.gen::<f64>()).collect::<Vec<_>>()));
+        let predictions = points
+            .iter()
+            .map(|x| surrogate.predict_point(x))
+            .collect::<Result<Vec<_>, _>>()?;
+        let (lipschitz, max) = lipschitz_and_max(&predictions, optimism).ok_or_else(|| {
+            crate::error::config("acquisition", "a batch needs anchors or sample points")
+        })?;
+        let log_acquisition = |p: &PointPrediction| {
+            let (value, grad) = acquisition.value_and_grad(p);
+            match acquisition {
+                Acquisition::Ucb { .. } => {
+                    let (log, slope) = log_softplus(value);
+                    (log, grad.into_iter().map(|g| g * slope).collect())
+                }
+                _ => (value, grad),
+            }
+        };
+        let mut penalties: Vec<LocalPenalty> = Vec::with_capacity(size);
+        let mut batch = Vec::with_capacity(size);
+        for _ in 0..size {
+            let config = OptimizerConfig {
+                seed: rng.gen(),
+                ..self.optimizer.clone()
+            };
+            let objective = |x: &[f64]| match surrogate.predict_point(x) {
+                Ok(p) => {
+                    let (mut value, mut grad) = log_acquisition(&p);
+                    for penalty in &penalties {
+                        let (v, g) = penalty.log_value_and_grad(x);
+                        value += v;
+                        grad.iter_mut().zip(g).for_each(|(a, b)| *a += b);
+                    }
+                    (value, grad)
+                }
+                Err(_) => (f64::NEG_INFINITY, vec![0.0; x.len()]),
+            };
+            let x = maximize_near(objective, &bounds, &config, anchors)?.x;
+            let at = surrogate.predict_point(&x)?;
+            penalties.push(LocalPenalty::new(x.clone(), &at, lipschitz, max)?);
+            batch.push(x);
+        }
+        Ok(batch)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fedhe_gp::{ExactGpParams, KernelParams, SquaredExponential};
+    use rand::SeedableRng;
+
+    /// A GP on eight points of a 2-D function with one peak at (0.7, 0.3):
+    /// uncertain away from the points, as a posterior is while a batch is
+    /// worth spreading.
+    fn peaked() -> ExactGp<SquaredExponential> {
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let x = DMatrix::from_fn(8, 2, |_, _| rng.gen::<f64>());
+        let y = DVector::from_fn(8, |i, _| {
+            let (a, b) = (x[(i, 0)] - 0.7, x[(i, 1)] - 0.3);
+            -(a * a + b * b) * 8.0
+        });
+        let kernel = SquaredExponential::new(KernelParams::isotropic(2, 0.2, 1.0).unwrap());
+        ExactGpParams::new(kernel)
+            .noise_variance(1e-4)
+            .fit(&x, &y)
+            .unwrap()
+    }
+
+    fn step(kind: AcquisitionKind) -> AcquisitionStep {
+        AcquisitionStep {
+            kind,
+            ucb_beta: UcbBeta::Fixed(1.0),
+            optimizer: OptimizerConfig {
+                n_candidates: 500,
+                n_polish: 2,
+                max_iters: 50,
+                ..OptimizerConfig::default()
+            },
+            ts_candidates: 64,
+        }
+    }
+
+    /// A penalised batch: its first point is the acquisition's maximiser (the
+    /// same value as an unpenalised search finds), the others are spread
+    /// apart, and the batch repeats for a seed.
+    #[test]
+    fn a_penalised_batch_starts_at_the_maximiser_and_spreads() {
+        let gp = peaked();
+        let anchors = vec![vec![0.6, 0.4], vec![0.2, 0.9]];
+        for kind in [AcquisitionKind::Ucb, AcquisitionKind::Ei] {
+            let s = step(kind);
+            let incumbent = gp.train_y_standardized().max();
+            let batch = |seed| {
+                s.propose_batch(
+                    &gp,
+                    3,
+                    incumbent,
+                    &anchors,
+                    4,
+                    64,
+                    0.0,
+                    &mut ChaCha8Rng::seed_from_u64(seed),
+                )
+                .unwrap()
+            };
+            let a = batch(11);
+            assert_eq!(a, batch(11), "{kind:?}: deterministic for a seed");
+            assert_eq!(a.len(), 4);
+            // A member that needs only the first two slots computes the same
+            // two points as one that computes all four.
+            let prefix = s
+                .propose_batch(
+                    &gp,
+                    3,
+                    incumbent,
+                    &anchors,
+                    2,
+                    64,
+                    0.0,
+                    &mut ChaCha8Rng::seed_from_u64(11),
+                )
+                .unwrap();
+            assert_eq!(prefix[..], a[..2], "{kind:?}: a shorter batch is a prefix");
+            let acquisition = s.acquisition(3, 2, incumbent).unwrap().unwrap();
+            let value = |x: &[f64]| acquisition.value_and_grad(&gp.predict_point(x).unwrap()).0;
+            let alone = s
+                .propose(
+                    &gp,
+                    3,
+                    incumbent,
+                    &anchors,
+                    &mut ChaCha8Rng::seed_from_u64(5),
+                )
+                .unwrap();
+            assert!(
+                value(&a[0]) >= value(&alone) - 1e-3 * value(&alone).abs().max(1.0),
+                "{kind:?}: the first point maximises the acquisition"
+            );
+            for i in 0..a.len() {
+                for j in 0..i {
+                    let d = a[i]
+                        .iter()
+                        .zip(&a[j])
+                        .map(|(u, v)| (u - v).powi(2))
+                        .sum::<f64>();
+                    assert!(
+                        d.sqrt() > 0.02,
+                        "{kind:?}: points {i} and {j} coincide: {a:?}"
+                    );
+                }
+            }
+        }
     }
 }

@@ -249,58 +249,7 @@ fn members_in_separate_threads_reproduce_the_in_process_federation() {
     let params = small_params().validate().unwrap();
     let ids = members(3);
     let seed = 11;
-    let whole = run(&task, Method::FboFedGp, &params, &mut PlainSum, &ids, seed).unwrap();
-    assert!(
-        whole.aggregations > 3,
-        "the run aggregates: {}",
-        whole.aggregations
-    );
-
-    let shared = std::sync::Arc::new(Rendezvous {
-        members: ids.len(),
-        state: std::sync::Mutex::new((0, Vec::new(), Vec::new())),
-        ready: std::sync::Condvar::new(),
-    });
-    let handles: Vec<_> = ids
-        .iter()
-        .enumerate()
-        .map(|(i, me)| {
-            let (task, params, ids, me) = (task.clone(), params.clone(), ids.clone(), me.clone());
-            let mut end = MemberEnd(shared.clone());
-            std::thread::spawn(move || {
-                let mut events = Vec::new();
-                let r = run_member(
-                    &task,
-                    Method::FboFedGp,
-                    &params,
-                    &mut end,
-                    &ids,
-                    &me,
-                    seed,
-                    simulated_client_seed(seed, i),
-                    &mut |e| events.push(e.aggregated),
-                )
-                .unwrap();
-                (r, events)
-            })
-        })
-        .collect();
-    for (i, h) in handles.into_iter().enumerate() {
-        let (r, aggregated) = h.join().unwrap();
-        assert_eq!(
-            r.best_per_member,
-            vec![whole.best_per_member[i]],
-            "member {i}"
-        );
-        assert_eq!(r.best, whole.best_per_member[i]);
-        assert_eq!(r.aggregations, whole.aggregations);
-        assert_eq!(r.global_steps, whole.global_steps);
-        assert_eq!(r.members, 3);
-        assert_eq!(
-            aggregated.iter().filter(|a| **a).count(),
-            whole.global_steps
-        );
-    }
+    members_reproduce(&task, Method::FboFedGp, &params, &ids, seed);
     let me = MemberId::new("stranger").unwrap();
     let err = run_member(
         &task,
@@ -610,6 +559,99 @@ fn the_default_settings_resolve_per_method() {
             go(method, &valid),
             go(method, &federated_recipe),
             "{method:?}"
+        );
+    }
+}
+
+/// Issue 14: with penalised global steps every member computes the public
+/// batch up to its own slot alone; the members in separate threads still
+/// reproduce the in-process federation, and the setting changes the run (the
+/// spread of a batch is tested in `surrogate::tests`).
+#[test]
+fn penalised_global_steps_are_reproduced_by_separate_members_and_differ() {
+    use fedhe_algorithms::fbo_fedgp::GlobalSteps;
+    let task = Task::by_name("cec2005-f1", 2).unwrap();
+    let params = FboFedGpParams {
+        global_steps: GlobalSteps::Penalised,
+        ..small_params()
+    }
+    .validate()
+    .unwrap();
+    let ids = members(3);
+    members_reproduce(&task, Method::GlobalOnly, &params, &ids, 11);
+    let shared = run(
+        &task,
+        Method::GlobalOnly,
+        &small_params().validate().unwrap(),
+        &mut PlainSum,
+        &ids,
+        11,
+    )
+    .unwrap();
+    let penalised = run(&task, Method::GlobalOnly, &params, &mut PlainSum, &ids, 11).unwrap();
+    assert_ne!(shared.trace, penalised.trace, "the setting must matter");
+}
+
+/// Runs `method` in process and as one thread per member through a
+/// rendezvous channel, and checks that every member's result is its part of
+/// the in-process run.
+fn members_reproduce(
+    task: &Task,
+    method: Method,
+    params: &fedhe_algorithms::fbo_fedgp::ValidParams,
+    ids: &[MemberId],
+    seed: u64,
+) {
+    let whole = run(task, method, params, &mut PlainSum, ids, seed).unwrap();
+    assert!(
+        whole.aggregations > 3,
+        "the run aggregates: {}",
+        whole.aggregations
+    );
+
+    let shared = std::sync::Arc::new(Rendezvous {
+        members: ids.len(),
+        state: std::sync::Mutex::new((0, Vec::new(), Vec::new())),
+        ready: std::sync::Condvar::new(),
+    });
+    let handles: Vec<_> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, me)| {
+            let (task, params, ids, me) = (task.clone(), params.clone(), ids.to_vec(), me.clone());
+            let mut end = MemberEnd(shared.clone());
+            std::thread::spawn(move || {
+                let mut events = Vec::new();
+                let r = run_member(
+                    &task,
+                    method,
+                    &params,
+                    &mut end,
+                    &ids,
+                    &me,
+                    seed,
+                    simulated_client_seed(seed, i),
+                    &mut |e| events.push(e.aggregated),
+                )
+                .unwrap();
+                (r, events)
+            })
+        })
+        .collect();
+    for (i, h) in handles.into_iter().enumerate() {
+        let (r, aggregated) = h.join().unwrap();
+        assert_eq!(
+            r.best_per_member,
+            vec![whole.best_per_member[i]],
+            "member {i}"
+        );
+        assert_eq!(r.best, whole.best_per_member[i]);
+        assert_eq!(r.aggregations, whole.aggregations);
+        assert_eq!(r.global_steps, whole.global_steps);
+        assert_eq!(r.members, 3);
+        assert_eq!(
+            aggregated.iter().filter(|a| **a).count(),
+            whole.global_steps
         );
     }
 }

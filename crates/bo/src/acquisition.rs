@@ -41,6 +41,17 @@ pub fn log_normal_cdf(z: f64) -> f64 {
     }
 }
 
+/// `d log Φ(z)/dz = φ(z)/Φ(z)`, stable for very negative `z` (there it is
+/// `t + c(t)` with `t = −z`, the reciprocal of the Mills ratio).
+pub fn dlog_normal_cdf(z: f64) -> f64 {
+    if z > -5.0 {
+        normal_pdf(z) / normal_cdf(z)
+    } else {
+        let t = -z;
+        t + mills_tail(t)
+    }
+}
+
 /// `h(z) = φ(z) + z Φ(z)`, so that `EI = σ h((μ − best)/σ)`.
 pub fn ei_standard(z: f64) -> f64 {
     normal_pdf(z) + z * normal_cdf(z)

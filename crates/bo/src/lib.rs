@@ -16,6 +16,7 @@ pub mod clustering;
 pub mod error;
 pub mod objectives;
 pub mod optim;
+pub mod penalty;
 pub mod schedule;
 pub mod sobol;
 

@@ -41,6 +41,17 @@
 //! perturbations of the client's best points and polishes the best few or a
 //! Boltzmann sample of them with L-BFGS (`acq_raw`, `acq_restarts`).
 //!
+//! # Global and local steps
+//!
+//! By default every member stepping globally maximises the acquisition on the
+//! global posterior on its own, so they find nearly the same point.
+//! [`GlobalSteps::Penalised`] makes them take the slots of one public batch
+//! built by local penalisation (González et al. 2016), which every member
+//! computes alike from what it already holds (the global posterior, the
+//! support set, a seed of the round, the public coin flips of the mixing
+//! schedule). [`LocalSteps::Lone`] makes a local step the step a lone agent
+//! would take on the member's own data. Neither sends anything new.
+//!
 //! # Output scaling
 //!
 //! The summaries of a global step must share one standardisation, so they use
@@ -60,9 +71,9 @@ pub use model::{
     Hyperparameters, OutputScaling, OutputWarping, SummaryScaling, Warping, WARP_SCALES,
 };
 pub use params::{
-    BetaSchedule, FboFedGpParams, FitStart, HyperparameterMode, InitialDesign, KernelKind,
-    LengthscalePrior, LocalScaling, Method, PriorMean, SupportGrowth, SupportSelection,
-    ValidParams,
+    BetaSchedule, FboFedGpParams, FitStart, GlobalSteps, HyperparameterMode, InitialDesign,
+    KernelKind, LengthscalePrior, LocalScaling, LocalSteps, Method, PriorMean, SupportGrowth,
+    SupportSelection, ValidParams,
 };
 pub use run::{pooled_map, run, run_member, run_observed, simulated_client_seed, RoundEvent};
 pub use server::{kmeans_update, Server};

@@ -180,6 +180,9 @@ fn default_acq_iters() -> u64 {
 fn default_ts_candidates() -> usize {
     256
 }
+fn default_global_batch() -> usize {
+    10
+}
 fn default_channel_bound() -> f64 {
     1024.0
 }
@@ -279,6 +282,37 @@ impl PriorMean {
             m => m,
         }
     }
+}
+
+/// How the members that step globally in a round choose their points.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GlobalSteps {
+    /// Each maximises the acquisition on the global posterior on its own
+    /// (Alg. 2, lines 22-23): they all find nearly the same point.
+    #[default]
+    Shared,
+    /// One public batch of `global_batch` points by local penalisation
+    /// (González et al. 2016), computed by every member alike from the global
+    /// posterior, public anchors (the support points of highest posterior
+    /// mean) and a seed of the round; the member at position `i` of the
+    /// federation takes point `i mod global_batch`. Nothing new is revealed:
+    /// the batch depends only on what every member already holds.
+    Penalised,
+}
+
+/// How a federation's members take their local steps (Alg. 2, lines 16-17).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LocalSteps {
+    /// On a local GP with the federation's warping, hyper-parameters and
+    /// acquisition (the paper's).
+    #[default]
+    Federated,
+    /// As a lone agent would (`independent-bo`'s recipe on the member's own
+    /// data: its own warping, fit, prior mean and acquisition). Private: a
+    /// local step sends nothing.
+    Lone,
 }
 
 /// Where a lone agent's hyper-parameter fit starts (its first start; the
@@ -412,6 +446,20 @@ pub struct FboFedGpParams {
     /// Candidates of a Thompson sample.
     #[serde(default = "default_ts_candidates")]
     pub ts_candidates: usize,
+    /// How local steps choose their points (see [`LocalSteps`]).
+    #[serde(default)]
+    pub local_steps: LocalSteps,
+    /// How global steps choose their points (see [`GlobalSteps`]).
+    #[serde(default)]
+    pub global_steps: GlobalSteps,
+    /// The size of the penalised batch of global steps (at least 1).
+    #[serde(default = "default_global_batch")]
+    pub global_batch: usize,
+    /// The `κ` of the maximum `M = max (μ + κσ)` against which the penalised
+    /// batch's balls are measured (0, the default: the paper's `M`; see
+    /// `fedhe_bo::penalty::lipschitz_and_max`).
+    #[serde(default)]
+    pub global_batch_optimism: f64,
     /// The bound every contribution must respect (the channel's codec bound).
     #[serde(default = "default_channel_bound")]
     pub channel_bound: f64,
@@ -457,6 +505,10 @@ impl FboFedGpParams {
             prior_mean: PriorMean::default(),
             fit_signal_variance: default_fit_signal_variance(),
             ts_candidates: default_ts_candidates(),
+            local_steps: LocalSteps::default(),
+            global_steps: GlobalSteps::default(),
+            global_batch: default_global_batch(),
+            global_batch_optimism: 0.0,
             channel_bound: default_channel_bound(),
         }
     }
@@ -496,6 +548,12 @@ impl FboFedGpParams {
         positive("schedule_exponent", self.schedule_exponent)?;
         positive("kmeans_tol", self.kmeans_tol)?;
         positive("channel_bound", self.channel_bound)?;
+        if !(self.global_batch_optimism.is_finite() && self.global_batch_optimism >= 0.0) {
+            return Err(config(
+                "global_batch_optimism",
+                format!("must be finite and ≥ 0, got {}", self.global_batch_optimism),
+            ));
+        }
         if !(self.ucb_beta.is_finite() && self.ucb_beta >= 0.0) {
             return Err(config(
                 "ucb_beta",
@@ -508,6 +566,7 @@ impl FboFedGpParams {
             ("hyper_candidates", self.hyper_candidates),
             ("ts_candidates", self.ts_candidates),
             ("fit_starts", self.fit_starts),
+            ("global_batch", self.global_batch),
         ] {
             if n < 1 {
                 return Err(config(field, "must be at least 1"));
@@ -646,6 +705,11 @@ mod tests {
             ("members", Box::new(|p| p.members = 1)),
             ("support_size", Box::new(|p| p.support_size = 0)),
             ("rounds", Box::new(|p| p.rounds = 0)),
+            ("global_batch", Box::new(|p| p.global_batch = 0)),
+            (
+                "global_batch_optimism",
+                Box::new(|p| p.global_batch_optimism = -1.0),
+            ),
             (
                 "schedule_exponent",
                 Box::new(|p| p.schedule_exponent = f64::NAN),

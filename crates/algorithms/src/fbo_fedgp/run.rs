@@ -3,11 +3,11 @@
 
 use super::model::choose_warping_and_scaling;
 use super::params::{
-    FitStart, HyperparameterMode, InitialDesign, KernelKind, LocalScaling, Method, PriorMean,
-    SupportSelection, ValidParams,
+    FitStart, GlobalSteps, HyperparameterMode, InitialDesign, KernelKind, LocalScaling, LocalSteps,
+    Method, PriorMean, SupportSelection, ValidParams,
 };
 use super::{Client, Hyperparameters, OutputScaling, OutputWarping, Server, SummaryScaling};
-use crate::surrogate::{GlobalPosterior, Surrogate};
+use crate::surrogate::{AcquisitionStep, GlobalPosterior, Surrogate};
 use crate::{AlgorithmError, RunResult, Task};
 use fedhe_bo::clustering::{global_clustering, kmeans_plus_plus, uniform_random_support};
 use fedhe_bo::optim::Bounds;
@@ -180,6 +180,78 @@ impl<'t> RoundBest<'t> {
     }
 }
 
+/// A lone agent's step on one client's own data: its own warping and
+/// scaling, its own MAP (or ML) fit every `refit_every` steps, the lone
+/// prior mean and acquisition (`independent-bo`, and FBO-FedGP's local steps
+/// with [`LocalSteps::Lone`]). Nothing of it leaves the client.
+struct LoneRecipe<'a, K: Kernel> {
+    task: &'a Task,
+    params: &'a ValidParams,
+    step: AcquisitionStep,
+    fit: fedhe_gp::hyperfit::FitConfig,
+    initial: Hyperparameters,
+    constant_mean: bool,
+    family: K,
+}
+
+impl<'a, K: Kernel> LoneRecipe<'a, K> {
+    fn new(federation: &Federation<'a, K>) -> Result<Self, AlgorithmError> {
+        let p = federation.params;
+        Ok(Self {
+            task: federation.task,
+            params: p,
+            step: p.acquisition_step(Method::IndependentBo),
+            fit: p.fit_config(federation.dim()),
+            initial: federation.initial_hyperparameters()?,
+            constant_mean: p.prior_mean.resolve(Method::IndependentBo) == PriorMean::Constant,
+            family: federation.family.clone(),
+        })
+    }
+
+    /// The next point of client `c` at round `t`; `hyper` is its fit so far
+    /// (`None` before its first step, which fits).
+    fn propose(
+        &self,
+        c: &mut Client,
+        hyper: &mut Option<Hyperparameters>,
+        t: usize,
+    ) -> Result<Vec<f64>, AlgorithmError> {
+        let (p, task) = (self.params, self.task);
+        let (warp, scaling) = c.own_warping(task, p.warping.for_lone_agent())?;
+        let scheduled = p.refit_every > 0 && (t - 1).is_multiple_of(p.refit_every);
+        let refit = hyper.is_none() || scheduled;
+        let current = hyper.get_or_insert_with(|| self.initial.clone());
+        if refit && p.hyperparameters == HyperparameterMode::FederatedMle {
+            let from = match p.fit_start {
+                FitStart::Previous => &*current,
+                FitStart::Initial => &self.initial,
+            };
+            let start = from.gp_params(&self.family, self.constant_mean)?;
+            if let Ok(log) = c.fit_hyperparameters(task, warp, &scaling, &start, &self.fit) {
+                *current = Hyperparameters::from_log(log)?;
+            }
+        }
+        let gp = c.local_gp(
+            task,
+            warp,
+            &scaling,
+            current,
+            &self.family,
+            self.constant_mean,
+        )?;
+        let incumbent = c.incumbent(task, warp, &scaling);
+        c.propose(task, &self.step, &gp, t, incumbent)
+    }
+}
+
+/// Public anchors of a penalised global batch: the support points of
+/// highest posterior mean.
+const GLOBAL_ANCHORS: usize = 5;
+
+/// Uniform points (besides the anchors) on which a penalised batch estimates
+/// the Lipschitz constant and the maximum of the posterior mean.
+const PENALTY_SAMPLE: usize = 256;
+
 struct Federation<'a, K: Kernel> {
     task: &'a Task,
     method: Method,
@@ -255,6 +327,55 @@ impl<'a, K: Kernel> Federation<'a, K> {
                 })
             })
             .collect()
+    }
+
+    /// The public batch of a penalised global step
+    /// ([`GlobalSteps::Penalised`]): as many points as the slots this
+    /// process's global steppers take, from the global posterior, the
+    /// support points of highest posterior mean as anchors, the largest
+    /// posterior mean there as the incumbent (EI, PI), and a seed of the
+    /// round: inputs every member holds alike, so each computes the same batch.
+    fn global_batch(
+        &self,
+        global: &GlobalPosterior<K>,
+        step: &AcquisitionStep,
+        t: usize,
+        local: &[bool],
+    ) -> Result<Vec<Vec<f64>>, AlgorithmError> {
+        let size = self
+            .clients
+            .iter()
+            .filter_map(|c| global_slot(local, c.index(), self.params.global_batch))
+            .max()
+            .map_or(0, |s| s + 1);
+        if size == 0 {
+            return Ok(Vec::new());
+        }
+        let support = global.model.support();
+        let mut ranked = (0..support.nrows())
+            .map(|r| {
+                let z: Vec<f64> = support.row(r).iter().copied().collect();
+                Ok((global.predict_point(&z)?.mean, z))
+            })
+            .collect::<Result<Vec<_>, AlgorithmError>>()?;
+        ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let incumbent = ranked.first().map_or(0.0, |(m, _)| *m);
+        let anchors: Vec<Vec<f64>> = ranked
+            .into_iter()
+            .take(GLOBAL_ANCHORS)
+            .map(|(_, z)| z)
+            .collect();
+        let mut rng = ChaCha8Rng::seed_from_u64(mix(mix(self.seed, u64::MAX - 1), t as u64));
+        step.propose_batch(
+            global,
+            t,
+            incumbent,
+            &anchors,
+            size,
+            PENALTY_SAMPLE,
+            self.params.global_batch_optimism,
+            &mut rng,
+        )
     }
 
     fn best(&self) -> f64 {
@@ -384,31 +505,14 @@ impl<'a, K: Kernel> Federation<'a, K> {
     /// fit, local steps only.
     fn independent_bo(&mut self, start: Instant) -> Result<RunResult, AlgorithmError> {
         let p = self.params;
-        let (task, step) = (self.task, p.acquisition_step(self.method));
-        let fit = p.fit_config(self.dim());
-        let initial = self.initial_hyperparameters()?;
-        let constant_mean = p.prior_mean.resolve(self.method) == PriorMean::Constant;
-        let mut hypers = vec![initial.clone(); self.clients.len()];
+        let lone = LoneRecipe::new(self)?;
+        let mut hypers = vec![None; self.clients.len()];
         let mut trace = Vec::with_capacity(p.rounds);
         for t in 1..=p.rounds {
-            let mut round_best = RoundBest::new(task);
+            let mut round_best = RoundBest::new(self.task);
             for (c, hyper) in self.clients.iter_mut().zip(hypers.iter_mut()) {
-                let (warp, scaling) = c.own_warping(task, p.warping.for_lone_agent())?;
-                let refit = t == 1 || (p.refit_every > 0 && (t - 1) % p.refit_every == 0);
-                if refit && p.hyperparameters == HyperparameterMode::FederatedMle {
-                    let from = match p.fit_start {
-                        FitStart::Previous => &*hyper,
-                        FitStart::Initial => &initial,
-                    };
-                    let start = from.gp_params(&self.family, constant_mean)?;
-                    if let Ok(log) = c.fit_hyperparameters(task, warp, &scaling, &start, &fit) {
-                        *hyper = Hyperparameters::from_log(log)?;
-                    }
-                }
-                let gp = c.local_gp(task, warp, &scaling, hyper, &self.family, constant_mean)?;
-                let incumbent = c.incumbent(task, warp, &scaling);
-                let x = c.propose(task, &step, &gp, t, incumbent)?;
-                round_best.add(c.evaluate(task, x)?.noise_free);
+                let x = lone.propose(c, hyper, t)?;
+                round_best.add(c.evaluate(self.task, x)?.noise_free);
             }
             let local = vec![true; self.members.len()];
             self.end_round(t, &local, false, round_best.value, &mut trace);
@@ -553,6 +657,8 @@ impl<'a, K: Kernel> Federation<'a, K> {
     ) -> Result<RunResult, AlgorithmError> {
         let p = self.params;
         let (task, step, n_max) = (self.task, p.acquisition_step(self.method), p.max_points());
+        let lone = LoneRecipe::new(self)?;
+        let mut lone_hypers = vec![None; self.clients.len()];
         let mut server = Server::new(channel, p.channel_bound);
         // Output warping and scaling, then hyper-parameters fitted on them
         // (Alg. 2, line 9).
@@ -614,8 +720,24 @@ impl<'a, K: Kernel> Federation<'a, K> {
             if let Some(g) = &global {
                 last_global = Some((g.clone(), warp, scaling));
             }
-            for c in self.clients.iter_mut() {
+            let batch = match (&global, p.global_steps) {
+                (Some(g), GlobalSteps::Penalised) => self.global_batch(g, &step, t, &local)?,
+                _ => Vec::new(),
+            };
+            for (position, c) in self.clients.iter_mut().enumerate() {
                 let is_local = local[c.index()];
+                if let (false, Some(x)) = (
+                    is_local,
+                    global_slot(&local, c.index(), p.global_batch).and_then(|s| batch.get(s)),
+                ) {
+                    round_best.add(c.evaluate(task, x.clone())?.noise_free);
+                    continue;
+                }
+                if is_local && p.local_steps == LocalSteps::Lone {
+                    let x = lone.propose(c, &mut lone_hypers[position], t)?;
+                    round_best.add(c.evaluate(task, x)?.noise_free);
+                    continue;
+                }
                 let local_gp;
                 let (surrogate, incumbent): (&dyn Surrogate, f64) = match (&global, is_local) {
                     (Some(g), false) => (g, c.incumbent(task, warp, &scaling)),
@@ -642,6 +764,17 @@ impl<'a, K: Kernel> Federation<'a, K> {
     }
 }
 
+/// The slot of the penalised global batch that member `index` takes in a
+/// round with steps `local`: its rank among the members stepping globally,
+/// modulo the batch size (the draws are public, so every member knows every
+/// rank). `None` for a member stepping locally.
+fn global_slot(local: &[bool], index: usize, batch: usize) -> Option<usize> {
+    if local.get(index).copied().unwrap_or(true) {
+        return None;
+    }
+    Some(local[..index].iter().filter(|l| !**l).count() % batch.max(1))
+}
+
 /// The index of the candidate maximising the pooled log marginal likelihood
 /// plus the log prior: `argmax_k n_max · Σ_i s_ik + log p(θ_k)`, where
 /// `s_ik = log p(y_i | θ_k) / n_max` is client `i`'s clamped contribution
@@ -662,4 +795,22 @@ pub fn pooled_map(
         .enumerate()
         .max_by(|a, b| a.1.total_cmp(&b.1))
         .map(|(i, _)| i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::global_slot;
+
+    #[test]
+    fn global_steppers_take_slots_by_rank_modulo_the_batch() {
+        let local = [true, false, false, true, false];
+        let slots: Vec<Option<usize>> = (0..5).map(|i| global_slot(&local, i, 10)).collect();
+        assert_eq!(slots, vec![None, Some(0), Some(1), None, Some(2)]);
+        assert_eq!(global_slot(&local, 4, 2), Some(0));
+        assert_eq!(
+            global_slot(&local, 9, 2),
+            None,
+            "an unknown member steps locally"
+        );
+    }
 }
