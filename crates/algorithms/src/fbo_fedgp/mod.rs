@@ -49,8 +49,10 @@
 //! built by local penalisation (González et al. 2016), which every member
 //! computes alike from what it already holds (the global posterior, the
 //! support set, a seed of the round, the public coin flips of the mixing
-//! schedule). [`LocalSteps::Lone`] makes a local step the step a lone agent
-//! would take on the member's own data. Neither sends anything new.
+//! schedule). By default ([`LocalSteps::Lone`]) a local step is the step a
+//! lone agent would take on the member's own data; [`LocalSteps::Federated`]
+//! is the paper's local step on the federation's warping and
+//! hyper-parameters. Neither sends anything new.
 //!
 //! # Output scaling
 //!
