@@ -401,9 +401,15 @@ impl ContributionList {
     /// in their order: what a sum digest's challenge and statement name, so
     /// that digests made against one list do not verify against another.
     pub fn entries_hash(&self, study: &str, round: u64) -> [u8; 32] {
+        Self::entries_hash_of(study, round, &self.contributions)
+    }
+
+    /// [`Self::entries_hash`] of a list's entries (the server computes it
+    /// once, when it aggregates).
+    pub fn entries_hash_of(study: &str, round: u64, contributions: &[SignedUpload]) -> [u8; 32] {
         let mut h = blake3::Hasher::new();
         h.update(format!("fedhe-contribution-list-v1\n{study}\n{round}\n").as_bytes());
-        for u in &self.contributions {
+        for u in contributions {
             h.update(u.member.as_bytes());
             h.update(b" ");
             h.update(u.hash.as_bytes());

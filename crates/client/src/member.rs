@@ -510,6 +510,10 @@ pub struct MemberSession {
     pub spot_checks: usize,
     /// Where the latest decryption and result check spent their time.
     pub timings: PhaseTimings,
+    /// What [`Self::send_digest`] fetched (study, round, aggregate, list),
+    /// its digest sent: [`Self::decrypt`] of that round takes it instead of
+    /// fetching and digesting again.
+    prepared: Option<(String, u64, Vec<u8>, ContributionList)>,
 }
 
 /// A contribution's bytes as held by a verifying member, with its member.
@@ -581,6 +585,7 @@ impl MemberSession {
             digest_wait: Duration::from_secs(5),
             spot_checks: crate::policy::DEFAULT_SPOT_CHECKS,
             timings: PhaseTimings::default(),
+            prepared: None,
         })
     }
 
@@ -889,16 +894,35 @@ impl MemberSession {
     pub fn decrypt(&mut self, study: &str, round: u64) -> Result<(), ClientError> {
         self.policy.check_round(study, round)?;
         let started = Instant::now();
-        let aggregate = self.wait_for(study, round, "aggregate", |c| {
-            c.aggregate(study, round, Duration::from_secs(20))
-        })?;
-        self.timings.aggregate_wait = started.elapsed().as_secs_f64();
+        // What send_digest fetched, its digest already sent, or fetch now.
+        let prepared = self
+            .prepared
+            .take()
+            .filter(|(s, r, _, _)| s == study && *r == round);
+        let (aggregate, list, digest_sent) = match prepared {
+            Some((_, _, aggregate, list)) => {
+                self.timings.aggregate_wait = 0.0;
+                (aggregate, list, true)
+            }
+            None => {
+                let aggregate = self.wait_for(study, round, "aggregate", |c| {
+                    c.aggregate(study, round, Duration::from_secs(20))
+                })?;
+                self.timings.aggregate_wait = started.elapsed().as_secs_f64();
+                (aggregate, self.client.contributions(study, round)?, false)
+            }
+        };
         let started = Instant::now();
-        let list = self.client.contributions(study, round)?;
         let own_path = self.record("contribution", study, round);
         let own = std::fs::read(&own_path).ok();
-        let (digests, fetched) =
-            self.digests_and_downloads(study, round, &list, &aggregate, own.as_deref())?;
+        let (digests, fetched) = self.digests_and_downloads(
+            study,
+            round,
+            &list,
+            &aggregate,
+            own.as_deref(),
+            digest_sent,
+        )?;
         let (spec_hash, _) = self.study_terms(study)?;
         // A contributor checks against the list it recorded before revealing;
         // a member that contributed nothing has only the list served now.
@@ -1065,22 +1089,25 @@ impl MemberSession {
 
     /// Waits for the round's aggregate and, if this member contributed,
     /// uploads the digest of its contribution ([`Self::decrypt`] does this
-    /// too). A caller driving many members in turn (`fedhe bench service`)
-    /// sends every digest before any member waits for the others'.
+    /// itself otherwise). A caller driving many members in turn (`fedhe bench
+    /// service`) sends every digest before any member waits for the others';
+    /// the next [`Self::decrypt`] of this round then reuses the aggregate and
+    /// list fetched here instead of fetching and digesting again.
     pub fn send_digest(&mut self, study: &str, round: u64) -> Result<(), ClientError> {
         let aggregate = self.wait_for(study, round, "aggregate", |c| {
             c.aggregate(study, round, Duration::from_secs(20))
         })?;
         let list = self.client.contributions(study, round)?;
-        match std::fs::read(self.record("contribution", study, round)) {
-            Ok(own) => self.upload_own_digest(study, round, &list, &aggregate, &own),
-            Err(_) => Ok(()),
+        if let Ok(own) = std::fs::read(self.record("contribution", study, round)) {
+            self.upload_own_digest(study, round, &list, &aggregate, &own)?;
         }
+        self.prepared = Some((study.to_string(), round, aggregate, list));
+        Ok(())
     }
 
     /// What [`Self::decrypt`] checks the aggregate with (`fedhe_crypto::sum_digest`):
     /// as a contributor, first signs and uploads the digest of its own
-    /// contribution on the aggregate's challenge; then waits up to
+    /// contribution on the aggregate's challenge (unless `digest_sent`); then waits up to
     /// [`Self::digest_wait`] for every listed contributor's digest and
     /// downloads in full the contributions without one, plus
     /// [`Self::spot_checks`] others chosen at random (their signed digests are
@@ -1093,11 +1120,14 @@ impl MemberSession {
         list: &ContributionList,
         aggregate: &[u8],
         own: Option<&[u8]>,
+        digest_sent: bool,
     ) -> Result<(SumDigestList, Vec<Download>), ClientError> {
         let me = self.member.as_str();
         let mut held = Vec::new();
         if let Some(own) = own {
-            self.upload_own_digest(study, round, list, aggregate, own)?;
+            if !digest_sent {
+                self.upload_own_digest(study, round, list, aggregate, own)?;
+            }
             held.push((me.to_string(), own.to_vec()));
         }
         let digests =

@@ -108,9 +108,11 @@ async fn advance_round_once(state: &AppState, study: &str, round: u64) -> ApiRes
                 if list.len() == committed || (now >= r.deadline_at && list.len() >= required) {
                     let (aggregate, parts) = aggregate(state, &params, &r, &list).await?;
                     let deadline = now.saturating_add(secs_ms(spec.decrypt_timeout_secs));
+                    let entries_hash =
+                        fedhe_api::ContributionList::entries_hash_of(study, round, &list);
                     state
                         .store
-                        .begin_decrypting(&r, &aggregate, parts, deadline)
+                        .begin_decrypting(&r, &aggregate, &entries_hash, parts, deadline)
                         .await?
                 } else if now >= r.deadline_at {
                     let reason = format!(

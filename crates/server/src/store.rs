@@ -255,6 +255,10 @@ pub struct RoundRow {
     pub value_count: Option<i64>,
     /// The frozen commitment list's canonical hash, hex.
     pub commitment_list_hash: Option<String>,
+    /// The aggregated contribution list's entries hash
+    /// (`ContributionList::entries_hash`), stored when the round aggregates
+    /// (`None` for rounds aggregated before the column existed).
+    pub contribution_entries_hash: Option<[u8; 32]>,
 }
 
 /// Which upload table.
@@ -360,10 +364,11 @@ fn round_from_row(row: &AnyRow) -> Result<RoundRow, sqlx::Error> {
         result: row.try_get("result")?,
         value_count: row.try_get("value_count")?,
         commitment_list_hash: row.try_get("commitment_list_hash")?,
+        contribution_entries_hash: hash32(row.try_get("contribution_entries_hash")?),
     })
 }
 
-const ROUND_COLUMNS: &str = "study, round, state, version, deadline_at, reason, shape, aggregate_hash, parts, result, value_count, commitment_list_hash";
+const ROUND_COLUMNS: &str = "study, round, state, version, deadline_at, reason, shape, aggregate_hash, parts, result, value_count, commitment_list_hash, contribution_entries_hash";
 
 impl Store {
     /// Opens the database at `url` (see [`Backend::of_url`]), creating an
@@ -1751,6 +1756,26 @@ impl Store {
         .await?)
     }
 
+    /// The hash of one upload, if it exists.
+    pub async fn upload_hash(
+        &self,
+        table: UploadTable,
+        study: &str,
+        round: u64,
+        member: &str,
+    ) -> ApiResult<Option<[u8; 32]>> {
+        let hash: Option<Vec<u8>> = sqlx::query_scalar(&format!(
+            "SELECT hash FROM {} WHERE study = $1 AND round = $2 AND member = $3",
+            table.name()
+        ))
+        .bind(study)
+        .bind(round as i64)
+        .bind(member)
+        .fetch_optional(&self.read)
+        .await?;
+        Ok(hash32(hash))
+    }
+
     /// The bytes of one upload.
     pub async fn upload_bytes(
         &self,
@@ -1792,23 +1817,26 @@ impl Store {
     }
 
     /// Compare-and-swap: `collecting` at `version` → `decrypting` with the
-    /// aggregate, until `deadline_at`.
+    /// aggregate and the entries hash of the list it sums, until
+    /// `deadline_at`.
     pub async fn begin_decrypting(
         &self,
         r: &RoundRow,
         aggregate: &[u8],
+        entries_hash: &[u8; 32],
         parts: usize,
         deadline_at: i64,
     ) -> ApiResult<bool> {
         let hash = blake3::hash(aggregate);
         let update = sqlx::query(
-            "UPDATE rounds SET state = 'decrypting', version = version + 1, aggregate = $1, aggregate_hash = $2, parts = $3, deadline_at = $4 \
-             WHERE study = $5 AND round = $6 AND version = $7 AND state = 'collecting'",
+            "UPDATE rounds SET state = 'decrypting', version = version + 1, aggregate = $1, aggregate_hash = $2, parts = $3, deadline_at = $4, contribution_entries_hash = $5 \
+             WHERE study = $6 AND round = $7 AND version = $8 AND state = 'collecting'",
         )
         .bind(aggregate)
         .bind(&hash.as_bytes()[..])
         .bind(parts as i64)
         .bind(deadline_at)
+        .bind(&entries_hash[..])
         .bind(&r.study)
         .bind(r.round as i64)
         .bind(r.version);

@@ -321,7 +321,8 @@ fn run_one(a: &ServiceBenchArgs, n: usize) -> Result<serde_json::Value, CliError
         s.session.reveal("bench-study", 1).map(drop)
     })?;
     // Every contributor's digest first: a member verifying waits for all of
-    // them, and here the members take turns.
+    // them, and here the members take turns. `decrypt` then reuses what
+    // `send_digest` fetched and does not digest again.
     let digest = wave(&pool, &mut seats, |s| {
         s.session.send_digest("bench-study", 1)
     })?;
