@@ -39,12 +39,21 @@
 //! Once the server publishes the round's result, a member uses it only if
 //! ([`verify_after_decrypt`])
 //!
-//! 9. every ceremony member's decryption share (t-of-n: every member of the
-//!    round's decrypting set, all made for that one set of T) is listed once,
-//!    signed by its member over its hash, and the bytes fetched have that hash;
-//! 10. the shares, combined with the aggregate this member verified and
-//!     decoded by the aggregate's own encoding, give exactly the values the
-//!     server published (the member then uses its own decoding).
+//! 9. every ceremony member's decryption share (t-of-n: at least T, the
+//!    decrypting set, every fetched share made for that one set) is listed
+//!    once, signed by its member over its hash, and the bytes fetched have
+//!    that hash;
+//! 10. the published combined share `D` is the sum of the listed shares,
+//!     checked on digests (issue 16) as the aggregate is in check 7: on a
+//!     challenge fixed after `D` and the share list
+//!     (`SumChallenge::derive_for_shares`), `D`'s digest is the sum of the
+//!     shares' digests, each computed from the bytes this member holds (its
+//!     own, those whose maker sent no digest, and a few chosen at random) or
+//!     else signed by its maker (a fetched share whose signed digest differs
+//!     is refused naming its maker); and `C0 + D`, with the aggregate this
+//!     member verified, decoded by the aggregate's own encoding, gives
+//!     exactly the values the server published (the member then uses its
+//!     own decoding).
 //!
 //! So no contribution can depend on another's (every one was committed
 //! before any could be read, and the server cannot show different members
