@@ -501,11 +501,13 @@ pub struct MemberSession {
     rng: Csprng,
     /// How long one round may take before the member gives up.
     pub round_timeout: Duration,
-    /// How long [`Self::decrypt`] waits for every contributor's digest before
-    /// it downloads the contributions whose digest is missing.
+    /// How long [`Self::decrypt`] waits for every contributor's digest, and
+    /// [`Self::result`] for every share maker's, before it downloads those
+    /// whose digest is missing.
     pub digest_wait: Duration,
     /// How many contributions with a signed digest [`Self::decrypt`] also
-    /// downloads, chosen at random, to check their digests (the policy's
+    /// downloads, chosen at random, to check their digests, and how many
+    /// decryption shares [`Self::result`] does likewise (the policy's
     /// `spot_checks`, [`crate::policy::DEFAULT_SPOT_CHECKS`] by default).
     pub spot_checks: usize,
     /// Where the latest decryption and result check spent their time.
