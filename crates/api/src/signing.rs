@@ -184,6 +184,36 @@ pub fn sum_digest_statement(
     .into_bytes()
 }
 
+/// The statement a share maker signs for the digest of its own decryption
+/// share (issue 16, verify after decrypt on digests): the study, the member,
+/// the round, BLAKE3 of its share, of the decryption-share list
+/// (`DecryptionShareList::entries_hash`), of the combined share `D` the
+/// challenge was derived from and of the aggregate, the decrypting set
+/// (t-of-n: its members, sorted; empty for n-of-n) and the digest's bytes.
+#[allow(clippy::too_many_arguments)]
+pub fn share_digest_statement(
+    study: &str,
+    member: &str,
+    round: u64,
+    share_hash: &[u8; 32],
+    share_list_hash: &[u8; 32],
+    combined_hash: &[u8; 32],
+    aggregate_hash: &[u8; 32],
+    decrypting_set: &[String],
+    digest: &[u8],
+) -> Vec<u8> {
+    format!(
+        "fedhe-share-digest-v1\n{study}\n{member}\n{round}\n{}\n{}\n{}\n{}\n{}\n{}",
+        hex::encode(share_hash),
+        hex::encode(share_list_hash),
+        hex::encode(combined_hash),
+        hex::encode(aggregate_hash),
+        decrypting_set.join(","),
+        hex::encode(digest)
+    )
+    .into_bytes()
+}
+
 /// The statement the administrator signs for a study spec: its hash
 /// ([`crate::StudySpec::hash_hex`]).
 pub fn study_spec_statement(spec_hash: &str) -> Vec<u8> {

@@ -401,9 +401,15 @@ impl ContributionList {
     /// in their order: what a sum digest's challenge and statement name, so
     /// that digests made against one list do not verify against another.
     pub fn entries_hash(&self, study: &str, round: u64) -> [u8; 32] {
+        Self::entries_hash_of(study, round, &self.contributions)
+    }
+
+    /// [`Self::entries_hash`] of a list's entries (the server computes it
+    /// once, when it aggregates).
+    pub fn entries_hash_of(study: &str, round: u64, contributions: &[SignedUpload]) -> [u8; 32] {
         let mut h = blake3::Hasher::new();
         h.update(format!("fedhe-contribution-list-v1\n{study}\n{round}\n").as_bytes());
-        for u in &self.contributions {
+        for u in contributions {
             h.update(u.member.as_bytes());
             h.update(b" ");
             h.update(u.hash.as_bytes());
@@ -450,6 +456,35 @@ pub struct DecryptionShareList {
     pub shares: Vec<SignedUpload>,
     /// BLAKE3 of the aggregate's wire bytes, once it exists.
     pub aggregate_hash: Option<String>,
+}
+
+impl DecryptionShareList {
+    /// BLAKE3 over a canonical rendering of the listed (member, hash) pairs
+    /// in their order and of the decrypting set (t-of-n: its members, sorted;
+    /// empty for n-of-n): what a share digest's challenge and statement name.
+    pub fn entries_hash(&self, study: &str, round: u64, decrypting_set: &[String]) -> [u8; 32] {
+        Self::entries_hash_of(study, round, &self.shares, decrypting_set)
+    }
+
+    /// [`Self::entries_hash`] of a list's entries (the server computes it
+    /// once, when it publishes the result).
+    pub fn entries_hash_of(
+        study: &str,
+        round: u64,
+        shares: &[SignedUpload],
+        decrypting_set: &[String],
+    ) -> [u8; 32] {
+        let mut h = blake3::Hasher::new();
+        h.update(format!("fedhe-decryption-share-list-v1\n{study}\n{round}\n").as_bytes());
+        h.update(format!("{}\n", decrypting_set.join(",")).as_bytes());
+        for u in shares {
+            h.update(u.member.as_bytes());
+            h.update(b" ");
+            h.update(u.hash.as_bytes());
+            h.update(b"\n");
+        }
+        *h.finalize().as_bytes()
+    }
 }
 
 /// `PUT /v1/studies/{study}/rounds/{round}/commitments/{member}`: a member's
@@ -524,6 +559,12 @@ pub struct RoundResult {
     pub contributions: Vec<SignedUpload>,
     /// The decryption shares combined.
     pub shares: Vec<SignedUpload>,
+    /// BLAKE3 of the combined decryption share `D = Σ_j d_j`
+    /// (`GET .../combined-share`), hex: a member decodes `C0 + D` itself
+    /// and checks `D` on the share makers' signed digests. Absent for rounds
+    /// finished before it was stored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub combined_hash: Option<String>,
 }
 
 /// An answer to a successful upload.

@@ -6,8 +6,8 @@
 use crate::ClientError;
 use fedhe_api::signing::{
     contribution_statement, fresh_nonce, now_ms, request_message, round_commitment_statement,
-    sum_digest_statement, upload_statement, HEADER_MEMBER, HEADER_NONCE, HEADER_SIGNATURE,
-    HEADER_TIMESTAMP, HEADER_UPLOAD_SIGNATURE,
+    share_digest_statement, sum_digest_statement, upload_statement, HEADER_MEMBER, HEADER_NONCE,
+    HEADER_SIGNATURE, HEADER_TIMESTAMP, HEADER_UPLOAD_SIGNATURE,
 };
 use fedhe_api::*;
 use reqwest::blocking::Client as Http;
@@ -792,14 +792,76 @@ impl Client {
         count: usize,
         wait: Duration,
     ) -> Result<SumDigestList, ClientError> {
+        self.digests("sum-digests", study, round, count, wait)
+    }
+
+    /// Uploads this member's signed digest of its own decryption share, made
+    /// on the challenge of the combined share with hash `combined_hash`
+    /// (`fedhe_crypto::SumChallenge::derive_for_shares`; `decrypting_set`
+    /// empty for n-of-n).
+    #[allow(clippy::too_many_arguments)]
+    pub fn put_share_digest(
+        &self,
+        study: &str,
+        round: u64,
+        share_hash: &[u8; 32],
+        share_list_hash: &[u8; 32],
+        combined_hash: &[u8; 32],
+        aggregate_hash: &[u8; 32],
+        decrypting_set: &[String],
+        digest: &[u8],
+    ) -> Result<UploadReceipt, ClientError> {
+        let (member, identity) = self.identity()?;
+        let signature = identity.sign_hex(&share_digest_statement(
+            study,
+            member,
+            round,
+            share_hash,
+            share_list_hash,
+            combined_hash,
+            aggregate_hash,
+            decrypting_set,
+            digest,
+        ));
+        self.upload("share-digests", study, round, digest, signature)
+    }
+
+    /// The share makers' signed digests of their decryption shares, waiting
+    /// up to `wait` until at least `count` are in (or the round failed).
+    pub fn share_digests(
+        &self,
+        study: &str,
+        round: u64,
+        count: usize,
+        wait: Duration,
+    ) -> Result<SumDigestList, ClientError> {
+        self.digests("share-digests", study, round, count, wait)
+    }
+
+    fn digests(
+        &self,
+        kind: &str,
+        study: &str,
+        round: u64,
+        count: usize,
+        wait: Duration,
+    ) -> Result<SumDigestList, ClientError> {
         self.json(
             Method::GET,
             &format!(
-                "/v1/studies/{study}/rounds/{round}/sum-digests?count={count}&wait={}",
+                "/v1/studies/{study}/rounds/{round}/{kind}?count={count}&wait={}",
                 wait.as_secs_f64()
             ),
             None::<&()>,
         )
+    }
+
+    /// The combined decryption share of a finished round
+    /// (`fedhe_crypto::CombinedShare` bytes).
+    pub fn combined_share(&self, study: &str, round: u64) -> Result<Vec<u8>, ClientError> {
+        self.bytes(&format!(
+            "/v1/studies/{study}/rounds/{round}/combined-share"
+        ))
     }
 
     /// The signed contributions of a round and the aggregate's hash.

@@ -17,8 +17,8 @@ use crate::verify::{
 };
 use crate::{Client, ClientError};
 use fedhe_api::{
-    CommitmentList, ContributionList, MemberSpec, RoundState, StudyStatus, SumDigestList,
-    Transcript,
+    CommitmentList, ContributionList, DecryptionShareList, MemberSpec, RoundState, StudyStatus,
+    SumDigestList, Transcript,
 };
 use fedhe_crypto::share_transport::open_dealings;
 use fedhe_crypto::{
@@ -501,15 +501,24 @@ pub struct MemberSession {
     rng: Csprng,
     /// How long one round may take before the member gives up.
     pub round_timeout: Duration,
-    /// How long [`Self::decrypt`] waits for every contributor's digest before
-    /// it downloads the contributions whose digest is missing.
+    /// How long [`Self::decrypt`] waits for every contributor's digest, and
+    /// [`Self::result`] for every share maker's, before it downloads those
+    /// whose digest is missing.
     pub digest_wait: Duration,
     /// How many contributions with a signed digest [`Self::decrypt`] also
-    /// downloads, chosen at random, to check their digests (the policy's
+    /// downloads, chosen at random, to check their digests, and how many
+    /// decryption shares [`Self::result`] does likewise (the policy's
     /// `spot_checks`, [`crate::policy::DEFAULT_SPOT_CHECKS`] by default).
     pub spot_checks: usize,
     /// Where the latest decryption and result check spent their time.
     pub timings: PhaseTimings,
+    /// What [`Self::send_digest`] fetched (study, round, aggregate, list),
+    /// its digest sent: [`Self::decrypt`] of that round takes it instead of
+    /// fetching and digesting again.
+    prepared: Option<(String, u64, Vec<u8>, ContributionList)>,
+    /// What [`Self::send_share_digest`] fetched (study, round, share list,
+    /// combined share), its share digest sent: [`Self::result`] takes it.
+    prepared_result: Option<(String, u64, DecryptionShareList, Vec<u8>)>,
 }
 
 /// A contribution's bytes as held by a verifying member, with its member.
@@ -581,6 +590,8 @@ impl MemberSession {
             digest_wait: Duration::from_secs(5),
             spot_checks: crate::policy::DEFAULT_SPOT_CHECKS,
             timings: PhaseTimings::default(),
+            prepared: None,
+            prepared_result: None,
         })
     }
 
@@ -889,16 +900,35 @@ impl MemberSession {
     pub fn decrypt(&mut self, study: &str, round: u64) -> Result<(), ClientError> {
         self.policy.check_round(study, round)?;
         let started = Instant::now();
-        let aggregate = self.wait_for(study, round, "aggregate", |c| {
-            c.aggregate(study, round, Duration::from_secs(20))
-        })?;
-        self.timings.aggregate_wait = started.elapsed().as_secs_f64();
+        // What send_digest fetched, its digest already sent, or fetch now.
+        let prepared = self
+            .prepared
+            .take()
+            .filter(|(s, r, _, _)| s == study && *r == round);
+        let (aggregate, list, digest_sent) = match prepared {
+            Some((_, _, aggregate, list)) => {
+                self.timings.aggregate_wait = 0.0;
+                (aggregate, list, true)
+            }
+            None => {
+                let aggregate = self.wait_for(study, round, "aggregate", |c| {
+                    c.aggregate(study, round, Duration::from_secs(20))
+                })?;
+                self.timings.aggregate_wait = started.elapsed().as_secs_f64();
+                (aggregate, self.client.contributions(study, round)?, false)
+            }
+        };
         let started = Instant::now();
-        let list = self.client.contributions(study, round)?;
         let own_path = self.record("contribution", study, round);
         let own = std::fs::read(&own_path).ok();
-        let (digests, fetched) =
-            self.digests_and_downloads(study, round, &list, &aggregate, own.as_deref())?;
+        let (digests, fetched) = self.digests_and_downloads(
+            study,
+            round,
+            &list,
+            &aggregate,
+            own.as_deref(),
+            digest_sent,
+        )?;
         let (spec_hash, _) = self.study_terms(study)?;
         // A contributor checks against the list it recorded before revealing;
         // a member that contributed nothing has only the list served now.
@@ -1065,22 +1095,25 @@ impl MemberSession {
 
     /// Waits for the round's aggregate and, if this member contributed,
     /// uploads the digest of its contribution ([`Self::decrypt`] does this
-    /// too). A caller driving many members in turn (`fedhe bench service`)
-    /// sends every digest before any member waits for the others'.
+    /// itself otherwise). A caller driving many members in turn (`fedhe bench
+    /// service`) sends every digest before any member waits for the others';
+    /// the next [`Self::decrypt`] of this round then reuses the aggregate and
+    /// list fetched here instead of fetching and digesting again.
     pub fn send_digest(&mut self, study: &str, round: u64) -> Result<(), ClientError> {
         let aggregate = self.wait_for(study, round, "aggregate", |c| {
             c.aggregate(study, round, Duration::from_secs(20))
         })?;
         let list = self.client.contributions(study, round)?;
-        match std::fs::read(self.record("contribution", study, round)) {
-            Ok(own) => self.upload_own_digest(study, round, &list, &aggregate, &own),
-            Err(_) => Ok(()),
+        if let Ok(own) = std::fs::read(self.record("contribution", study, round)) {
+            self.upload_own_digest(study, round, &list, &aggregate, &own)?;
         }
+        self.prepared = Some((study.to_string(), round, aggregate, list));
+        Ok(())
     }
 
     /// What [`Self::decrypt`] checks the aggregate with (`fedhe_crypto::sum_digest`):
     /// as a contributor, first signs and uploads the digest of its own
-    /// contribution on the aggregate's challenge; then waits up to
+    /// contribution on the aggregate's challenge (unless `digest_sent`); then waits up to
     /// [`Self::digest_wait`] for every listed contributor's digest and
     /// downloads in full the contributions without one, plus
     /// [`Self::spot_checks`] others chosen at random (their signed digests are
@@ -1093,24 +1126,38 @@ impl MemberSession {
         list: &ContributionList,
         aggregate: &[u8],
         own: Option<&[u8]>,
+        digest_sent: bool,
     ) -> Result<(SumDigestList, Vec<Download>), ClientError> {
         let me = self.member.as_str();
         let mut held = Vec::new();
         if let Some(own) = own {
-            self.upload_own_digest(study, round, list, aggregate, own)?;
+            if !digest_sent {
+                self.upload_own_digest(study, round, list, aggregate, own)?;
+            }
             held.push((me.to_string(), own.to_vec()));
         }
         let digests =
             self.client
                 .sum_digests(study, round, list.contributions.len(), self.digest_wait)?;
-        let others: Vec<&str> = list
+        let listed: Vec<&str> = list
             .contributions
             .iter()
             .map(|u| u.member.as_str())
-            .filter(|m| *m != me)
             .collect();
-        let (mut download, mut digested): (Vec<&str>, Vec<&str>) = others
+        for m in self.pick_downloads(&listed, &digests) {
+            held.push((m.clone(), self.client.contribution(study, round, &m)?));
+        }
+        Ok((digests, held))
+    }
+
+    /// Which of the `listed` members' objects to download in full, besides
+    /// this member's own: those without a digest in `digests`, and
+    /// [`Self::spot_checks`] of the others chosen at random.
+    fn pick_downloads(&mut self, listed: &[&str], digests: &SumDigestList) -> Vec<String> {
+        let me = self.member.as_str();
+        let (mut download, mut digested): (Vec<&str>, Vec<&str>) = listed
             .iter()
+            .filter(|m| **m != me)
             .partition(|m| !digests.digests.iter().any(|d| d.member == **m));
         for _ in 0..self.spot_checks {
             if digested.is_empty() {
@@ -1119,10 +1166,7 @@ impl MemberSession {
             let k = (self.rng.next_u64() % digested.len() as u64) as usize;
             download.push(digested.swap_remove(k));
         }
-        for m in download {
-            held.push((m.to_string(), self.client.contribution(study, round, m)?));
-        }
-        Ok((digests, held))
+        download.into_iter().map(str::to_string).collect()
     }
 
     /// Waits for a round's result and checks it before it is used (verify
@@ -1164,13 +1208,32 @@ impl MemberSession {
             ));
         }
         let aggregate = EncryptedVector::from_bytes(&self.params, &aggregate)?;
-        let list = self.client.decryption_shares(study, round)?;
-        let mut fetched = Vec::with_capacity(list.shares.len());
-        for u in &list.shares {
-            fetched.push((
-                u.member.clone(),
-                self.client.decryption_share(study, round, &u.member)?,
-            ));
+        let aggregate_hash: [u8; 32] = recorded[..32].try_into().expect("32 bytes");
+        // What send_share_digest fetched, its digest already sent, or fetch
+        // now and send this member's share digest.
+        let prepared = self
+            .prepared_result
+            .take()
+            .filter(|(s, r, _, _)| s == study && *r == round);
+        let (list, combined) = match prepared {
+            Some((_, _, list, combined)) => (list, combined),
+            None => {
+                let list = self.client.decryption_shares(study, round)?;
+                let combined = self.client.combined_share(study, round)?;
+                self.upload_own_share_digest(study, round, &list, &combined, &aggregate_hash)?;
+                (list, combined)
+            }
+        };
+        let digests =
+            self.client
+                .share_digests(study, round, list.shares.len(), self.digest_wait)?;
+        let mut fetched = Vec::new();
+        if let Some(own) = self.own_share(study, round, &aggregate_hash) {
+            fetched.push((self.member.to_string(), own));
+        }
+        let listed: Vec<&str> = list.shares.iter().map(|u| u.member.as_str()).collect();
+        for m in self.pick_downloads(&listed, &digests) {
+            fetched.push((m.clone(), self.client.decryption_share(study, round, &m)?));
         }
         let values = verify_after_decrypt(
             &self.params,
@@ -1179,14 +1242,109 @@ impl MemberSession {
                 round,
                 members: &self.members,
                 aggregate: &aggregate,
+                aggregate_hash: &aggregate_hash,
                 list: &list,
                 shares: &fetched,
+                combined: &combined,
+                digests: &digests,
                 published: &r.values,
                 threshold: self.threshold.as_ref().map(|(t, _)| *t),
             },
         )?;
         self.timings.result_verify = started.elapsed().as_secs_f64();
         Ok(values)
+    }
+
+    /// The decryption share this member recorded for the aggregate with hash
+    /// `aggregate_hash`, if it made one.
+    fn own_share(&self, study: &str, round: u64, aggregate_hash: &[u8; 32]) -> Option<Vec<u8>> {
+        let recorded = std::fs::read(self.record("share", study, round)).ok()?;
+        (recorded.len() > 32 && recorded[..32] == aggregate_hash[..])
+            .then(|| recorded[32..].to_vec())
+    }
+
+    /// As a share maker listed with its recorded share, signs and uploads the
+    /// digest of its share on the challenge of the combined share `combined`
+    /// and the share list (`SumChallenge::derive_for_shares`; idempotent).
+    fn upload_own_share_digest(
+        &self,
+        study: &str,
+        round: u64,
+        list: &DecryptionShareList,
+        combined: &[u8],
+        aggregate_hash: &[u8; 32],
+    ) -> Result<(), ClientError> {
+        let Some(own) = self.own_share(study, round, aggregate_hash) else {
+            return Ok(());
+        };
+        let own_hash = blake3::hash(&own);
+        if !list
+            .shares
+            .iter()
+            .any(|u| u.member == self.member.as_str() && u.hash == own_hash.to_hex().as_str())
+        {
+            return Ok(());
+        }
+        let (set, polys) = match &self.threshold {
+            None => (
+                Vec::new(),
+                DecryptionShare::from_bytes(&self.params, &own)?
+                    .polys()
+                    .to_vec(),
+            ),
+            Some(_) => {
+                let mut set: Vec<String> = list.shares.iter().map(|u| u.member.clone()).collect();
+                set.sort();
+                (
+                    set,
+                    ThresholdDecryptionShare::from_bytes(&self.params, &own)?
+                        .share()
+                        .polys()
+                        .to_vec(),
+                )
+            }
+        };
+        let entries_hash = list.entries_hash(study, round, &set);
+        let combined_hash = blake3::hash(combined);
+        let digest = SumChallenge::derive_for_shares(
+            &self.params,
+            study,
+            round,
+            &entries_hash,
+            combined_hash.as_bytes(),
+            aggregate_hash,
+        )
+        .digest_polys(&self.params, &polys);
+        self.client.put_share_digest(
+            study,
+            round,
+            own_hash.as_bytes(),
+            &entries_hash,
+            combined_hash.as_bytes(),
+            aggregate_hash,
+            &set,
+            &digest.to_bytes(),
+        )?;
+        Ok(())
+    }
+
+    /// Waits for the round's result and, if this member made a decryption
+    /// share, uploads its digest ([`Self::result`] does this itself
+    /// otherwise). A caller driving many members in turn (`fedhe bench
+    /// service`) sends every share digest before any member waits for the
+    /// others'; the next [`Self::result`] of this round then reuses the share
+    /// list and combined share fetched here.
+    pub fn send_share_digest(&mut self, study: &str, round: u64) -> Result<(), ClientError> {
+        let r = self.wait_for(study, round, "result", |c| {
+            c.result(study, round, Duration::from_secs(20))
+        })?;
+        let aggregate_hash: [u8; 32] = fedhe_api::signing::decode_fixed(&r.aggregate_hash, "hash")
+            .map_err(|e| ClientError::Decode(e.to_string()))?;
+        let list = self.client.decryption_shares(study, round)?;
+        let combined = self.client.combined_share(study, round)?;
+        self.upload_own_share_digest(study, round, &list, &combined, &aggregate_hash)?;
+        self.prepared_result = Some((study.to_string(), round, list, combined));
+        Ok(())
     }
 
     /// Long-polls `fetch` until it succeeds; a 409 (not ready) is retried

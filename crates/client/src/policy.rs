@@ -9,7 +9,7 @@
 //! min_contributors = 4              # decrypt no round with fewer distinct contributors
 //! parameter_sets = ["n8192-q124"]   # join studies only under these sets
 //! max_rounds = 50                   # decrypt at most rounds 1..=50 of a study
-//! spot_checks = 32                  # download 32 digested contributions per round
+//! spot_checks = 32                  # download 32 digested contributions and 32 shares per round
 //! ```
 
 use crate::keys::KeyDir;
@@ -32,10 +32,11 @@ pub struct MemberPolicy {
     /// decrypted round releases one more sum of its data).
     pub max_rounds: Option<u64>,
     /// How many contributions that came with a signed digest this member
-    /// still downloads in full, at random, before it decrypts
+    /// still downloads in full, at random, before it decrypts, and likewise
+    /// how many digested decryption shares before it uses the result
     /// ([`DEFAULT_SPOT_CHECKS`] if unset; `crate::verify`, `SECURITY.md`):
-    /// more catch a contributor that colludes with the server by signing a
-    /// false digest with higher probability, at one contribution's download
+    /// more catch a contributor or share maker that colludes with the server
+    /// by signing a false digest with higher probability, at one download
     /// each. A federation of at most this many + 1 members is checked in
     /// full.
     pub spot_checks: Option<usize>,

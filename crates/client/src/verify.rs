@@ -39,12 +39,21 @@
 //! Once the server publishes the round's result, a member uses it only if
 //! ([`verify_after_decrypt`])
 //!
-//! 9. every ceremony member's decryption share (t-of-n: every member of the
-//!    round's decrypting set, all made for that one set of T) is listed once,
-//!    signed by its member over its hash, and the bytes fetched have that hash;
-//! 10. the shares, combined with the aggregate this member verified and
-//!     decoded by the aggregate's own encoding, give exactly the values the
-//!     server published (the member then uses its own decoding).
+//! 9. every ceremony member's decryption share (t-of-n: at least T, the
+//!    decrypting set, every fetched share made for that one set) is listed
+//!    once, signed by its member over its hash, and the bytes fetched have
+//!    that hash;
+//! 10. the published combined share `D` is the sum of the listed shares,
+//!     checked on digests (issue 16) as the aggregate is in check 7: on a
+//!     challenge fixed after `D` and the share list
+//!     (`SumChallenge::derive_for_shares`), `D`'s digest is the sum of the
+//!     shares' digests, each computed from the bytes this member holds (its
+//!     own, those whose maker sent no digest, and a few chosen at random) or
+//!     else signed by its maker (a fetched share whose signed digest differs
+//!     is refused naming its maker); and `C0 + D`, with the aggregate this
+//!     member verified, decoded by the aggregate's own encoding, gives
+//!     exactly the values the server published (the member then uses its
+//!     own decoding).
 //!
 //! So no contribution can depend on another's (every one was committed
 //! before any could be read, and the server cannot show different members
@@ -53,14 +62,12 @@
 //! member sets, and nobody can slip in contributions no member signed.
 
 use fedhe_api::signing::{
-    contribution_statement, parse_public_key, round_commitment_statement, sum_digest_statement,
-    upload_statement, verify_hex, UploadKind,
+    contribution_statement, parse_public_key, round_commitment_statement, share_digest_statement,
+    sum_digest_statement, upload_statement, verify_hex, UploadKind,
 };
 use fedhe_api::{CommitmentList, ContributionList, DecryptionShareList, MemberSpec, SumDigestList};
-use fedhe_crypto::decryption::combine;
-use fedhe_crypto::threshold::combine_threshold;
 use fedhe_crypto::{
-    AccessStructure, DecryptionShare, EncryptedVector, FixedPointCodec, MemberId, Params,
+    CombinedShare, DecryptionShare, EncryptedVector, FixedPointCodec, MemberId, Params,
     SumChallenge, SumDigest, ThresholdDecryptionShare, WireObject,
 };
 use std::collections::BTreeSet;
@@ -401,10 +408,18 @@ pub struct ResultEvidence<'a> {
     pub members: &'a [MemberSpec],
     /// The aggregate this member verified before it decrypted.
     pub aggregate: &'a EncryptedVector,
+    /// BLAKE3 of that aggregate's bytes (as recorded when it was verified).
+    pub aggregate_hash: &'a [u8; 32],
     /// The server's list of decryption shares.
     pub list: &'a DecryptionShareList,
-    /// The bytes of each listed share, as fetched.
+    /// The bytes of the listed shares this member holds or fetched (its
+    /// own, those without a signed digest and its spot checks).
     pub shares: &'a [(String, Vec<u8>)],
+    /// The combined decryption share `D = Σ_j d_j` as fetched
+    /// (`fedhe_crypto::CombinedShare` bytes).
+    pub combined: &'a [u8],
+    /// The share makers' signed digests on the combined share's challenge.
+    pub digests: &'a SumDigestList,
     /// The values the server published as the round's result.
     pub published: &'a [f64],
     /// T of a t-of-n ceremony: the shares are threshold shares of one
@@ -425,11 +440,23 @@ impl Share {
             Share::Threshold(s) => s.member(),
         }
     }
+
+    fn polys(&self) -> &[fedhe_ring::Poly] {
+        match self {
+            Share::Full(s) => s.polys(),
+            Share::Threshold(s) => s.share().polys(),
+        }
+    }
 }
 
-/// Checks 9-10: the published result is the combination of every member's
-/// signed decryption share with the verified aggregate (DESIGN.md §2 step
-/// 5, recomputed by the member). Returns the values this member decoded.
+/// Checks 9-10: the published result is the decoding of `C0 + D` for the
+/// verified aggregate and a combined share `D` that is the sum of every
+/// listed member's signed decryption share (DESIGN.md §2 step 5, finished
+/// by the member itself). `D` is checked on digests, on a challenge fixed
+/// after it (`SumChallenge::derive_for_shares`): each share counts by its
+/// bytes, if this member holds them (and then a signed digest of it, if
+/// any, must be the same), or else by its maker's signed digest. Returns the
+/// values this member decoded.
 pub fn verify_after_decrypt(
     params: &Arc<Params>,
     ev: &ResultEvidence<'_>,
@@ -439,16 +466,61 @@ pub fn verify_after_decrypt(
         round: ev.round,
         reason,
     };
+    let parts = ev.aggregate.ciphertexts().len();
+    let combined = CombinedShare::from_bytes(params, ev.combined, parts)
+        .map_err(|e| refuse(format!("the combined decryption share: {e}")))?;
+    let combined_hash = blake3::hash(ev.combined);
+    // t-of-n: the decrypting set is the listed share makers, T of them at
+    // least; every share and every share digest must name it.
+    let set: Vec<String> = match ev.threshold {
+        None => Vec::new(),
+        Some(t) => {
+            let mut set: Vec<String> = ev.list.shares.iter().map(|u| u.member.clone()).collect();
+            set.sort();
+            set.dedup();
+            if set.len() < t {
+                return Err(refuse(format!(
+                    "{} decryption shares are listed; the threshold is {t}",
+                    set.len()
+                )));
+            }
+            set
+        }
+    };
+    let entries_hash = ev.list.entries_hash(ev.study, ev.round, &set);
+    let challenge = SumChallenge::derive_for_shares(
+        params,
+        ev.study,
+        ev.round,
+        &entries_hash,
+        combined_hash.as_bytes(),
+        ev.aggregate_hash,
+    );
     let mut seen = BTreeSet::new();
-    let mut shares = Vec::with_capacity(ev.list.shares.len());
     for upload in &ev.list.shares {
-        let key = identity_key(ev.members, &upload.member).map_err(refuse)?;
         if !seen.insert(upload.member.as_str()) {
             return Err(refuse(format!(
                 "the decryption share of {} is listed twice",
                 upload.member
             )));
         }
+    }
+    // n-of-n: every ceremony member's share.
+    if ev.threshold.is_none() {
+        if let Some(missing) = ev
+            .members
+            .iter()
+            .find(|m| !ev.list.shares.iter().any(|u| u.member == m.id))
+        {
+            return Err(refuse(format!(
+                "the decryption shares do not combine: the share of {} is missing",
+                missing.id
+            )));
+        }
+    }
+    let mut total = SumDigest::zero(params);
+    for upload in &ev.list.shares {
+        let key = identity_key(ev.members, &upload.member).map_err(refuse)?;
         let hash: [u8; 32] = fedhe_api::signing::decode_fixed(&upload.hash, "hash")
             .map_err(|e| refuse(e.to_string()))?;
         verify_hex(
@@ -469,67 +541,120 @@ pub fn verify_after_decrypt(
                 upload.member
             ))
         })?;
-        let bytes = ev
-            .shares
+        // The share maker's signed digest, if it sent one that verifies.
+        let signed = match ev
+            .digests
+            .digests
             .iter()
-            .find(|(m, _)| *m == upload.member)
-            .map(|(_, b)| b.as_slice())
-            .ok_or_else(|| {
+            .find(|d| d.member == upload.member)
+        {
+            None => None,
+            Some(d) => {
+                let bytes = hex::decode(&d.digest).map_err(|e| {
+                    refuse(format!(
+                        "the share digest listed for {}: {e}",
+                        upload.member
+                    ))
+                })?;
+                verify_hex(
+                    &key,
+                    &share_digest_statement(
+                        ev.study,
+                        &upload.member,
+                        ev.round,
+                        &hash,
+                        &entries_hash,
+                        combined_hash.as_bytes(),
+                        ev.aggregate_hash,
+                        &set,
+                        &bytes,
+                    ),
+                    &d.signature,
+                    "share digest",
+                )
+                .map_err(|e| {
+                    refuse(format!(
+                        "the share digest listed for {} was not signed by it for this combined share and list: {e}",
+                        upload.member
+                    ))
+                })?;
+                Some(SumDigest::from_bytes(params, &bytes).map_err(|e| {
+                    refuse(format!(
+                        "the share digest listed for {}: {e}",
+                        upload.member
+                    ))
+                })?)
+            }
+        };
+        let digest = match ev.shares.iter().find(|(m, _)| *m == upload.member) {
+            Some((_, bytes)) => {
+                if blake3::hash(bytes).as_bytes() != &hash {
+                    return Err(refuse(format!(
+                        "the bytes served for the decryption share of {} do not have the signed hash",
+                        upload.member
+                    )));
+                }
+                let share = match ev.threshold {
+                    None => DecryptionShare::from_bytes(params, bytes).map(Share::Full),
+                    Some(_) => {
+                        ThresholdDecryptionShare::from_bytes(params, bytes).map(Share::Threshold)
+                    }
+                }
+                .map_err(|e| refuse(format!("the decryption share of {}: {e}", upload.member)))?;
+                if share.member().as_str() != upload.member {
+                    return Err(refuse(format!(
+                        "the share listed for {} names {}",
+                        upload.member,
+                        share.member()
+                    )));
+                }
+                if let Share::Threshold(t) = &share {
+                    if !t
+                        .active()
+                        .iter()
+                        .map(|m| m.as_str())
+                        .eq(set.iter().map(String::as_str))
+                    {
+                        return Err(refuse(format!(
+                            "the share of {} was made for another decrypting set than the listed shares'",
+                            upload.member
+                        )));
+                    }
+                }
+                if share.polys().len() != parts {
+                    return Err(refuse(format!(
+                        "the share of {} has {} polynomials for an aggregate of {parts} ciphertexts",
+                        upload.member,
+                        share.polys().len()
+                    )));
+                }
+                let computed = challenge.digest_polys(params, share.polys());
+                if signed.as_ref().is_some_and(|s| *s != computed) {
+                    return Err(refuse(format!(
+                        "{} signed a digest that is not its decryption share's",
+                        upload.member
+                    )));
+                }
+                computed
+            }
+            None => signed.ok_or_else(|| {
                 refuse(format!(
-                    "the decryption share of {} was not fetched",
+                    "the decryption share of {} was neither fetched nor digested by it",
                     upload.member
                 ))
-            })?;
-        if blake3::hash(bytes).as_bytes() != &hash {
-            return Err(refuse(format!(
-                "the bytes served for the decryption share of {} do not have the signed hash",
-                upload.member
-            )));
-        }
-        let share = match ev.threshold {
-            None => DecryptionShare::from_bytes(params, bytes).map(Share::Full),
-            Some(_) => ThresholdDecryptionShare::from_bytes(params, bytes).map(Share::Threshold),
-        }
-        .map_err(|e| refuse(format!("the decryption share of {}: {e}", upload.member)))?;
-        if share.member().as_str() != upload.member {
-            return Err(refuse(format!(
-                "the share listed for {} names {}",
-                upload.member,
-                share.member()
-            )));
-        }
-        shares.push(share);
+            })?,
+        };
+        total.add_assign(params, &digest);
     }
-    let ids = ev
-        .members
-        .iter()
-        .map(|m| MemberId::new(m.id.clone()))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| refuse(e.to_string()))?;
-    let plaintexts = match ev.threshold {
-        None => {
-            let full: Vec<DecryptionShare> = shares
-                .into_iter()
-                .filter_map(|s| match s {
-                    Share::Full(s) => Some(s),
-                    Share::Threshold(_) => None,
-                })
-                .collect();
-            combine(&ids, ev.aggregate, &full)
-        }
-        Some(t) => {
-            let partial: Vec<ThresholdDecryptionShare> = shares
-                .into_iter()
-                .filter_map(|s| match s {
-                    Share::Threshold(s) => Some(s),
-                    Share::Full(_) => None,
-                })
-                .collect();
-            AccessStructure::new(&ids, t)
-                .and_then(|access| combine_threshold(&access, ev.aggregate, &partial))
-        }
+    if challenge.digest_polys(params, combined.polys()) != total {
+        return Err(refuse(
+            "the combined decryption share is not the sum of the listed shares (its digest is not the sum of theirs)"
+                .into(),
+        ));
     }
-    .map_err(|e| refuse(format!("the decryption shares do not combine: {e}")))?;
+    let plaintexts = combined
+        .decrypt(ev.aggregate)
+        .map_err(|e| refuse(format!("the combined decryption share: {e}")))?;
     let codec = FixedPointCodec::from_info(params, ev.aggregate.encoding())
         .map_err(|e| refuse(format!("the aggregate's encoding: {e}")))?;
     let values = codec
@@ -553,6 +678,9 @@ pub fn verify_after_decrypt(
 mod tests {
     use super::*;
     use fedhe_api::{CommittedContribution, Identity, RoundState, SignedSumDigest, SignedUpload};
+    use fedhe_crypto::decryption::combine;
+    use fedhe_crypto::threshold::{combine_threshold, ThresholdSecretShare, Thresholdizer};
+    use fedhe_crypto::AccessStructure;
     use fedhe_crypto::{
         CeremonyId, CollectivePublicKey, CommonRandomPoly, FixedPointCodec, InsecurePolicy,
         MemberId, ParameterSet, PublicKeyShare, SecretKeyShare,
@@ -565,6 +693,8 @@ mod tests {
         identities: Vec<Identity>,
         secrets: Vec<SecretKeyShare>,
         contributions: Vec<(String, Vec<u8>)>,
+        crs: CommonRandomPoly,
+        pk_shares: Vec<PublicKeyShare>,
     }
 
     /// Three members, each with a signed contribution of one value.
@@ -610,6 +740,8 @@ mod tests {
             identities,
             secrets,
             contributions,
+            crs,
+            pk_shares: shares,
         }
     }
 
@@ -1003,18 +1135,62 @@ mod tests {
     }
 
     /// A share list, the bytes of each share, and the published values.
-    type Decrypted = (DecryptionShareList, Vec<(String, Vec<u8>)>, Vec<f64>);
+    /// A round decrypted by the members `makers`: the signed share list,
+    /// every share's bytes, the values a server combining all of them would
+    /// publish (the full `combine` / `combine_threshold`, the independent
+    /// reference), `D` summed here polynomial by polynomial, and the makers'
+    /// signed share digests on `D`'s challenge.
+    #[derive(Clone)]
+    struct Decrypted {
+        list: DecryptionShareList,
+        fetched: Vec<(String, Vec<u8>)>,
+        published: Vec<f64>,
+        combined: Vec<u8>,
+        digests: SumDigestList,
+        set: Vec<String>,
+        aggregate_hash: [u8; 32],
+    }
 
-    /// Every member's decryption share of `aggregate`, signed, and the values
-    /// a server combining them would publish.
-    fn decrypted(w: &World, aggregate: &EncryptedVector) -> Decrypted {
+    /// n-of-n (`tshares` None, every member) or t-of-n (the threshold key
+    /// shares, `makers` the decrypting set).
+    fn decrypted(
+        w: &World,
+        aggregate: &EncryptedVector,
+        makers: &[usize],
+        tshares: Option<&[ThresholdSecretShare]>,
+    ) -> Decrypted {
         let mut rng = Csprng::from_u128_seed(9);
+        let ids: Vec<MemberId> = w
+            .members
+            .iter()
+            .map(|m| MemberId::new(m.id.clone()).unwrap())
+            .collect();
+        let active: Vec<MemberId> = makers.iter().map(|&i| ids[i].clone()).collect();
         let mut list = Vec::new();
         let mut fetched = Vec::new();
-        let mut shares = Vec::new();
-        for (i, sk) in w.secrets.iter().enumerate() {
-            let share = DecryptionShare::generate(&w.params, sk, aggregate, &mut rng).unwrap();
-            let bytes = share.to_bytes(&w.params);
+        let mut polys: Vec<Vec<fedhe_ring::Poly>> = Vec::new();
+        let mut full = Vec::new();
+        let mut partial = Vec::new();
+        for &i in makers {
+            let bytes = match tshares {
+                None => {
+                    let share =
+                        DecryptionShare::generate(&w.params, &w.secrets[i], aggregate, &mut rng)
+                            .unwrap();
+                    polys.push(share.polys().to_vec());
+                    full.push(share.clone());
+                    share.to_bytes(&w.params)
+                }
+                Some(t) => {
+                    let share = ThresholdDecryptionShare::generate(
+                        &w.params, &t[i], &active, aggregate, &mut rng,
+                    )
+                    .unwrap();
+                    polys.push(share.share().polys().to_vec());
+                    partial.push(share.clone());
+                    share.to_bytes(&w.params)
+                }
+            };
             let hash = blake3::hash(&bytes);
             list.push(SignedUpload {
                 member: w.members[i].id.clone(),
@@ -1028,84 +1204,393 @@ mod tests {
                 )),
             });
             fetched.push((w.members[i].id.clone(), bytes));
-            shares.push(share);
         }
-        let ids: Vec<MemberId> = w
-            .members
-            .iter()
-            .map(|m| MemberId::new(m.id.clone()).unwrap())
-            .collect();
         let codec = FixedPointCodec::from_info(&w.params, aggregate.encoding()).unwrap();
-        let published = codec
-            .decode(&combine(&ids, aggregate, &shares).unwrap(), aggregate.len())
-            .unwrap();
+        let plaintexts = match tshares {
+            None if makers.len() < ids.len() => None,
+            None => Some(combine(&ids, aggregate, &full).unwrap()),
+            Some(_) => {
+                let access = AccessStructure::new(&ids, 2).unwrap();
+                Some(combine_threshold(&access, aggregate, &partial).unwrap())
+            }
+        };
+        // No reference for a part of the n-of-n shares (they do not decode).
+        let published = plaintexts
+            .map(|p| codec.decode(&p, aggregate.len()).unwrap())
+            .unwrap_or_default();
+        // D = Σ d_j, summed here, and its bytes laid out by hand.
+        let mut d = polys[0].clone();
+        for p in &polys[1..] {
+            for (a, b) in d.iter_mut().zip(p) {
+                a.add_assign(b).unwrap();
+            }
+        }
+        let combined: Vec<u8> = d
+            .iter()
+            .flat_map(|p| p.residues().iter().flat_map(|r| r.to_le_bytes()))
+            .collect();
+        let aggregate_hash = *blake3::hash(&aggregate.to_bytes(&w.params)).as_bytes();
         let list = DecryptionShareList {
             state: RoundState::Done,
             shares: list,
-            aggregate_hash: Some(
-                blake3::hash(&aggregate.to_bytes(&w.params))
-                    .to_hex()
-                    .to_string(),
-            ),
+            aggregate_hash: Some(hex::encode(aggregate_hash)),
         };
-        (list, fetched, published)
+        let set: Vec<String> = match tshares {
+            None => Vec::new(),
+            Some(_) => makers.iter().map(|&i| w.members[i].id.clone()).collect(),
+        };
+        let mut out = Decrypted {
+            list,
+            fetched,
+            published,
+            combined,
+            digests: SumDigestList {
+                state: RoundState::Done,
+                digests: Vec::new(),
+                aggregate_hash: None,
+            },
+            set,
+            aggregate_hash,
+        };
+        for (k, &i) in makers.iter().enumerate() {
+            let digest = out.share_digest(w, &polys[k]);
+            out.sign_digest(w, i, digest);
+        }
+        out
+    }
+
+    impl Decrypted {
+        fn challenge(&self, w: &World) -> SumChallenge {
+            SumChallenge::derive_for_shares(
+                &w.params,
+                "s",
+                1,
+                &self.list.entries_hash("s", 1, &self.set),
+                blake3::hash(&self.combined).as_bytes(),
+                &self.aggregate_hash,
+            )
+        }
+
+        fn share_digest(&self, w: &World, polys: &[fedhe_ring::Poly]) -> Vec<u8> {
+            self.challenge(w).digest_polys(&w.params, polys).to_bytes()
+        }
+
+        /// Member i's signed digest (replacing any it had).
+        fn sign_digest(&mut self, w: &World, i: usize, digest: Vec<u8>) {
+            let member = w.members[i].id.clone();
+            let hash: [u8; 32] = fedhe_api::signing::decode_fixed(
+                &self
+                    .list
+                    .shares
+                    .iter()
+                    .find(|u| u.member == member)
+                    .unwrap()
+                    .hash,
+                "hash",
+            )
+            .unwrap();
+            let signature = w.identities[i].sign_hex(&share_digest_statement(
+                "s",
+                &member,
+                1,
+                &hash,
+                &self.list.entries_hash("s", 1, &self.set),
+                blake3::hash(&self.combined).as_bytes(),
+                &self.aggregate_hash,
+                &self.set,
+                &digest,
+            ));
+            self.digests.digests.retain(|d| d.member != member);
+            self.digests.digests.push(SignedSumDigest {
+                member,
+                digest: hex::encode(digest),
+                signature,
+            });
+        }
+
+        /// The shares of `members` only, as a member holding those.
+        fn held(&self, members: &[&str]) -> Vec<(String, Vec<u8>)> {
+            self.fetched
+                .iter()
+                .filter(|(m, _)| members.contains(&m.as_str()))
+                .cloned()
+                .collect()
+        }
+
+        fn check(
+            &self,
+            w: &World,
+            aggregate: &EncryptedVector,
+            held: &[(String, Vec<u8>)],
+            threshold: Option<usize>,
+        ) -> Result<Vec<f64>, Refusal> {
+            verify_after_decrypt(
+                &w.params,
+                &ResultEvidence {
+                    study: "s",
+                    round: 1,
+                    members: &w.members,
+                    aggregate,
+                    aggregate_hash: &self.aggregate_hash,
+                    list: &self.list,
+                    shares: held,
+                    combined: &self.combined,
+                    digests: &self.digests,
+                    published: &self.published,
+                    threshold,
+                },
+            )
+        }
     }
 
     #[test]
     fn a_published_result_is_checked_against_the_signed_shares() {
         let w = world();
         let aggregate = EncryptedVector::from_bytes(&w.params, &w.sum(&[0, 1, 2])).unwrap();
-        let (list, fetched, published) = decrypted(&w, &aggregate);
-        let check =
-            |list: &DecryptionShareList, fetched: &[(String, Vec<u8>)], published: &[f64]| {
-                verify_after_decrypt(
-                    &w.params,
-                    &ResultEvidence {
-                        study: "s",
-                        round: 1,
-                        members: &w.members,
-                        aggregate: &aggregate,
-                        list,
-                        shares: fetched,
-                        published,
-                        threshold: None,
-                    },
-                )
-            };
+        let dec = decrypted(&w, &aggregate, &[0, 1, 2], None);
+        // Every share held (the full check).
+        let check = |d: &Decrypted| d.check(&w, &aggregate, &d.fetched, None);
         // Honest: the member's own decoding is the plaintext sum 0 + 1 + 2.
-        let values = check(&list, &fetched, &published).unwrap();
+        let values = check(&dec).unwrap();
         let bound = FixedPointCodec::from_info(&w.params, aggregate.encoding())
             .unwrap()
             .error_bound();
         assert!((values[0] - 3.0).abs() <= bound, "{values:?}");
         let refused = |r: Result<Vec<f64>, Refusal>| r.unwrap_err().reason;
         // A tampered result, even in the last bit.
-        let mut tampered = published.clone();
-        tampered[0] = f64::from_bits(tampered[0].to_bits() ^ 1);
-        assert!(refused(check(&list, &fetched, &tampered)).contains("not the combination"));
+        let mut tampered = dec.clone();
+        tampered.published[0] = f64::from_bits(tampered.published[0].to_bits() ^ 1);
+        assert!(refused(check(&tampered)).contains("not the combination"));
         // A share left out: the rest do not combine (n-of-n).
-        let mut short = list.clone();
-        short.shares.pop();
-        assert!(refused(check(&short, &fetched, &published)).contains("do not combine"));
+        let mut short = dec.clone();
+        short.list.shares.pop();
+        assert!(refused(check(&short)).contains("do not combine"));
         // A share signed by someone else.
-        let mut forged = list.clone();
-        forged.shares[1].signature = forged.shares[0].signature.clone();
-        assert!(refused(check(&forged, &fetched, &published)).contains("not signed by it"));
+        let mut forged = dec.clone();
+        forged.list.shares[1].signature = forged.list.shares[0].signature.clone();
+        assert!(refused(check(&forged)).contains("not signed by it"));
         // Bytes other than the signed ones.
-        let mut swapped = fetched.clone();
-        swapped[2].1 = fetched[1].1.clone();
-        assert!(refused(check(&list, &swapped, &published)).contains("signed hash"));
+        let mut swapped = dec.clone();
+        swapped.fetched[2].1 = dec.fetched[1].1.clone();
+        assert!(refused(check(&swapped)).contains("signed hash"));
         // A share listed twice.
-        let mut twice = list.clone();
-        twice.shares.push(list.shares[0].clone());
-        assert!(refused(check(&twice, &fetched, &published)).contains("listed twice"));
+        let mut twice = dec.clone();
+        twice.list.shares.push(dec.list.shares[0].clone());
+        assert!(refused(check(&twice)).contains("listed twice"));
         // Shares of another aggregate (the server decrypted something else).
         let other = EncryptedVector::from_bytes(&w.params, &w.sum(&[0, 1])).unwrap();
-        let (other_list, other_fetched, other_published) = decrypted(&w, &other);
-        let reason = refused(check(&other_list, &other_fetched, &other_published));
+        let mut foreign = decrypted(&w, &other, &[0, 1, 2], None);
+        foreign.aggregate_hash = dec.aggregate_hash;
+        for i in 0..3 {
+            let polys = DecryptionShare::from_bytes(&w.params, &foreign.fetched[i].1)
+                .unwrap()
+                .polys()
+                .to_vec();
+            let digest = foreign.share_digest(&w, &polys);
+            foreign.sign_digest(&w, i, digest);
+        }
+        let reason = refused(check(&foreign));
         assert!(
             reason.contains("not the combination") || reason.contains("do not decode"),
             "{reason}"
         );
+    }
+
+    #[test]
+    fn a_result_is_checked_on_share_digests_with_one_download() {
+        let w = world();
+        let aggregate = EncryptedVector::from_bytes(&w.params, &w.sum(&[0, 1, 2])).unwrap();
+        let dec = decrypted(&w, &aggregate, &[0, 1, 2], None);
+        // Member a holds its own share only: accepted, and its decoding is
+        // the full combine of every share, bit for bit.
+        let own = dec.held(&["a"]);
+        let values = dec.check(&w, &aggregate, &own, None).unwrap();
+        assert_eq!(
+            values.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            dec.published
+                .iter()
+                .map(|v| v.to_bits())
+                .collect::<Vec<_>>()
+        );
+        let refused = |r: Result<Vec<f64>, Refusal>| r.unwrap_err().reason;
+        // The server combines a substituted share of c (another flooding)
+        // and publishes that decoding, listing c's signed share and digest:
+        // D is not the sum of the listed shares.
+        let substitute = decrypted(&w, &aggregate, &[2], None);
+        let mut d: Vec<fedhe_ring::Poly> = Vec::new();
+        for (m, bytes) in [&dec.fetched[0], &dec.fetched[1], &substitute.fetched[0]] {
+            let polys = DecryptionShare::from_bytes(&w.params, bytes).unwrap();
+            assert!(m == "a" || m == "b" || m == "c");
+            if d.is_empty() {
+                d = polys.polys().to_vec();
+            } else {
+                for (a, b) in d.iter_mut().zip(polys.polys()) {
+                    a.add_assign(b).unwrap();
+                }
+            }
+        }
+        let mut wrong = dec.clone();
+        wrong.combined = d
+            .iter()
+            .flat_map(|p| p.residues().iter().flat_map(|r| r.to_le_bytes()))
+            .collect();
+        // Honest makers sign digests on the challenge of the served D.
+        for i in 0..3 {
+            let polys = DecryptionShare::from_bytes(&w.params, &dec.fetched[i].1)
+                .unwrap()
+                .polys()
+                .to_vec();
+            let digest = wrong.share_digest(&w, &polys);
+            wrong.sign_digest(&w, i, digest);
+        }
+        assert_ne!(wrong.combined, dec.combined);
+        assert!(
+            refused(wrong.check(&w, &aggregate, &own, None)).contains("not the sum"),
+            "substituted share"
+        );
+        // A D that was never signed on: the makers' digests name another.
+        let mut unsigned = dec.clone();
+        unsigned.combined = wrong.combined.clone();
+        assert!(refused(unsigned.check(&w, &aggregate, &own, None)).contains("not signed by it"));
+        // A D that does not decode as one of this aggregate's: refused.
+        let mut short = dec.clone();
+        short.combined.truncate(8);
+        assert!(
+            refused(short.check(&w, &aggregate, &own, None)).contains("combined decryption share")
+        );
+    }
+
+    #[test]
+    fn false_or_misdirected_share_digests_are_refused_naming_the_member() {
+        let w = world();
+        let aggregate = EncryptedVector::from_bytes(&w.params, &w.sum(&[0, 1, 2])).unwrap();
+        let dec = decrypted(&w, &aggregate, &[0, 1, 2], None);
+        let refused = |r: Result<Vec<f64>, Refusal>| r.unwrap_err().reason;
+        // b signs the digest of c's share, and member a spot-checks b.
+        let mut false_digest = dec.clone();
+        let c_polys = DecryptionShare::from_bytes(&w.params, &dec.fetched[2].1)
+            .unwrap()
+            .polys()
+            .to_vec();
+        let digest = false_digest.share_digest(&w, &c_polys);
+        false_digest.sign_digest(&w, 1, digest);
+        let held = dec.held(&["a", "b"]);
+        let reason = refused(false_digest.check(&w, &aggregate, &held, None));
+        assert!(
+            reason.contains("b signed a digest that is not its decryption share"),
+            "{reason}"
+        );
+        // A digest signed on another combined share (misdirected).
+        let mut misdirected = dec.clone();
+        let b_polys = DecryptionShare::from_bytes(&w.params, &dec.fetched[1].1)
+            .unwrap()
+            .polys()
+            .to_vec();
+        let keep = misdirected.combined.clone();
+        misdirected.combined[0] ^= 1;
+        let digest = misdirected.share_digest(&w, &b_polys);
+        misdirected.sign_digest(&w, 1, digest);
+        misdirected.combined = keep;
+        let reason = refused(misdirected.check(&w, &aggregate, &dec.held(&["a"]), None));
+        assert!(
+            reason.contains("share digest listed for b was not signed by it"),
+            "{reason}"
+        );
+        // A digest signed by another member.
+        let mut forged = dec.clone();
+        forged.digests.digests[1].signature = forged.digests.digests[0].signature.clone();
+        let reason = refused(forged.check(&w, &aggregate, &dec.held(&["a"]), None));
+        assert!(reason.contains("share digest listed for b"), "{reason}");
+        // No digest from c, and c's share not fetched.
+        let mut missing = dec.clone();
+        missing.digests.digests.retain(|d| d.member != "c");
+        let reason = refused(missing.check(&w, &aggregate, &dec.held(&["a"]), None));
+        assert!(
+            reason.contains("of c was neither fetched nor digested"),
+            "{reason}"
+        );
+        // ... but fetched in full it counts by its bytes.
+        missing
+            .check(&w, &aggregate, &dec.held(&["a", "c"]), None)
+            .unwrap();
+    }
+
+    #[test]
+    fn a_threshold_result_is_checked_on_share_digests() {
+        let w = world();
+        let ids: Vec<MemberId> = ["a", "b", "c"]
+            .iter()
+            .map(|m| MemberId::new(*m).unwrap())
+            .collect();
+        let access = AccessStructure::new(&ids, 2).unwrap();
+        let mut rng = Csprng::from_u128_seed(11);
+        let ceremony = Thresholdizer::in_process(
+            &w.params,
+            &CeremonyId::new("c").unwrap(),
+            &access,
+            &w.secrets,
+            &w.crs,
+            &w.pk_shares,
+            &mut rng,
+        )
+        .unwrap();
+        let aggregate = EncryptedVector::from_bytes(&w.params, &w.sum(&[0, 1, 2])).unwrap();
+        // The decrypting set {a, c}; member b (not in it) holds no share and
+        // fetches only a's.
+        let dec = decrypted(&w, &aggregate, &[0, 2], Some(&ceremony.secrets));
+        let values = dec
+            .check(&w, &aggregate, &dec.held(&["a"]), Some(2))
+            .unwrap();
+        assert_eq!(values, dec.published);
+        let bound = FixedPointCodec::from_info(&w.params, aggregate.encoding())
+            .unwrap()
+            .error_bound();
+        assert!((values[0] - 3.0).abs() <= bound, "{values:?}");
+        let refused = |r: Result<Vec<f64>, Refusal>| match r {
+            Ok(v) => panic!("accepted: {v:?}"),
+            Err(e) => e.reason,
+        };
+        // Fewer than T listed.
+        let mut short = dec.clone();
+        short.list.shares.pop();
+        assert!(
+            refused(short.check(&w, &aggregate, &dec.held(&["a"]), Some(2)))
+                .contains("threshold is 2")
+        );
+        // A digest signed for another decrypting set is refused naming c.
+        let mut other_set = dec.clone();
+        other_set.set = vec!["a".into(), "b".into(), "c".into()];
+        let c_polys = ThresholdDecryptionShare::from_bytes(&w.params, &dec.fetched[1].1)
+            .unwrap()
+            .share()
+            .polys()
+            .to_vec();
+        let digest = other_set.share_digest(&w, &c_polys);
+        other_set.sign_digest(&w, 2, digest);
+        other_set.set = dec.set.clone();
+        let reason = refused(other_set.check(&w, &aggregate, &dec.held(&["a"]), Some(2)));
+        assert!(
+            reason.contains("share digest listed for c was not signed"),
+            "{reason}"
+        );
+        // The set {a, b} with the same flooding gives the same D exactly
+        // (the Lagrange-weighted key shares sum to the same key).
+        let ab = decrypted(&w, &aggregate, &[0, 1], Some(&ceremony.secrets));
+        assert_eq!(ab.combined, dec.combined);
+        // A wrong D, off by one in one residue (which may well decode to the
+        // same values), with the makers' digests signed on its challenge.
+        let mut wrong = dec.clone();
+        wrong.combined[0] ^= 1;
+        for (k, i) in [(0usize, 0usize), (1, 2)] {
+            let polys = ThresholdDecryptionShare::from_bytes(&w.params, &dec.fetched[k].1)
+                .unwrap()
+                .share()
+                .polys()
+                .to_vec();
+            let digest = wrong.share_digest(&w, &polys);
+            wrong.sign_digest(&w, i, digest);
+        }
+        let reason = refused(wrong.check(&w, &aggregate, &dec.held(&["a"]), Some(2)));
+        assert!(reason.contains("not the sum"), "{reason}");
     }
 }

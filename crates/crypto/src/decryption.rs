@@ -3,7 +3,7 @@
 //! C0 + Σ_j d_j = Δ·Σ m_i + E reveals only the sum.
 
 use crate::{ChannelError, EncryptedVector, MemberId, Params, SecretKeyShare};
-use fedhe_ring::{Csprng, Poly, SmallDistribution};
+use fedhe_ring::{Csprng, Poly, Representation, SmallDistribution};
 
 /// A member's decryption share of an aggregate: one polynomial per ciphertext.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -91,6 +91,113 @@ impl DecryptionShare {
     }
 }
 
+/// The combined decryption share `D = Σ_j d_j` of an aggregate: the
+/// polynomials that decryption adds to the aggregate's `c0` (one per
+/// ciphertext). n-of-n sums every member's share; t-of-n sums the decrypting
+/// set's threshold shares, whose Lagrange coefficients are already inside
+/// each share ([`crate::threshold`]), so the weights are 1 in both cases.
+/// The server publishes it (issue 16) so that a member can finish decryption
+/// itself, `C0 + D`, and check `D` on digests instead of downloading every
+/// share (`fedhe_crypto::sum_digest`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CombinedShare {
+    polys: Vec<Poly>,
+}
+
+impl CombinedShare {
+    /// `Σ_j d_j` of the shares given, with no check of who is missing; each
+    /// share must have one polynomial per ciphertext of `aggregate`.
+    pub fn sum(
+        aggregate: &EncryptedVector,
+        shares: &[&DecryptionShare],
+    ) -> Result<Self, ChannelError> {
+        let parts = aggregate.ciphertexts.len();
+        let mut polys: Option<Vec<Poly>> = None;
+        for share in shares {
+            if share.polys.len() != parts {
+                return Err(ChannelError::Mismatch(format!(
+                    "the share of {} has {} polynomials for an aggregate of {parts} ciphertexts",
+                    share.member,
+                    share.polys.len(),
+                )));
+            }
+            match &mut polys {
+                None => polys = Some(share.polys.clone()),
+                Some(acc) => {
+                    for (a, d) in acc.iter_mut().zip(&share.polys) {
+                        a.add_assign(d)?;
+                    }
+                }
+            }
+        }
+        let polys = polys
+            .ok_or_else(|| ChannelError::Mismatch("no decryption share to combine".to_string()))?;
+        Ok(Self { polys })
+    }
+
+    /// One polynomial per ciphertext of the aggregate.
+    pub fn polys(&self) -> &[Poly] {
+        &self.polys
+    }
+
+    /// `C0 + D` per ciphertext: the noisy scaled plaintexts for the
+    /// aggregate's codec to decode.
+    pub fn decrypt(&self, aggregate: &EncryptedVector) -> Result<Vec<Poly>, ChannelError> {
+        if self.polys.len() != aggregate.ciphertexts.len() {
+            return Err(ChannelError::Mismatch(format!(
+                "the combined share has {} polynomials for an aggregate of {} ciphertexts",
+                self.polys.len(),
+                aggregate.ciphertexts.len()
+            )));
+        }
+        aggregate
+            .ciphertexts
+            .iter()
+            .zip(&self.polys)
+            .map(|(ct, d)| {
+                let mut p = ct.c0.clone();
+                p.add_assign(d)?;
+                Ok(p)
+            })
+            .collect()
+    }
+
+    /// The residues of every polynomial (coefficient representation), as
+    /// little-endian u64, polynomial after polynomial.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        self.polys
+            .iter()
+            .flat_map(|p| p.residues().iter().flat_map(|r| r.to_le_bytes()))
+            .collect()
+    }
+
+    /// Decodes [`Self::to_bytes`] for an aggregate of `parts` ciphertexts,
+    /// checking the length and that every residue is reduced.
+    pub fn from_bytes(params: &Params, bytes: &[u8], parts: usize) -> Result<Self, ChannelError> {
+        let words = params.degree() * params.set().moduli.len();
+        let expected = parts
+            .checked_mul(words * 8)
+            .ok_or_else(|| ChannelError::Mismatch(format!("{parts} ciphertexts is too many")))?;
+        if parts == 0 || bytes.len() != expected {
+            return Err(ChannelError::Mismatch(format!(
+                "a combined share of {parts} ciphertexts has {expected} bytes, not {}",
+                bytes.len()
+            )));
+        }
+        let polys = bytes
+            .chunks_exact(words * 8)
+            .map(|chunk| {
+                let data = chunk
+                    .chunks_exact(8)
+                    .map(|c| u64::from_le_bytes(c.try_into().expect("chunks of 8")))
+                    .collect();
+                Poly::from_residues(params.ring(), Representation::Coefficient, data)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self { polys })
+    }
+}
+
 /// C0 + Σ_j d_j for the shares given, with no check of who is missing.
 ///
 /// With every member's share this is Δ·Σ m_i + E. Without one, the term
@@ -100,25 +207,7 @@ pub fn add_shares_to_aggregate(
     aggregate: &EncryptedVector,
     shares: &[&DecryptionShare],
 ) -> Result<Vec<Poly>, ChannelError> {
-    let mut out: Vec<Poly> = aggregate
-        .ciphertexts
-        .iter()
-        .map(|ct| ct.c0.clone())
-        .collect();
-    for share in shares {
-        if share.polys.len() != out.len() {
-            return Err(ChannelError::Mismatch(format!(
-                "the share of {} has {} polynomials for an aggregate of {} ciphertexts",
-                share.member,
-                share.polys.len(),
-                out.len()
-            )));
-        }
-        for (acc, d) in out.iter_mut().zip(&share.polys) {
-            acc.add_assign(d)?;
-        }
-    }
-    Ok(out)
+    CombinedShare::sum(aggregate, shares)?.decrypt(aggregate)
 }
 
 /// Combine (n-of-n): checks that there is exactly one share from every member,
@@ -128,6 +217,15 @@ pub fn combine(
     aggregate: &EncryptedVector,
     shares: &[DecryptionShare],
 ) -> Result<Vec<Poly>, ChannelError> {
+    combined_share(members, aggregate, shares)?.decrypt(aggregate)
+}
+
+/// [`combine`]'s checks, then `D = Σ_j d_j` ([`CombinedShare`]).
+pub fn combined_share(
+    members: &[MemberId],
+    aggregate: &EncryptedVector,
+    shares: &[DecryptionShare],
+) -> Result<CombinedShare, ChannelError> {
     let mut seen = std::collections::BTreeSet::new();
     for share in shares {
         if !members.contains(&share.member) {
@@ -140,7 +238,7 @@ pub fn combine(
     if let Some(missing) = members.iter().find(|m| !seen.contains(m)) {
         return Err(ChannelError::MissingShare(missing.clone()));
     }
-    add_shares_to_aggregate(aggregate, &shares.iter().collect::<Vec<_>>())
+    CombinedShare::sum(aggregate, &shares.iter().collect::<Vec<_>>())
 }
 
 #[cfg(test)]

@@ -36,7 +36,7 @@ pub mod wire;
 pub use codec::{EncodingInfo, FixedPointCodec};
 pub use crs::CommonRandomPoly;
 pub use dealing_check::DealingCheck;
-pub use decryption::DecryptionShare;
+pub use decryption::{CombinedShare, DecryptionShare};
 pub use encryption::{Ciphertext, EncryptedVector};
 pub use error::{ChannelError, CodecError, WireError};
 pub use identity::{CeremonyId, MemberId, RoundId};

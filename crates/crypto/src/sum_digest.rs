@@ -41,6 +41,9 @@ use fedhe_ring::{Csprng, Poly};
 pub const PROJECTIONS: usize = 2;
 
 const CHALLENGE_CONTEXT: &str = "fedhe 2026-11 aggregate sum digest challenge v1";
+/// Another derive-key context for the challenge of a combined decryption
+/// share: it can never equal an aggregate's challenge.
+const SHARE_CHALLENGE_CONTEXT: &str = "fedhe 2026-11 combined decryption share digest challenge v1";
 const CHALLENGE_DOMAIN: [u8; 8] = *b"fedh-sum";
 
 /// The public challenge `R` of one aggregate (module docs): a seed from which
@@ -61,19 +64,55 @@ impl SumChallenge {
         list_hash: &[u8; 32],
         aggregate_hash: &[u8; 32],
     ) -> Self {
+        Self::derive_in(
+            CHALLENGE_CONTEXT,
+            params,
+            study,
+            round,
+            &[list_hash, aggregate_hash],
+        )
+    }
+
+    /// BLAKE3 (derive-key mode, `context`) of the parameter set's name, the
+    /// study, the round and `hashes`.
+    fn derive_in(
+        context: &str,
+        params: &Params,
+        study: &str,
+        round: u64,
+        hashes: &[&[u8; 32]],
+    ) -> Self {
         let round = round.to_le_bytes();
+        let mut parts: Vec<&[u8]> = vec![params.set().name.as_bytes(), study.as_bytes(), &round];
+        parts.extend(hashes.iter().map(|h| &h[..]));
         Self {
-            seed: derive_key(
-                CHALLENGE_CONTEXT,
-                &[
-                    params.set().name.as_bytes(),
-                    study.as_bytes(),
-                    &round,
-                    list_hash,
-                    aggregate_hash,
-                ],
-            ),
+            seed: derive_key(context, &parts),
         }
+    }
+
+    /// The challenge of a combined decryption share `D = Σ_j d_j`
+    /// ([`crate::CombinedShare`]): as [`Self::derive`] under another
+    /// derive-key context, of the parameter set, the study, the round, the
+    /// hash of the decryption-share list (members, share hashes and, t-of-n,
+    /// the decrypting set), the hash of `D`'s bytes and the aggregate's hash.
+    /// Each share maker signs the digest of its own share on it, and a
+    /// member checks `digest(D) = Σ_j digest(d_j)` (module docs; the same
+    /// soundness, with `D` in the place of the aggregate).
+    pub fn derive_for_shares(
+        params: &Params,
+        study: &str,
+        round: u64,
+        share_list_hash: &[u8; 32],
+        combined_hash: &[u8; 32],
+        aggregate_hash: &[u8; 32],
+    ) -> Self {
+        Self::derive_in(
+            SHARE_CHALLENGE_CONTEXT,
+            params,
+            study,
+            round,
+            &[share_list_hash, combined_hash, aggregate_hash],
+        )
     }
 
     /// The digest of a sequence of ring elements: per prime, [`PROJECTIONS`]
@@ -274,6 +313,65 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn the_share_challenge_is_separated_and_digests_combined_shares_linearly() {
+        use crate::{CombinedShare, DecryptionShare};
+        let (params, pk, codec, mut rng) = setup();
+        let a = EncryptedVector::encrypt(&params, &pk, &codec, &[1.0, 2.0], &mut rng).unwrap();
+        // The same hashes under the two contexts give different challenges.
+        let sum = SumChallenge::derive(&params, "study", 3, &[1; 32], &[9; 32]);
+        let share =
+            SumChallenge::derive_for_shares(&params, "study", 3, &[1; 32], &[9; 32], &[9; 32]);
+        assert_ne!(sum, share);
+        assert_ne!(
+            share,
+            SumChallenge::derive_for_shares(&params, "study", 3, &[1; 32], &[8; 32], &[9; 32])
+        );
+        let shares: Vec<DecryptionShare> = ["a", "b"]
+            .iter()
+            .map(|m| {
+                let sk = SecretKeyShare::generate(&params, MemberId::new(*m).unwrap(), &mut rng);
+                DecryptionShare::generate(&params, &sk, &a, &mut rng).unwrap()
+            })
+            .collect();
+        let d = CombinedShare::sum(&a, &shares.iter().collect::<Vec<_>>()).unwrap();
+        let mut total = SumDigest::zero(&params);
+        for s in &shares {
+            total.add_assign(&params, &share.digest_polys(&params, s.polys()));
+        }
+        assert_eq!(share.digest_polys(&params, d.polys()), total);
+        // Against the u128 reference of D's polynomials.
+        let polys: Vec<&Poly> = d.polys().iter().collect();
+        assert_eq!(total.residues(), &reference(&params, &share, &polys)[..]);
+        // D's bytes round-trip; a wrong length, a wrong ciphertext count or
+        // an unreduced residue is refused.
+        let bytes = d.to_bytes();
+        let parts = a.ciphertexts().len();
+        assert_eq!(
+            CombinedShare::from_bytes(&params, &bytes, parts).unwrap(),
+            d
+        );
+        assert!(CombinedShare::from_bytes(&params, &bytes[1..], parts).is_err());
+        assert!(CombinedShare::from_bytes(&params, &bytes, parts + 1).is_err());
+        assert!(CombinedShare::from_bytes(&params, &[], 0).is_err());
+        let mut unreduced = bytes.clone();
+        unreduced[..8].copy_from_slice(&params.set().moduli[0].to_le_bytes());
+        let e = CombinedShare::from_bytes(&params, &unreduced, parts).unwrap_err();
+        assert!(
+            e.to_string().contains("range") || e.to_string().contains("modul"),
+            "{e}"
+        );
+        // C0 + D is what the n-of-n combine gives.
+        let ids: Vec<MemberId> = ["a", "b"]
+            .iter()
+            .map(|m| MemberId::new(*m).unwrap())
+            .collect();
+        assert_eq!(
+            d.decrypt(&a).unwrap(),
+            crate::decryption::combine(&ids, &a, &shares).unwrap()
+        );
     }
 
     #[test]

@@ -63,7 +63,7 @@
 //!   f_i(0) to b_i without that leak.
 
 use crate::crs::derive_key;
-use crate::decryption::add_shares_to_aggregate;
+use crate::decryption::CombinedShare;
 use crate::{
     CeremonyId, ChannelError, CommonRandomPoly, DecryptionShare, EncryptedVector, MemberId, Params,
     PublicKeyShare, SecretKeyShare,
@@ -986,6 +986,16 @@ pub fn combine_threshold(
     aggregate: &EncryptedVector,
     shares: &[ThresholdDecryptionShare],
 ) -> Result<Vec<Poly>, ChannelError> {
+    combined_threshold_share(access, aggregate, shares)?.decrypt(aggregate)
+}
+
+/// [`combine_threshold`]'s checks, then `D = Σ_{j∈A} d_j`
+/// ([`CombinedShare`]; each `d_j` already carries its Lagrange coefficient).
+pub fn combined_threshold_share(
+    access: &AccessStructure,
+    aggregate: &EncryptedVector,
+    shares: &[ThresholdDecryptionShare],
+) -> Result<CombinedShare, ChannelError> {
     let first = shares.first().ok_or(ThresholdError::TooFewShares {
         got: 0,
         threshold: access.threshold,
@@ -1016,7 +1026,7 @@ pub fn combine_threshold(
     if let Some(missing) = active.iter().find(|m| !seen.contains(m)) {
         return Err(ThresholdError::MissingActiveShare(missing.clone()).into());
     }
-    add_shares_to_aggregate(
+    CombinedShare::sum(
         aggregate,
         &shares.iter().map(|s| &s.share).collect::<Vec<_>>(),
     )

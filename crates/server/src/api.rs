@@ -18,8 +18,8 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use fedhe_api::signing::{
     contribution_statement, decode_fixed, now_ms, parse_public_key, round_commitment_statement,
-    study_spec_statement, sum_digest_statement, upload_statement, verify_hex,
-    HEADER_UPLOAD_SIGNATURE,
+    share_digest_statement, study_spec_statement, sum_digest_statement, upload_statement,
+    verify_hex, HEADER_UPLOAD_SIGNATURE,
 };
 use fedhe_api::*;
 use fedhe_crypto::{
@@ -100,6 +100,9 @@ pub fn router(state: Arc<AppState>) -> axum::Router {
         .routes(routes!(list_contributions))
         .routes(routes!(put_sum_digest))
         .routes(routes!(list_sum_digests))
+        .routes(routes!(put_share_digest))
+        .routes(routes!(list_share_digests))
+        .routes(routes!(get_combined_share))
         .routes(routes!(get_aggregate))
         .routes(routes!(put_decryption_share, get_decryption_share))
         .routes(routes!(list_decryption_shares))
@@ -1366,33 +1369,76 @@ async fn put_upload(
         }
         // A digest names the contributor's own contribution, the list and the
         // aggregate whose challenge it was made on.
+        // The list's entries hash is stored when the round aggregates: one
+        // row read per digest, not the whole list.
         UploadTable::SumDigests => {
             let aggregate_hash = r.aggregate_hash.ok_or_else(|| not_ready(&r, "aggregate"))?;
-            let list = ContributionList {
-                state: r.state,
-                contributions: state
-                    .store
-                    .uploads(UploadTable::Contributions, &study, round)
-                    .await?,
-                aggregate_hash: Some(hex::encode(aggregate_hash)),
-            };
-            let own = list
-                .contributions
-                .iter()
-                .find(|u| u.member == member)
+            let contribution_hash = state
+                .store
+                .upload_hash(UploadTable::Contributions, &study, round, &member)
+                .await?
                 .ok_or_else(|| {
                     ApiError::unprocessable(format!(
                         "{member} has no contribution in round {round} of study {study} to digest"
                     ))
                 })?;
-            let contribution_hash: [u8; 32] = decode_fixed(&own.hash, "hash")?;
+            let entries_hash = match r.contribution_entries_hash {
+                Some(h) => h,
+                // A round aggregated before the column existed.
+                None => ContributionList::entries_hash_of(
+                    &study,
+                    round,
+                    &state
+                        .store
+                        .uploads(UploadTable::Contributions, &study, round)
+                        .await?,
+                ),
+            };
             sum_digest_statement(
                 &study,
                 &member,
                 round,
                 &contribution_hash,
-                &list.entries_hash(&study, round),
+                &entries_hash,
                 &aggregate_hash,
+                &req.body,
+            )
+        }
+        // A share digest names the maker's own decryption share, the share
+        // list and combined share stored with the result, the aggregate and,
+        // t-of-n, the decrypting set.
+        UploadTable::ShareDigests => {
+            let (Some(aggregate_hash), Some(combined_hash), Some(entries_hash)) =
+                (r.aggregate_hash, r.combined_hash, r.share_entries_hash)
+            else {
+                return Err(not_ready(&r, "combined decryption share"));
+            };
+            let share_hash = state
+                .store
+                .upload_hash(UploadTable::DecryptionShares, &study, round, &member)
+                .await?
+                .ok_or_else(|| {
+                    ApiError::unprocessable(format!(
+                        "{member} has no decryption share in round {round} of study {study} to digest"
+                    ))
+                })?;
+            let set = match state.store.ceremony(&spec.ceremony).await?.threshold {
+                None => Vec::new(),
+                Some(_) => {
+                    let mut set = state.store.decrypting_set(&study, round).await?;
+                    set.sort();
+                    set
+                }
+            };
+            share_digest_statement(
+                &study,
+                &member,
+                round,
+                &share_hash,
+                &entries_hash,
+                &combined_hash,
+                &aggregate_hash,
+                &set,
                 &req.body,
             )
         }
@@ -1400,7 +1446,11 @@ async fn put_upload(
     verify_upload_signature(&state, &spec.ceremony, &member, &statement, &signature).await?;
     let c = state.store.ceremony(&spec.ceremony).await?;
     let params = state.params(&c.parameter_set, c.allow_insecure)?;
-    let members = state.store.members(&spec.ceremony).await?.len();
+    // Only a contribution's encoding is checked against the member count.
+    let members = match table {
+        UploadTable::Contributions => state.store.members(&spec.ceremony).await?.len(),
+        _ => 0,
+    };
     let body = req.body.clone();
     let expected_parts = r.parts;
     let check_member = member.clone();
@@ -1441,9 +1491,9 @@ async fn put_upload(
                 }
                 Ok(Some(engine::shape_text(e, v.len() as u64)))
             }
-            UploadTable::SumDigests => {
+            UploadTable::SumDigests | UploadTable::ShareDigests => {
                 SumDigest::from_bytes(&params, &body)
-                    .map_err(|e| ApiError::unprocessable(format!("not a sum digest: {e}")))?;
+                    .map_err(|e| ApiError::unprocessable(format!("not a digest: {e}")))?;
                 Ok(None)
             }
             UploadTable::DecryptionShares => {
@@ -1508,7 +1558,7 @@ async fn put_upload(
         state.metrics.uploaded(req.body.len());
         state.changed.notify_waiters();
         // A digest changes no round state.
-        if table != UploadTable::SumDigests {
+        if !matches!(table, UploadTable::SumDigests | UploadTable::ShareDigests) {
             engine::advance_round(&state, &study, round).await?;
         }
     }
@@ -1647,6 +1697,56 @@ async fn list_sum_digests(
     P((study, round)): P<(String, String)>,
     req: Incoming,
 ) -> ApiResult<Json<SumDigestList>> {
+    list_digests(state, study, round, req, UploadTable::SumDigests).await
+}
+
+/// Upload the digest of this member's decryption share on the challenge of
+/// the round's combined share (`SumChallenge::derive_for_shares`), once the
+/// result is published; signed (header `fedhe-upload-signature`) over
+/// `fedhe_api::signing::share_digest_statement`.
+#[utoipa::path(put, path = "/v1/studies/{study}/rounds/{round}/share-digests/{member}", tag = "studies",
+    params(("study" = String, Path), ("round" = u64, Path), ("member" = String, Path),
+        ("fedhe-upload-signature" = String, Header, description = "ed25519 signature of the share-digest statement, hex")),
+    request_body(content = String, content_type = "application/octet-stream", description = "SumDigest bytes"),
+    security(("member" = [])),
+    responses((status = 201, body = UploadReceipt), (status = 200, body = UploadReceipt),
+        (status = 409, body = Problem, content_type = "application/problem+json"),
+        (status = 422, body = Problem, content_type = "application/problem+json")))]
+async fn put_share_digest(
+    State(state): Shared,
+    P((study, round, member)): P<(String, String, String)>,
+    req: Incoming,
+) -> ApiResult<Response> {
+    put_upload(state, study, round, member, req, UploadTable::ShareDigests).await
+}
+
+/// The share makers' signed digests of their decryption shares;
+/// `?wait=SECS&count=K` waits until at least K are in (or the round failed).
+#[utoipa::path(get, path = "/v1/studies/{study}/rounds/{round}/share-digests", tag = "studies",
+    params(("study" = String, Path), ("round" = u64, Path),
+        ("wait" = Option<f64>, Query, description = "Long poll: seconds to wait"),
+        ("count" = Option<u64>, Query, description = "Long poll: the number of digests to wait for")),
+    security(("admin" = []), ("member" = [])),
+    responses((status = 200, body = SumDigestList), (status = 404, body = Problem, content_type = "application/problem+json")))]
+async fn list_share_digests(
+    State(state): Shared,
+    P((study, round)): P<(String, String)>,
+    req: Incoming,
+) -> ApiResult<Json<SumDigestList>> {
+    list_digests(state, study, round, req, UploadTable::ShareDigests).await
+}
+
+/// The digests of a round in `table` (sum or share digests), long-polled
+/// until `count` are in or no more can come: sum digests stop with the
+/// round (done or failed), share digests, made once it is done, only if it
+/// failed.
+async fn list_digests(
+    state: Arc<AppState>,
+    study: String,
+    round: String,
+    req: Incoming,
+    table: UploadTable,
+) -> ApiResult<Json<SumDigestList>> {
     let req = req.read(&state, 0).await?;
     let round = parse_round(&round)?;
     let spec = state.store.study(&study).await?.spec;
@@ -1661,15 +1761,15 @@ async fn list_sum_digests(
     let study_ref = &study;
     let read = || async move {
         let r = st.store.round(study_ref, round).await?;
-        let rows = st
-            .store
-            .uploads_with_bytes(UploadTable::SumDigests, study_ref, round)
-            .await?;
+        let rows = st.store.uploads_with_bytes(table, study_ref, round).await?;
         Ok::<_, ApiError>((r, rows))
     };
     let ready = long_poll(st, req.wait(st)?, || async move {
         let (r, rows) = read().await?;
-        let settled = matches!(r.state, RoundState::Done | RoundState::Failed);
+        let settled = match table {
+            UploadTable::ShareDigests => r.state == RoundState::Failed,
+            _ => matches!(r.state, RoundState::Done | RoundState::Failed),
+        };
         Ok((rows.len() >= count || settled).then_some((r, rows)))
     })
     .await?;
@@ -1752,6 +1852,30 @@ async fn get_aggregate(
     Ok(octet_response(state.store.aggregate(&study, round).await?))
 }
 
+/// The combined decryption share `D = Σ_j d_j` of a finished round
+/// (`fedhe_crypto::CombinedShare` bytes; its hash is the result's
+/// `combined_hash`): a member decodes `C0 + D` itself.
+#[utoipa::path(get, path = "/v1/studies/{study}/rounds/{round}/combined-share", tag = "studies",
+    params(("study" = String, Path), ("round" = u64, Path)),
+    security(("admin" = []), ("member" = [])),
+    responses((status = 200, content_type = "application/octet-stream", body = String),
+        (status = 409, body = Problem, content_type = "application/problem+json")))]
+async fn get_combined_share(
+    State(state): Shared,
+    P((study, round)): P<(String, String)>,
+    req: Incoming,
+) -> ApiResult<Response> {
+    let req = req.read(&state, 0).await?;
+    let round = parse_round(&round)?;
+    let spec = state.store.study(&study).await?.spec;
+    auth::require_reader(&state, &spec.ceremony, &req.parts()).await?;
+    let r = state.store.round(&study, round).await?;
+    if r.combined_hash.is_none() {
+        return Err(not_ready(&r, "combined decryption share"));
+    }
+    Ok(octet_response(state.store.combined(&study, round).await?))
+}
+
 fn not_ready(r: &crate::store::RoundRow, what: &str) -> ApiError {
     ApiError::conflict(format!(
         "round {} of study {} is {}{}; no {what} yet",
@@ -1810,6 +1934,7 @@ async fn get_result(
             .store
             .uploads(UploadTable::DecryptionShares, &study, round)
             .await?,
+        combined_hash: r.combined_hash.map(hex::encode),
     }))
 }
 

@@ -14,11 +14,11 @@ use crate::store::{RoundRow, UploadTable};
 use crate::AppState;
 use fedhe_api::signing::now_ms;
 use fedhe_api::{CeremonyPhase, RoundState, Transcript, TranscriptEntry};
-use fedhe_crypto::threshold::combine_threshold;
+use fedhe_crypto::threshold::combined_threshold_share;
 use fedhe_crypto::{
-    decryption::combine, AccessStructure, CollectivePublicKey, CommonRandomPoly, DecryptionShare,
-    EncryptedVector, FixedPointCodec, MemberId, PublicKeyShare, ThresholdDecryptionShare,
-    WireObject,
+    decryption::combined_share, AccessStructure, CollectivePublicKey, CommonRandomPoly,
+    DecryptionShare, EncryptedVector, FixedPointCodec, MemberId, PublicKeyShare,
+    ThresholdDecryptionShare, WireObject,
 };
 use std::sync::Arc;
 
@@ -108,9 +108,11 @@ async fn advance_round_once(state: &AppState, study: &str, round: u64) -> ApiRes
                 if list.len() == committed || (now >= r.deadline_at && list.len() >= required) {
                     let (aggregate, parts) = aggregate(state, &params, &r, &list).await?;
                     let deadline = now.saturating_add(secs_ms(spec.decrypt_timeout_secs));
+                    let entries_hash =
+                        fedhe_api::ContributionList::entries_hash_of(study, round, &list);
                     state
                         .store
-                        .begin_decrypting(&r, &aggregate, parts, deadline)
+                        .begin_decrypting(&r, &aggregate, &entries_hash, parts, deadline)
                         .await?
                 } else if now >= r.deadline_at {
                     let reason = format!(
@@ -152,11 +154,29 @@ async fn advance_round_once(state: &AppState, study: &str, round: u64) -> ApiRes
                     )
                     .await
                     {
-                        Ok(values) => {
+                        Ok((values, combined)) => {
                             let text = serde_json::to_string(&values).map_err(|_| {
                                 ApiError::internal("the result is not representable as JSON")
                             })?;
-                            state.store.finish(&r, &text).await?
+                            // What share digests are made against: the list
+                            // of the shares combined (all of them: no share
+                            // is accepted once the round is done) and, t-of-n,
+                            // the decrypting set.
+                            let set: Vec<String> = match ceremony.threshold {
+                                None => Vec::new(),
+                                Some(_) => {
+                                    let mut set = decrypting.clone();
+                                    set.sort();
+                                    set
+                                }
+                            };
+                            let entries_hash = fedhe_api::DecryptionShareList::entries_hash_of(
+                                study, round, &list, &set,
+                            );
+                            state
+                                .store
+                                .finish(&r, &text, &combined, &entries_hash)
+                                .await?
                         }
                         Err(reason) => state.store.fail_round(&r, &reason).await?,
                     }
@@ -325,10 +345,23 @@ pub async fn expected_upload_len(state: &AppState, upload: SizedUpload<'_>) -> A
                         "contributions are revealed only once the commitments are frozen",
                     ))
                 }
-                (UploadTable::DecryptionShares | UploadTable::SumDigests, Some(v), Some(_)) => v,
-                (UploadTable::DecryptionShares | UploadTable::SumDigests, _, _) => {
-                    return Err(waiting("there is no aggregate to decrypt yet"))
+                (UploadTable::ShareDigests, _, _) if r.combined_hash.is_none() => {
+                    return Err(waiting("the decryption shares are not combined yet"))
                 }
+                (
+                    UploadTable::DecryptionShares
+                    | UploadTable::SumDigests
+                    | UploadTable::ShareDigests,
+                    Some(v),
+                    Some(_),
+                ) => v,
+                (
+                    UploadTable::DecryptionShares
+                    | UploadTable::SumDigests
+                    | UploadTable::ShareDigests,
+                    _,
+                    _,
+                ) => return Err(waiting("there is no aggregate to decrypt yet")),
             };
             let spec = state.store.study(study).await?.spec;
             let c = state.store.ceremony(&spec.ceremony).await?;
@@ -367,7 +400,7 @@ pub async fn expected_upload_len(state: &AppState, upload: SizedUpload<'_>) -> A
                     &member_id(member)?,
                     values,
                 ),
-                UploadTable::SumDigests => {
+                UploadTable::SumDigests | UploadTable::ShareDigests => {
                     8 * fedhe_crypto::sum_digest::PROJECTIONS * params.set().moduli.len()
                 }
             })
@@ -436,7 +469,9 @@ async fn aggregate(
 
 /// C0 + Σ d_j, decoded (steps 5): the reason on failure becomes the round's.
 /// Combines the decryption shares of `decrypting` (every member for n-of-n,
-/// the round's decrypting set for t-of-n) with the aggregate and decodes.
+/// the round's decrypting set for t-of-n) into `D = Σ d_j`, adds it to the
+/// aggregate and decodes; returns the values and `D`'s bytes
+/// ([`fedhe_crypto::CombinedShare`], published for members to check).
 async fn decrypt(
     state: &AppState,
     params: &Arc<fedhe_crypto::Params>,
@@ -444,7 +479,7 @@ async fn decrypt(
     members: &[String],
     decrypting: &[String],
     threshold: Option<u32>,
-) -> Result<Vec<f64>, String> {
+) -> Result<(Vec<f64>, Vec<u8>), String> {
     let internal = |e: ApiError| e.detail;
     let aggregate = state
         .store
@@ -463,7 +498,7 @@ async fn decrypt(
     }
     let params = params.clone();
     let members = members.to_vec();
-    tokio::task::spawn_blocking(move || -> Result<Vec<f64>, String> {
+    tokio::task::spawn_blocking(move || -> Result<(Vec<f64>, Vec<u8>), String> {
         let aggregate =
             EncryptedVector::from_bytes(&params, &aggregate).map_err(|e| e.to_string())?;
         let ids = members
@@ -471,14 +506,14 @@ async fn decrypt(
             .map(|m| MemberId::new(m.clone()))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| e.to_string())?;
-        let plaintexts = match threshold {
+        let combined = match threshold {
             None => {
                 let shares = shares
                     .iter()
                     .map(|b| DecryptionShare::from_bytes(&params, b))
                     .collect::<Result<Vec<_>, _>>()
                     .map_err(|e| e.to_string())?;
-                combine(&ids, &aggregate, &shares).map_err(|e| e.to_string())?
+                combined_share(&ids, &aggregate, &shares).map_err(|e| e.to_string())?
             }
             Some(t) => {
                 let shares = shares
@@ -487,14 +522,16 @@ async fn decrypt(
                     .collect::<Result<Vec<_>, _>>()
                     .map_err(|e| e.to_string())?;
                 let access = AccessStructure::new(&ids, t as usize).map_err(|e| e.to_string())?;
-                combine_threshold(&access, &aggregate, &shares).map_err(|e| e.to_string())?
+                combined_threshold_share(&access, &aggregate, &shares).map_err(|e| e.to_string())?
             }
         };
+        let plaintexts = combined.decrypt(&aggregate).map_err(|e| e.to_string())?;
         let codec =
             FixedPointCodec::from_info(&params, aggregate.encoding()).map_err(|e| e.to_string())?;
-        codec
+        let values = codec
             .decode(&plaintexts, aggregate.len())
-            .map_err(|e| format!("the combined shares do not decode: {e}"))
+            .map_err(|e| format!("the combined shares do not decode: {e}"))?;
+        Ok((values, combined.to_bytes()))
     })
     .await
     .map_err(|_| "the decryption task failed".to_string())?

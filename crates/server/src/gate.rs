@@ -114,13 +114,14 @@ fn classify<'p>(method: &Method, path: &'p str, config: &Config) -> Route<'p> {
             }),
         ),
         ["v1", "ceremonies", c, ..] => route(Scope::Ceremony(c), json, None),
-        ["v1", "studies", s, "rounds", r, kind @ ("contributions" | "decryption-shares" | "sum-digests"), m]
+        ["v1", "studies", s, "rounds", r, kind @ ("contributions" | "decryption-shares" | "sum-digests" | "share-digests"), m]
             if writes =>
         {
             let table = match *kind {
                 "contributions" => UploadTable::Contributions,
                 "decryption-shares" => UploadTable::DecryptionShares,
-                _ => UploadTable::SumDigests,
+                "sum-digests" => UploadTable::SumDigests,
+                _ => UploadTable::ShareDigests,
             };
             route(
                 Scope::Study(s),

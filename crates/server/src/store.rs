@@ -255,6 +255,15 @@ pub struct RoundRow {
     pub value_count: Option<i64>,
     /// The frozen commitment list's canonical hash, hex.
     pub commitment_list_hash: Option<String>,
+    /// The aggregated contribution list's entries hash
+    /// (`ContributionList::entries_hash`), stored when the round aggregates
+    /// (`None` for rounds aggregated before the column existed).
+    pub contribution_entries_hash: Option<[u8; 32]>,
+    /// BLAKE3 of the combined decryption share, stored with the result.
+    pub combined_hash: Option<[u8; 32]>,
+    /// The combined decryption-share list's entries hash
+    /// (`DecryptionShareList::entries_hash`), stored with the result.
+    pub share_entries_hash: Option<[u8; 32]>,
 }
 
 /// Which upload table.
@@ -266,6 +275,9 @@ pub enum UploadTable {
     DecryptionShares,
     /// `sum_digests`: contributors' signed digests of their contributions.
     SumDigests,
+    /// `share_digests`: share makers' signed digests of their decryption
+    /// shares, on the combined share's challenge.
+    ShareDigests,
 }
 
 impl UploadTable {
@@ -274,6 +286,7 @@ impl UploadTable {
             Self::Contributions => "contributions",
             Self::DecryptionShares => "decryption_shares",
             Self::SumDigests => "sum_digests",
+            Self::ShareDigests => "share_digests",
         }
     }
 
@@ -282,6 +295,7 @@ impl UploadTable {
             Self::Contributions => "contribution",
             Self::DecryptionShares => "decryption share",
             Self::SumDigests => "sum digest",
+            Self::ShareDigests => "share digest",
         }
     }
 
@@ -292,6 +306,8 @@ impl UploadTable {
             Self::Contributions => RoundState::Collecting,
             // Digests of the contributions, on the aggregate's challenge.
             Self::DecryptionShares | Self::SumDigests => RoundState::Decrypting,
+            // Digests of the decryption shares, once they are combined.
+            Self::ShareDigests => RoundState::Done,
         }
     }
 }
@@ -360,10 +376,13 @@ fn round_from_row(row: &AnyRow) -> Result<RoundRow, sqlx::Error> {
         result: row.try_get("result")?,
         value_count: row.try_get("value_count")?,
         commitment_list_hash: row.try_get("commitment_list_hash")?,
+        contribution_entries_hash: hash32(row.try_get("contribution_entries_hash")?),
+        combined_hash: hash32(row.try_get("combined_hash")?),
+        share_entries_hash: hash32(row.try_get("share_entries_hash")?),
     })
 }
 
-const ROUND_COLUMNS: &str = "study, round, state, version, deadline_at, reason, shape, aggregate_hash, parts, result, value_count, commitment_list_hash";
+const ROUND_COLUMNS: &str = "study, round, state, version, deadline_at, reason, shape, aggregate_hash, parts, result, value_count, commitment_list_hash, contribution_entries_hash, combined_hash, share_entries_hash";
 
 impl Store {
     /// Opens the database at `url` (see [`Backend::of_url`]), creating an
@@ -1541,6 +1560,7 @@ impl Store {
                 UploadTable::Contributions => "contribution.accepted",
                 UploadTable::DecryptionShares => "decryption_share.accepted",
                 UploadTable::SumDigests => "sum_digest.accepted",
+                UploadTable::ShareDigests => "share_digest.accepted",
             },
             study: Some(u.study),
             round: Some(u.round),
@@ -1751,6 +1771,26 @@ impl Store {
         .await?)
     }
 
+    /// The hash of one upload, if it exists.
+    pub async fn upload_hash(
+        &self,
+        table: UploadTable,
+        study: &str,
+        round: u64,
+        member: &str,
+    ) -> ApiResult<Option<[u8; 32]>> {
+        let hash: Option<Vec<u8>> = sqlx::query_scalar(&format!(
+            "SELECT hash FROM {} WHERE study = $1 AND round = $2 AND member = $3",
+            table.name()
+        ))
+        .bind(study)
+        .bind(round as i64)
+        .bind(member)
+        .fetch_optional(&self.read)
+        .await?;
+        Ok(hash32(hash))
+    }
+
     /// The bytes of one upload.
     pub async fn upload_bytes(
         &self,
@@ -1778,37 +1818,57 @@ impl Store {
 
     /// The aggregate of a round.
     pub async fn aggregate(&self, study: &str, round: u64) -> ApiResult<Vec<u8>> {
-        let bytes: Option<Option<Vec<u8>>> =
-            sqlx::query_scalar("SELECT aggregate FROM rounds WHERE study = $1 AND round = $2")
-                .bind(study)
-                .bind(round as i64)
-                .fetch_optional(&self.read)
-                .await?;
+        self.round_bytes("aggregate", "aggregate", study, round)
+            .await
+    }
+
+    /// The combined decryption share of a finished round.
+    pub async fn combined(&self, study: &str, round: u64) -> ApiResult<Vec<u8>> {
+        self.round_bytes("combined", "combined decryption share", study, round)
+            .await
+    }
+
+    /// A bytes column of a round (`column` is one of this file's names).
+    async fn round_bytes(
+        &self,
+        column: &str,
+        what: &str,
+        study: &str,
+        round: u64,
+    ) -> ApiResult<Vec<u8>> {
+        let bytes: Option<Option<Vec<u8>>> = sqlx::query_scalar(&format!(
+            "SELECT {column} FROM rounds WHERE study = $1 AND round = $2"
+        ))
+        .bind(study)
+        .bind(round as i64)
+        .fetch_optional(&self.read)
+        .await?;
         bytes.flatten().ok_or_else(|| {
-            ApiError::not_found(format!(
-                "round {round} of study {study} has no aggregate yet"
-            ))
+            ApiError::not_found(format!("round {round} of study {study} has no {what} yet"))
         })
     }
 
     /// Compare-and-swap: `collecting` at `version` → `decrypting` with the
-    /// aggregate, until `deadline_at`.
+    /// aggregate and the entries hash of the list it sums, until
+    /// `deadline_at`.
     pub async fn begin_decrypting(
         &self,
         r: &RoundRow,
         aggregate: &[u8],
+        entries_hash: &[u8; 32],
         parts: usize,
         deadline_at: i64,
     ) -> ApiResult<bool> {
         let hash = blake3::hash(aggregate);
         let update = sqlx::query(
-            "UPDATE rounds SET state = 'decrypting', version = version + 1, aggregate = $1, aggregate_hash = $2, parts = $3, deadline_at = $4 \
-             WHERE study = $5 AND round = $6 AND version = $7 AND state = 'collecting'",
+            "UPDATE rounds SET state = 'decrypting', version = version + 1, aggregate = $1, aggregate_hash = $2, parts = $3, deadline_at = $4, contribution_entries_hash = $5 \
+             WHERE study = $6 AND round = $7 AND version = $8 AND state = 'collecting'",
         )
         .bind(aggregate)
         .bind(&hash.as_bytes()[..])
         .bind(parts as i64)
         .bind(deadline_at)
+        .bind(&entries_hash[..])
         .bind(&r.study)
         .bind(r.round as i64)
         .bind(r.version);
@@ -1821,13 +1881,25 @@ impl Store {
         self.transition(update, &entry).await
     }
 
-    /// Compare-and-swap: `decrypting` at `version` → `done` with the result.
-    pub async fn finish(&self, r: &RoundRow, result: &str) -> ApiResult<bool> {
+    /// Compare-and-swap: `decrypting` at `version` → `done` with the result,
+    /// the combined decryption share's bytes and the entries hash of the
+    /// share list combined.
+    pub async fn finish(
+        &self,
+        r: &RoundRow,
+        result: &str,
+        combined: &[u8],
+        share_entries_hash: &[u8; 32],
+    ) -> ApiResult<bool> {
+        let combined_hash = blake3::hash(combined);
         let update = sqlx::query(
-            "UPDATE rounds SET state = 'done', version = version + 1, result = $1 \
-             WHERE study = $2 AND round = $3 AND version = $4 AND state = 'decrypting'",
+            "UPDATE rounds SET state = 'done', version = version + 1, result = $1, combined = $2, combined_hash = $3, share_entries_hash = $4 \
+             WHERE study = $5 AND round = $6 AND version = $7 AND state = 'decrypting'",
         )
         .bind(result)
+        .bind(combined)
+        .bind(&combined_hash.as_bytes()[..])
+        .bind(&share_entries_hash[..])
         .bind(&r.study)
         .bind(r.round as i64)
         .bind(r.version);

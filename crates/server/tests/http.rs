@@ -7,14 +7,14 @@
 
 use fedhe_api::signing::{
     contribution_statement, decode_fixed, fresh_nonce, now_ms, request_message,
-    round_commitment_statement, sum_digest_statement, upload_statement, HEADER_MEMBER,
-    HEADER_NONCE, HEADER_SIGNATURE, HEADER_TIMESTAMP, HEADER_UPLOAD_SIGNATURE,
+    round_commitment_statement, share_digest_statement, sum_digest_statement, upload_statement,
+    HEADER_MEMBER, HEADER_NONCE, HEADER_SIGNATURE, HEADER_TIMESTAMP, HEADER_UPLOAD_SIGNATURE,
 };
 use fedhe_api::*;
 use fedhe_crypto::{
-    CeremonyId, CollectivePublicKey, CommonRandomPoly, DecryptionShare, EncryptedVector,
-    FixedPointCodec, InsecurePolicy, MemberId, ParameterSet, Params, PublicKeyShare,
-    SecretKeyShare, SumChallenge, WireObject,
+    CeremonyId, CollectivePublicKey, CombinedShare, CommonRandomPoly, DecryptionShare,
+    EncryptedVector, FixedPointCodec, InsecurePolicy, MemberId, ParameterSet, Params,
+    PublicKeyShare, SecretKeyShare, SumChallenge, WireObject,
 };
 use fedhe_ring::Csprng;
 use fedhe_server::{start, Config, Running};
@@ -808,6 +808,137 @@ async fn a_round_runs_end_to_end_over_http(kind: Kind) {
     }
     assert_eq!(result.shares.len(), 3);
     assert_eq!(Some(result.aggregate_hash.clone()), list.aggregate_hash);
+    // The combined share D is published with its hash; it is the sum of the
+    // three shares (summed here) and C0 + D decodes to the published values.
+    let get_bytes = |path: String| {
+        let h = &h;
+        async move {
+            let r = h
+                .send(
+                    Some("gamma"),
+                    Method::GET,
+                    &path,
+                    vec![],
+                    "application/json",
+                    &[],
+                )
+                .await;
+            assert_eq!(r.status(), StatusCode::OK, "{path}");
+            r.bytes().await.unwrap().to_vec()
+        }
+    };
+    let combined = get_bytes("/v1/studies/s1/rounds/1/combined-share".into()).await;
+    assert_eq!(
+        result.combined_hash.as_deref(),
+        Some(blake3::hash(&combined).to_hex().as_str())
+    );
+    let aggregate = EncryptedVector::from_bytes(
+        &h.params,
+        &get_bytes("/v1/studies/s1/rounds/1/aggregate".into()).await,
+    )
+    .unwrap();
+    let d = CombinedShare::from_bytes(&h.params, &combined, aggregate.ciphertexts().len()).unwrap();
+    let mut shares = Vec::new();
+    for m in ["alpha", "beta", "gamma"] {
+        shares.push(get_bytes(format!("/v1/studies/s1/rounds/1/decryption-shares/{m}")).await);
+    }
+    let decoded: Vec<DecryptionShare> = shares
+        .iter()
+        .map(|b| DecryptionShare::from_bytes(&h.params, b).unwrap())
+        .collect();
+    let mut sum: Vec<_> = decoded[0].polys().to_vec();
+    for s in &decoded[1..] {
+        for (a, b) in sum.iter_mut().zip(s.polys()) {
+            a.add_assign(b).unwrap();
+        }
+    }
+    assert_eq!(d.polys(), &sum[..]);
+    let codec = FixedPointCodec::from_info(&h.params, aggregate.encoding()).unwrap();
+    assert_eq!(
+        codec
+            .decode(&d.decrypt(&aggregate).unwrap(), aggregate.len())
+            .unwrap(),
+        result.values
+    );
+    // Share digests: a share maker signs the digest of its own share on the
+    // challenge of D and the share list; the server checks the statement.
+    let share_list: DecryptionShareList = h
+        .json(
+            Some("gamma"),
+            Method::GET,
+            "/v1/studies/s1/rounds/1/decryption-shares",
+            None,
+            StatusCode::OK,
+        )
+        .await;
+    let share_entries = share_list.entries_hash("s1", 1, &[]);
+    let combined_hash = *blake3::hash(&combined).as_bytes();
+    let share_challenge = SumChallenge::derive_for_shares(
+        &h.params,
+        "s1",
+        1,
+        &share_entries,
+        &combined_hash,
+        &aggregate_hash,
+    );
+    let put_share_digest =
+        |i: usize, who: &'static str, digest: Vec<u8>, signed_combined: [u8; 32]| {
+            let signature = h.member(who).identity.sign_hex(&share_digest_statement(
+                "s1",
+                who,
+                1,
+                blake3::hash(&shares[i]).as_bytes(),
+                &share_entries,
+                &signed_combined,
+                &aggregate_hash,
+                &[],
+                &digest,
+            ));
+            let h = &h;
+            async move {
+                h.send(
+                    Some(who),
+                    Method::PUT,
+                    &format!("/v1/studies/s1/rounds/1/share-digests/{who}"),
+                    digest,
+                    "application/octet-stream",
+                    &[(HEADER_UPLOAD_SIGNATURE, signature)],
+                )
+                .await
+            }
+        };
+    let alpha_share_digest = share_challenge
+        .digest_polys(&h.params, decoded[0].polys())
+        .to_bytes();
+    let r = put_share_digest(0, "alpha", alpha_share_digest.clone(), combined_hash).await;
+    assert_eq!(r.status(), StatusCode::CREATED);
+    let r = put_share_digest(0, "alpha", alpha_share_digest.clone(), combined_hash).await;
+    assert_eq!(r.status(), StatusCode::OK);
+    // Signed for another combined share: refused.
+    let beta_share_digest = share_challenge
+        .digest_polys(&h.params, decoded[1].polys())
+        .to_bytes();
+    assert_problem(
+        put_share_digest(1, "beta", beta_share_digest, [7; 32]).await,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "does not verify",
+    )
+    .await;
+    let share_digests: SumDigestList = h
+        .json(
+            Some("gamma"),
+            Method::GET,
+            "/v1/studies/s1/rounds/1/share-digests?count=1&wait=5",
+            None,
+            StatusCode::OK,
+        )
+        .await;
+    assert_eq!(share_digests.digests.len(), 1);
+    assert_eq!(share_digests.digests[0].member, "alpha");
+    assert_eq!(
+        share_digests.digests[0].digest,
+        hex::encode(&alpha_share_digest)
+    );
     // The next round opens; a round beyond it does not.
     let _: RoundStatus = h
         .json(
@@ -864,6 +995,8 @@ async fn a_round_runs_end_to_end_over_http(kind: Kind) {
         expected.push(("decryption_share.accepted", m, Some(1)));
     }
     expected.push(("round.result_published", "server", Some(1)));
+    // alpha's share digest; beta's refused one left no trace.
+    expected.push(("share_digest.accepted", "alpha", Some(1)));
     expected.push(("round.opened", "admin", Some(2)));
     assert_eq!(trail, expected);
     let published = audit
@@ -1400,6 +1533,15 @@ async fn operational_routes_and_the_openapi_document(kind: Kind) {
         ),
         ("/v1/studies/{study}/rounds/{round}/result", &["get"]),
         ("/v1/studies/{study}/rounds/{round}/sum-digests", &["get"]),
+        ("/v1/studies/{study}/rounds/{round}/share-digests", &["get"]),
+        (
+            "/v1/studies/{study}/rounds/{round}/share-digests/{member}",
+            &["put"],
+        ),
+        (
+            "/v1/studies/{study}/rounds/{round}/combined-share",
+            &["get"],
+        ),
         (
             "/v1/studies/{study}/rounds/{round}/sum-digests/{member}",
             &["put"],

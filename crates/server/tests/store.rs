@@ -202,7 +202,10 @@ async fn replicas_stay_consistent(kind: Kind) {
     // one wins, and the round moved exactly once.
     let moved = futures_join(stores.iter().map(|s| {
         let (s, round) = (s.clone(), round.clone());
-        async move { s.begin_decrypting(&round, b"aggregate", 1, i64::MAX).await }
+        async move {
+            s.begin_decrypting(&round, b"aggregate", &[0; 32], 1, i64::MAX)
+                .await
+        }
     }))
     .await;
     let moved: Vec<bool> = moved.into_iter().map(Result::unwrap).collect();

@@ -64,8 +64,9 @@ pub struct AgentSeatArgs {
     /// policy.toml.
     #[arg(long, value_name = "N")]
     max_rounds: Option<u64>,
-    /// My policy: download this many digested contributions at random per
-    /// round to check their signed digests (default 16). Replaces
+    /// My policy: download this many digested contributions, and as many
+    /// digested decryption shares, at random per round to check their signed
+    /// digests (default 16). Replaces
     /// `spot_checks` of policy.toml.
     #[arg(long, value_name = "N")]
     spot_checks: Option<usize>,

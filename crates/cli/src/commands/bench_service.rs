@@ -321,11 +321,17 @@ fn run_one(a: &ServiceBenchArgs, n: usize) -> Result<serde_json::Value, CliError
         s.session.reveal("bench-study", 1).map(drop)
     })?;
     // Every contributor's digest first: a member verifying waits for all of
-    // them, and here the members take turns.
+    // them, and here the members take turns. `decrypt` then reuses what
+    // `send_digest` fetched and does not digest again.
     let digest = wave(&pool, &mut seats, |s| {
         s.session.send_digest("bench-study", 1)
     })?;
     let decrypt = wave(&pool, &mut seats, |s| s.session.decrypt("bench-study", 1))?;
+    // Likewise every share maker's digest of its decryption share before
+    // any member checks the result; `result` reuses what it fetched.
+    let share_digest = wave(&pool, &mut seats, |s| {
+        s.session.send_share_digest("bench-study", 1)
+    })?;
     let sums = std::sync::Mutex::new(Vec::new());
     let result = wave(&pool, &mut seats, |s| {
         let sum = s.session.result("bench-study", 1)?;
@@ -374,6 +380,7 @@ fn run_one(a: &ServiceBenchArgs, n: usize) -> Result<serde_json::Value, CliError
             "reveal": reveal,
             "digest": digest,
             "decrypt": decrypt,
+            "share_digest": share_digest,
             "result": result,
             "member_medians": {
                 "aggregate_wait": per(|t| t.aggregate_wait),
