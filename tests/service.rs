@@ -3,7 +3,7 @@
 //! running the ceremony (join, verify) and rounds through `NetworkSum`, the
 //! same `SecureSum` trait the algorithms use.
 
-use fedhe_api::{CeremonySpec, Identity, MemberSpec, SignedStudySpec, StudySpec};
+use fedhe_api::{CeremonySpec, Identity, MemberSpec, SignedStudySpec, StudySpec, ValuePrecision};
 use fedhe_client::keys::{self, KeyDir};
 use fedhe_client::member::{join_ceremony, verify_ceremony};
 use fedhe_client::{Auth, Client, ClientError, MemberSession, NetworkSum};
@@ -111,7 +111,13 @@ fn admin_identity() -> Identity {
     Identity::from_seed(&[42; 32])
 }
 
-fn create_study(server: &Server, min_contributors: u32, round_secs: u64, decrypt_secs: u64) {
+fn create_study(
+    server: &Server,
+    min_contributors: u32,
+    round_secs: u64,
+    decrypt_secs: u64,
+    precision: ValuePrecision,
+) {
     let spec = StudySpec {
         id: "s1".into(),
         ceremony: "c1".into(),
@@ -121,6 +127,7 @@ fn create_study(server: &Server, min_contributors: u32, round_secs: u64, decrypt
         round_timeout_secs: round_secs,
         decrypt_timeout_secs: decrypt_secs,
         bound: 100.0,
+        precision,
     };
     admin(&server.url)
         .create_study(&SignedStudySpec::sign(spec, &admin_identity()))
@@ -179,7 +186,9 @@ fn members_run_the_ceremony_and_rounds_over_http() {
     let server = Server::start();
     let root = tempfile::tempdir().unwrap();
     let members = federation(&server, root.path(), &["alpha", "beta", "gamma"]);
-    create_study(&server, 2, 10, 600);
+    // Two limbs, as `fedhe study create` makes by default: the server's shape
+    // check and the members' codec agree on the encoding the spec fixes.
+    create_study(&server, 2, 10, 600, ValuePrecision::TwoLimb);
     let inputs: Vec<Vec<Option<Vec<f64>>>> = vec![
         vec![Some(vec![1.0, 2.0]), Some(vec![10.0, 0.5])],
         vec![Some(vec![-3.0, 0.25]), None],
@@ -219,7 +228,7 @@ fn a_member_that_drops_out_before_decrypting_fails_the_round_cleanly() {
     let server = Server::start();
     let root = tempfile::tempdir().unwrap();
     let members = federation(&server, root.path(), &["alpha", "beta", "gamma"]);
-    create_study(&server, 2, 2, 2);
+    create_study(&server, 2, 2, 2, ValuePrecision::OneLimb);
     // gamma joins the ceremony but never answers for round 1.
     let mut threads = Vec::new();
     for (name, dir, id) in members {
@@ -253,7 +262,7 @@ fn a_member_restarted_after_the_federation_moved_on_replays_a_finished_round() {
     let server = Server::start();
     let root = tempfile::tempdir().unwrap();
     let members = federation(&server, root.path(), &["alpha", "beta"]);
-    create_study(&server, 2, 60, 600);
+    create_study(&server, 2, 60, 600, ValuePrecision::OneLimb);
     let rounds = |a: f64| vec![Some(vec![a, 1.0]), Some(vec![2.0 * a, 0.5])];
     let mut dirs = Vec::new();
     let threads: Vec<_> = members

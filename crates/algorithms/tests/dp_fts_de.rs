@@ -58,6 +58,8 @@ fn broadcast_through_he_equals_plain_sum_in_central_mode() {
         valid.channel_bound(),
         Csprng::from_u128_seed(11),
     )
+    .unwrap()
+    .with_precision(fedhe_crypto::Precision::TwoLimb)
     .unwrap();
     let he_events = broadcasts(&mut he, &params, 7);
     let plain_events = broadcasts(&mut PlainSum, &params, 7);

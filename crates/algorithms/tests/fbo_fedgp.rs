@@ -89,6 +89,8 @@ fn he_channel(ceremony: &str, members: &[MemberId], seed: u128) -> HeSum {
         Csprng::from_u128_seed(seed),
     )
     .unwrap()
+    .with_precision(fedhe_crypto::Precision::TwoLimb)
+    .unwrap()
 }
 
 #[test]

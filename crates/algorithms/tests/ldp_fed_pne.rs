@@ -26,6 +26,8 @@ fn he(m: &[MemberId], name: &str) -> HeSum {
         Csprng::from_u128_seed(9),
     )
     .unwrap()
+    .with_precision(fedhe_crypto::Precision::TwoLimb)
+    .unwrap()
 }
 
 fn pne_params(method: BanditMethod) -> fedhe_algorithms::fed_pne::ValidFedPneParams {

@@ -190,6 +190,41 @@ impl Transcript {
     }
 }
 
+/// How a study's values are encoded: one plaintext slot per value, or two
+/// limbs (a coarse part and the rest), which keeps a sum close to `f64`
+/// precision at twice the slots (DESIGN.md §3).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ValuePrecision {
+    /// One slot per value: a sum's error is at most n·2^−(f+1).
+    #[default]
+    OneLimb,
+    /// Two slots per value: a sum's error is at most n·2^−(f+s+1).
+    TwoLimb,
+}
+
+impl ValuePrecision {
+    /// Whether this is the default, one limb (left out of a spec's JSON, so
+    /// the hashes of specs written before two limbs existed are unchanged).
+    pub fn is_one_limb(&self) -> bool {
+        *self == Self::OneLimb
+    }
+}
+
+impl std::str::FromStr for ValuePrecision {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "one-limb" => Ok(Self::OneLimb),
+            "two-limb" => Ok(Self::TwoLimb),
+            other => Err(format!(
+                "unknown precision {other:?}: expected one-limb or two-limb"
+            )),
+        }
+    }
+}
+
 /// What an administrator gives to create a study.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct StudySpec {
@@ -213,6 +248,9 @@ pub struct StudySpec {
     /// member count and parameter set it fixes the encoding (fractional bits)
     /// of every contribution, so no upload can choose another one.
     pub bound: f64,
+    /// The encoding's limbs, fixed for every contribution like the bound.
+    #[serde(default, skip_serializing_if = "ValuePrecision::is_one_limb")]
+    pub precision: ValuePrecision,
 }
 
 impl StudySpec {

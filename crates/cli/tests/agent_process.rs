@@ -157,6 +157,7 @@ fn study_with(
         round_timeout_secs,
         decrypt_timeout_secs: 600,
         bound: 1024.0,
+        precision: fedhe_api::ValuePrecision::TwoLimb,
     };
     admin
         .create_study(&SignedStudySpec::sign(spec, &admin_identity()))

@@ -209,7 +209,9 @@ fn split_study_spec_a_member_refuses_a_spec_other_than_the_one_it_recorded() {
     assert!(e.contains("is not the one I recorded"), "{e}");
     // A commitment signed for another spec's hash is refused by the server,
     // and would be by every member checking the list.
-    let bytes = alpha.encrypt_contribution(&[1.0], 10.0).unwrap();
+    let bytes = alpha
+        .encrypt_contribution(&[1.0], 10.0, fedhe_crypto::Precision::OneLimb)
+        .unwrap();
     let e = alpha_client
         .put_round_commitment("s1", 1, &bytes, 1, &lowered.spec_hash)
         .unwrap_err();
@@ -307,7 +309,9 @@ fn shape_lockout_an_encoding_other_than_the_studys_is_refused() {
     let e = alpha.commit("s1", 1, &[1.0], 20.0).unwrap_err().to_string();
     assert!(e.contains("is not study s1's bound 10"), "{e}");
     // ... and a hand-made one, committed and frozen, is refused at reveal.
-    let other = alpha.encrypt_contribution(&[1.0], 20.0).unwrap();
+    let other = alpha
+        .encrypt_contribution(&[1.0], 20.0, fedhe_crypto::Precision::OneLimb)
+        .unwrap();
     let spec_hash = alpha_client.study("s1").unwrap().spec_hash;
     alpha_client.open_round("s1", 1).unwrap();
     alpha_client

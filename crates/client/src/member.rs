@@ -23,7 +23,7 @@ use fedhe_api::{
 use fedhe_crypto::share_transport::open_dealings;
 use fedhe_crypto::{
     CeremonyId, ChannelError, CollectivePublicKey, CommonRandomPoly, DecryptionShare,
-    EncryptedVector, FixedPointCodec, InsecurePolicy, MemberId, ParameterSet, Params,
+    EncryptedVector, FixedPointCodec, InsecurePolicy, MemberId, ParameterSet, Params, Precision,
     PublicKeyShare, RoundId, SecretKeyShare, SecureSum, SumChallenge, ThresholdDealing,
     ThresholdDecryptionShare, ThresholdSecretShare, WireObject,
 };
@@ -496,8 +496,9 @@ pub struct MemberSession {
     /// T of a t-of-n ceremony (from the verified transcript), with this
     /// member's threshold key share once attached.
     threshold: Option<(usize, Option<ThresholdSecretShare>)>,
-    /// The studies whose signed spec this member accepted: id → (spec hash, bound).
-    studies: std::collections::BTreeMap<String, (String, f64)>,
+    /// The studies whose signed spec this member accepted: id → (spec hash,
+    /// bound, precision).
+    studies: std::collections::BTreeMap<String, (String, f64, Precision)>,
     rng: Csprng,
     /// How long one round may take before the member gives up.
     pub round_timeout: Duration,
@@ -675,14 +676,17 @@ impl MemberSession {
     }
 
     /// `values` encrypted under the collective key with the codec of `bound`
-    /// for the ceremony's member count (the wire bytes); records nothing.
+    /// and `precision` for the ceremony's member count (the wire bytes);
+    /// records nothing.
     pub fn encrypt_contribution(
         &mut self,
         values: &[f64],
         bound: f64,
+        precision: Precision,
     ) -> Result<Vec<u8>, ClientError> {
-        let codec = FixedPointCodec::new(&self.params, self.members.len(), bound)
-            .map_err(fedhe_crypto::ChannelError::from)?;
+        let codec =
+            FixedPointCodec::with_precision(&self.params, self.members.len(), bound, precision)
+                .map_err(fedhe_crypto::ChannelError::from)?;
         let v = EncryptedVector::encrypt(&self.params, &self.key, &codec, values, &mut self.rng)?;
         Ok(v.to_bytes(&self.params))
     }
@@ -717,6 +721,10 @@ impl MemberSession {
             )));
         }
         self.policy.check_study(id, study.spec.min_contributors)?;
+        let precision = match study.spec.precision {
+            fedhe_api::ValuePrecision::OneLimb => Precision::OneLimb,
+            fedhe_api::ValuePrecision::TwoLimb => Precision::TwoLimb,
+        };
         let hash = study.spec.hash_hex();
         let key = fedhe_api::signing::parse_public_key(&self.admin_key)?;
         fedhe_api::signing::verify_hex(
@@ -742,12 +750,12 @@ impl MemberSession {
             Err(_) => keys::write_atomic(&self.state_dir, &file_name(&path), hash.as_bytes(), false)?,
         }
         self.studies
-            .insert(id.clone(), (hash.clone(), study.spec.bound));
+            .insert(id.clone(), (hash.clone(), study.spec.bound, precision));
         Ok(hash)
     }
 
-    /// The spec hash and bound of an accepted study.
-    fn study_terms(&self, study: &str) -> Result<(String, f64), ClientError> {
+    /// The spec hash, bound and precision of an accepted study.
+    fn study_terms(&self, study: &str) -> Result<(String, f64, Precision), ClientError> {
         self.studies.get(study).cloned().ok_or_else(|| {
             ClientError::Usage(format!(
                 "study {study}'s spec has not been accepted (MemberSession::accept_study)"
@@ -798,7 +806,7 @@ impl MemberSession {
         values: &[f64],
         bound: f64,
     ) -> Result<Vec<u8>, ClientError> {
-        let (spec_hash, spec_bound) = self.study_terms(study)?;
+        let (spec_hash, spec_bound, precision) = self.study_terms(study)?;
         if bound != spec_bound {
             return Err(ClientError::Usage(format!(
                 "the bound {bound} is not study {study}'s bound {spec_bound}"
@@ -809,7 +817,7 @@ impl MemberSession {
         let bytes = match std::fs::read(&path) {
             Ok(b) => b,
             Err(_) => {
-                let bytes = self.encrypt_contribution(values, bound)?;
+                let bytes = self.encrypt_contribution(values, bound, precision)?;
                 keys::write_atomic(&self.state_dir, &file_name(&path), &bytes, false)?;
                 bytes
             }
@@ -823,7 +831,7 @@ impl MemberSession {
     /// ([`verify_commitments`]) and records it, then reveals (uploads) the
     /// committed contribution, signed with the list's hash.
     pub fn reveal(&mut self, study: &str, round: u64) -> Result<Vec<u8>, ClientError> {
-        let (spec_hash, _) = self.study_terms(study)?;
+        let (spec_hash, ..) = self.study_terms(study)?;
         let path = self.record("contribution", study, round);
         let bytes = std::fs::read(&path).map_err(|e| {
             ClientError::Usage(format!(
@@ -929,7 +937,7 @@ impl MemberSession {
             own.as_deref(),
             digest_sent,
         )?;
-        let (spec_hash, _) = self.study_terms(study)?;
+        let (spec_hash, ..) = self.study_terms(study)?;
         // A contributor checks against the list it recorded before revealing;
         // a member that contributed nothing has only the list served now.
         let commitments: CommitmentList =
@@ -1582,9 +1590,19 @@ impl NetworkSum {
         &self.session
     }
 
-    /// The study's encoding, as every member of the ceremony makes it.
+    /// The study's encoding, as every member of the ceremony makes it: the
+    /// accepted spec's precision (one limb before the spec is accepted).
     fn codec(&self) -> Result<FixedPointCodec, fedhe_crypto::CodecError> {
-        FixedPointCodec::new(&self.session.params, self.session.members.len(), self.bound)
+        let precision = self
+            .session
+            .study_terms(&self.study)
+            .map_or(Precision::OneLimb, |(_, _, p)| p);
+        FixedPointCodec::with_precision(
+            &self.session.params,
+            self.session.members.len(),
+            self.bound,
+            precision,
+        )
     }
 }
 
@@ -1618,9 +1636,5 @@ impl SecureSum for NetworkSum {
             }
             Err(_) => 0,
         }
-    }
-
-    fn fractional_bits(&self) -> Option<u32> {
-        self.codec().ok().map(|c| c.fractional_bits())
     }
 }

@@ -23,6 +23,18 @@
 //! [`CodecError::Overflow`] or [`CodecError::TooManyMembers`]), n8192-q186
 //! every size up to [`MAX_MEMBERS`] = 2^20. Every codec built satisfies
 //! Δ > 2·E(n), so flooding and noise always decode.
+//!
+//! **Two limbs** ([`Limbs::Two`], issue 17): a sum of n values keeps only
+//! f fractional bits, error n·2^−(f+1), and contributions such as GP
+//! summaries span orders of magnitude. The two-limb encoding spends two slots
+//! per value: a coarse part h = ⌊x·2^s⌉/2^s on the grid 2^−s, which the codec
+//! holds exactly when s ≤ f, and the rest r = (x − h)·2^s (|r| ≤ ½, or ≤ 1 when h
+//! is pulled back inside the bound). The sum comes back as Σh + Σr·2^−s, with
+//! error at most n·2^−(f+s+1). The codec picks s = min([`TWO_LIMB_SPLIT_BITS`], f)
+//! and records it in [`EncodingInfo::limbs`], so the receiver joins the
+//! limbs with the same s; a split finer than f (a coarse part the codec would
+//! round) is refused with [`CodecError::TwoLimbPrecision`], never silently
+//! rounded.
 
 use crate::{CodecError, Params};
 use fedhe_ring::modular::{mul_mod_shoup, neg_mod_if, shoup_precompute};
@@ -37,6 +49,74 @@ pub const GUARD_BITS: u32 = 8;
 /// Largest number of members a codec accepts.
 pub const MAX_MEMBERS: usize = 1 << 20;
 
+/// The split bits s a two-limb codec uses when its fractional bits allow:
+/// the sum then comes back within n·2^−(f+25), close to `f64` precision for
+/// the bounds fedhe uses.
+pub const TWO_LIMB_SPLIT_BITS: u32 = 24;
+
+/// How many plaintext slots hold one value (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limbs {
+    /// One slot: ⌊x·2^f⌉. A sum's error is at most n·2^−(f+1).
+    One,
+    /// Two slots: the coarse part on the grid 2^−`split_bits` and the rest
+    /// scaled by 2^`split_bits`. A sum's error is at most n·2^−(f+s+1).
+    Two {
+        /// The coarse grid's bits s (1 ≤ s ≤ f).
+        split_bits: u32,
+    },
+}
+
+impl Limbs {
+    /// Slots per value.
+    pub fn slots(self) -> usize {
+        match self {
+            Self::One => 1,
+            Self::Two { .. } => 2,
+        }
+    }
+}
+
+/// The precision a channel asks of its codec.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Precision {
+    /// [`Limbs::One`]: the most compact encoding.
+    #[default]
+    OneLimb,
+    /// [`Limbs::Two`] with s = min([`TWO_LIMB_SPLIT_BITS`], f).
+    TwoLimb,
+}
+
+/// Splits every value x into its coarse part h (a multiple of 2^−s within
+/// `bound`) and the rest (x − h)·2^s: `[h_1..h_n, r_1..r_n]`. Exact in `f64`:
+/// h and x agree in every bit above 2^−s, so x − h and the power-of-two
+/// scaling lose nothing.
+pub fn split_two_limbs(values: &[f64], split_bits: u32, bound: f64) -> Vec<f64> {
+    let scale = (split_bits as f64).exp2();
+    let coarse: Vec<f64> = values
+        .iter()
+        .map(|v| {
+            let h = (v * scale).round() / scale;
+            // A bound off the grid: rounding may step past it; step back, so
+            // the coarse part stays encodable and the rest is at most 1.
+            if h.abs() > bound {
+                h - h.signum() / scale
+            } else {
+                h
+            }
+        })
+        .collect();
+    let rest = values.iter().zip(&coarse).map(|(v, h)| (v - h) * scale);
+    coarse.iter().copied().chain(rest).collect()
+}
+
+/// Joins a sum of split vectors: Σh + Σr·2^−s.
+pub fn join_two_limbs(sum: &[f64], split_bits: u32) -> Vec<f64> {
+    let n = sum.len() / 2;
+    let scale = (-(split_bits as f64)).exp2();
+    (0..n).map(|i| sum[i] + sum[n + i] * scale).collect()
+}
+
 /// What a receiver needs to decode a sum: fixed by the round, carried by every
 /// encrypted vector so that vectors of different encodings are never added.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -47,6 +127,8 @@ pub struct EncodingInfo {
     pub bound: f64,
     /// Fractional bits f.
     pub fractional_bits: u32,
+    /// Slots per value, and the split of a two-limb encoding.
+    pub limbs: Limbs,
 }
 
 /// ⌊y⌉ with halves away from zero, exactly as `f64::round`, for |y| < 2^62.
@@ -110,14 +192,64 @@ impl FixedPointCodec {
         Self::build(params, members, bound, fractional_bits, t)
     }
 
+    /// The codec with the most fractional bits that fit and the limbs
+    /// `precision` asks for.
+    pub fn with_precision(
+        params: &Arc<Params>,
+        members: usize,
+        bound: f64,
+        precision: Precision,
+    ) -> Result<Self, CodecError> {
+        let codec = Self::new(params, members, bound)?;
+        match precision {
+            Precision::OneLimb => Ok(codec),
+            Precision::TwoLimb => {
+                let s = TWO_LIMB_SPLIT_BITS.min(codec.info.fractional_bits);
+                codec.into_two_limbs(s)
+            }
+        }
+    }
+
+    /// The two-limb codec with exactly `split_bits` (s), refused with
+    /// [`CodecError::TwoLimbPrecision`] when it cannot keep the precision it
+    /// promises: s above the fractional bits f (the coarse parts would be
+    /// rounded), s = 0, or a bound below 1 (the rest, up to 1, would not fit).
+    pub fn with_split_bits(
+        params: &Arc<Params>,
+        members: usize,
+        bound: f64,
+        split_bits: u32,
+    ) -> Result<Self, CodecError> {
+        Self::new(params, members, bound)?.into_two_limbs(split_bits)
+    }
+
+    fn into_two_limbs(mut self, split_bits: u32) -> Result<Self, CodecError> {
+        let f = self.info.fractional_bits;
+        if split_bits == 0 || split_bits > f || self.info.bound < 1.0 {
+            return Err(CodecError::TwoLimbPrecision {
+                members: self.info.members as usize,
+                bound: self.info.bound,
+                fractional_bits: f,
+                split_bits,
+                set: self.params.set().name,
+            });
+        }
+        self.info.limbs = Limbs::Two { split_bits };
+        Ok(self)
+    }
+
     /// The codec an encrypted vector was made with.
     pub fn from_info(params: &Arc<Params>, info: &EncodingInfo) -> Result<Self, CodecError> {
-        Self::with_fractional_bits(
+        let codec = Self::with_fractional_bits(
             params,
             info.members as usize,
             info.bound,
             info.fractional_bits,
-        )
+        )?;
+        match info.limbs {
+            Limbs::One => Ok(codec),
+            Limbs::Two { split_bits } => codec.into_two_limbs(split_bits),
+        }
     }
 
     fn plaintext_modulus(params: &Params, members: usize, bound: f64) -> Result<u64, CodecError> {
@@ -188,6 +320,7 @@ impl FixedPointCodec {
                 members: members as u32,
                 bound,
                 fractional_bits: f,
+                limbs: Limbs::One,
             },
             t,
             delta,
@@ -211,18 +344,32 @@ impl FixedPointCodec {
         self.t
     }
 
-    /// The worst-case decoding error of a sum of n values: n·2^−(f+1).
+    /// The slots per value, and the split of a two-limb encoding.
+    pub fn limbs(&self) -> Limbs {
+        self.info.limbs
+    }
+
+    /// The worst-case fixed-point error of a decoded sum of n values:
+    /// n·2^−(f+1) with one limb, n·2^−(f+s+1) with two (before the one
+    /// `f64` rounding of joining the limbs).
     pub fn error_bound(&self) -> f64 {
-        self.info.members as f64 * (-(self.info.fractional_bits as f64) - 1.0).exp2()
+        let s = match self.info.limbs {
+            Limbs::One => 0,
+            Limbs::Two { split_bits } => split_bits,
+        };
+        self.info.members as f64 * (-((self.info.fractional_bits + s) as f64) - 1.0).exp2()
     }
 
     /// Number of plaintexts (and ciphertexts) a vector of `len` values needs.
     pub fn plaintext_count(&self, len: usize) -> usize {
-        len.div_ceil(self.params.degree()).max(1)
+        (len * self.info.limbs.slots())
+            .div_ceil(self.params.degree())
+            .max(1)
     }
 
-    /// Encodes values into ⌈len/N⌉ plaintexts Δ·⌊x·2^f⌉ (coefficient form),
-    /// refusing NaN, infinities and values beyond the bound.
+    /// Encodes values into ⌈slots·len/N⌉ plaintexts Δ·⌊x·2^f⌉ (coefficient
+    /// form; with two limbs, of the split values), refusing NaN, infinities
+    /// and values beyond the bound. Errors name the index in `values`.
     pub fn encode(&self, values: &[f64]) -> Result<Vec<Poly>, CodecError> {
         let bound = self.info.bound;
         if let Some((index, &value)) = values.iter().enumerate().find(|(_, v)| !v.is_finite()) {
@@ -235,12 +382,24 @@ impl FixedPointCodec {
                 bound,
             });
         }
+        match self.info.limbs {
+            Limbs::One => self.encode_slots(values),
+            // Both parts lie within the bound by construction (bound ≥ 1).
+            Limbs::Two { split_bits } => {
+                self.encode_slots(&split_two_limbs(values, split_bits, bound))
+            }
+        }
+    }
+
+    /// Δ·⌊x·2^f⌉ of checked slot values, ⌈len/N⌉ plaintexts.
+    fn encode_slots(&self, values: &[f64]) -> Result<Vec<Poly>, CodecError> {
         let n = self.params.degree();
         let scale = (self.info.fractional_bits as f64).exp2();
         let ring = self.params.ring();
         let moduli = self.params.set().moduli;
-        let mut out = Vec::with_capacity(self.plaintext_count(values.len()));
-        for chunk_index in 0..self.plaintext_count(values.len()) {
+        let count = values.len().div_ceil(n).max(1);
+        let mut out = Vec::with_capacity(count);
+        for chunk_index in 0..count {
             let chunk = values.get(chunk_index * n..).unwrap_or(&[]);
             let chunk = &chunk[..chunk.len().min(n)];
             let mut data = vec![0u64; n * moduli.len()];
@@ -266,12 +425,14 @@ impl FixedPointCodec {
         Ok(out)
     }
 
-    /// The centred integers ⌊t·x/q⌉ of the first `len` slots.
+    /// The centred integers ⌊t·x/q⌉ of the slots of the first `len` values.
     fn decode_integers(&self, plaintexts: &[Poly], len: usize) -> Result<Vec<i128>, CodecError> {
         let n = self.params.degree();
+        let values = len;
+        let len = len * self.info.limbs.slots();
         if len > plaintexts.len() * n {
             return Err(CodecError::Length {
-                values: len,
+                values,
                 plaintexts: plaintexts.len(),
                 slots: n,
             });
@@ -314,7 +475,11 @@ impl FixedPointCodec {
 
     fn to_reals(&self, integers: &[i128]) -> Vec<f64> {
         let inv_scale = (-(self.info.fractional_bits as f64)).exp2();
-        integers.iter().map(|&m| m as f64 * inv_scale).collect()
+        let slots: Vec<f64> = integers.iter().map(|&m| m as f64 * inv_scale).collect();
+        match self.info.limbs {
+            Limbs::One => slots,
+            Limbs::Two { split_bits } => join_two_limbs(&slots, split_bits),
+        }
     }
 }
 

@@ -86,6 +86,7 @@ impl DealingCheck {
                 members: access.members().len() as u32,
                 bound: 1.0,
                 fractional_bits: 0,
+                limbs: crate::codec::Limbs::One,
             },
             len: params.degree(),
             ciphertexts: vec![ct],

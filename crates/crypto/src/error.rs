@@ -127,6 +127,25 @@ pub enum CodecError {
         /// The parameter set.
         set: &'static str,
     },
+    /// The two-limb encoding cannot keep the precision it promises.
+    #[error(
+        "the two-limb encoding cannot split at {split_bits} bits: {members} members with bound \
+         {bound} leave {fractional_bits} fractional bits on parameter set {set}, and the split \
+         needs 1 <= split bits <= fractional bits and a bound of at least 1; lower the split, \
+         the bound or the number of members, or use one limb"
+    )]
+    TwoLimbPrecision {
+        /// Number of members n.
+        members: usize,
+        /// Declared bound B.
+        bound: f64,
+        /// Fractional bits f the codec keeps.
+        fractional_bits: u32,
+        /// The split bits s asked for.
+        split_bits: u32,
+        /// The parameter set.
+        set: &'static str,
+    },
     /// The decryption noise of this many members would not fit the modulus.
     #[error("parameter set {set} cannot hold the decryption noise of {members} members")]
     TooManyMembers {

@@ -33,7 +33,7 @@ pub mod text;
 pub mod threshold;
 pub mod wire;
 
-pub use codec::{EncodingInfo, FixedPointCodec};
+pub use codec::{EncodingInfo, FixedPointCodec, Limbs, Precision, TWO_LIMB_SPLIT_BITS};
 pub use crs::CommonRandomPoly;
 pub use dealing_check::DealingCheck;
 pub use decryption::{CombinedShare, DecryptionShare};

@@ -1,9 +1,10 @@
 //! The channel every algorithm talks to (DESIGN.md §1): members contribute
 //! vectors, only the element-wise sum is revealed.
 
-use crate::codec::FixedPointCodec;
+use crate::codec::{join_two_limbs, split_two_limbs, FixedPointCodec, Precision};
 use crate::decryption::combine;
 use crate::threshold::combine_threshold;
+use crate::TWO_LIMB_SPLIT_BITS;
 use crate::{
     AccessStructure, CeremonyId, ChannelError, CollectivePublicKey, CommonRandomPoly,
     DecryptionShare, EncryptedVector, MemberId, Params, PublicKeyShare, RoundId, SecretKeyShare,
@@ -28,13 +29,6 @@ pub trait SecureSum {
     /// values: by default the raw little-endian `f64`s (no cryptography).
     fn bytes_per_round(&self, _member: &MemberId, len: usize) -> u64 {
         8 * len as u64
-    }
-
-    /// The fractional bits of the channel's fixed-point encoding: a sum is
-    /// exact for values on the grid 2^−f. `None` (the default) for a channel
-    /// that sums the `f64`s themselves.
-    fn fractional_bits(&self) -> Option<u32> {
-        None
     }
 }
 
@@ -75,6 +69,13 @@ fn check_contributions(
 }
 
 /// No cryptography: the plain sum. For baselines and unit tests.
+///
+/// It sums the way a two-limb codec does with s = [`TWO_LIMB_SPLIT_BITS`]:
+/// each value's coarse part and rest are summed apart, then joined. A
+/// plaintext simulation thus follows an HE one (which the simulator runs with
+/// [`Precision::TwoLimb`]) as closely as `f64` allows, and its results are
+/// bit for bit those of the earlier channel layer, which split every vector
+/// this way before the split moved into the codec.
 #[derive(Clone, Debug, Default)]
 pub struct PlainSum;
 
@@ -90,13 +91,21 @@ impl SecureSum for PlainSum {
                 return Err(crate::CodecError::NotFinite { index, value }.into());
             }
         }
-        let mut out = vec![0.0; len];
+        let mut out = vec![0.0; 2 * len];
         for (_, v) in &contributions {
-            for (o, x) in out.iter_mut().zip(v) {
+            for (o, x) in out
+                .iter_mut()
+                .zip(split_two_limbs(v, TWO_LIMB_SPLIT_BITS, f64::INFINITY))
+            {
                 *o += x;
             }
         }
-        Ok(out)
+        Ok(join_two_limbs(&out, TWO_LIMB_SPLIT_BITS))
+    }
+
+    /// Two `f64`s per value, as the two limbs it sums.
+    fn bytes_per_round(&self, _member: &MemberId, len: usize) -> u64 {
+        16 * len as u64
     }
 }
 
@@ -223,6 +232,18 @@ impl HeSum {
             key_share_times,
             threshold: None,
         })
+    }
+
+    /// The channel with the codec `precision` asks for (one limb unless
+    /// asked): refused, naming the reason, when the codec cannot keep it.
+    pub fn with_precision(mut self, precision: Precision) -> Result<Self, ChannelError> {
+        self.codec = FixedPointCodec::with_precision(
+            &self.params,
+            self.members.len(),
+            self.codec.info().bound,
+            precision,
+        )?;
+        Ok(self)
     }
 
     /// Makes the channel t-of-n (issue 15): every member deals its key share
@@ -505,9 +526,5 @@ impl SecureSum for HeSum {
         (crate::wire::encrypted_vector_len(&self.params, &self.codec, len)
             + crate::wire::decryption_share_len(&self.params, &self.codec, member, len))
             as u64
-    }
-
-    fn fractional_bits(&self) -> Option<u32> {
-        Some(self.codec.fractional_bits())
     }
 }

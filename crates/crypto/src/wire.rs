@@ -14,11 +14,18 @@
 //!   20+L    32  BLAKE3(bytes 0 .. 20+L)
 //! ```
 //!
+//! An encrypted vector's payload starts with its encoding: members (u32),
+//! bound (f64), then one u32 whose bits 0-7 are the fractional bits f and
+//! bits 8-15 the split bits s of a two-limb encoding (0: one limb); the
+//! other bits are 0. A one-limb vector is thus byte for byte what it was
+//! before two limbs existed, and a decoder of that time refuses a two-limb
+//! one (its f would exceed 62).
+//!
 //! Every decoder bounds-checks lengths before allocating, checks residues
 //! `< p_i`, validates identifiers and rejects trailing bytes; none panics on
 //! any input (a property test feeds it random and corrupted bytes).
 
-use crate::codec::{EncodingInfo, FixedPointCodec};
+use crate::codec::{EncodingInfo, FixedPointCodec, Limbs};
 use crate::share_transport::ThresholdDealing;
 use crate::threshold::{AccessStructure, ThresholdSecretShare};
 use crate::{
@@ -457,7 +464,11 @@ impl WireObject for EncryptedVector {
     fn encode_payload(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.encoding.members.to_le_bytes());
         out.extend_from_slice(&self.encoding.bound.to_le_bytes());
-        out.extend_from_slice(&self.encoding.fractional_bits.to_le_bytes());
+        let split = match self.encoding.limbs {
+            Limbs::One => 0,
+            Limbs::Two { split_bits } => split_bits,
+        };
+        out.extend_from_slice(&(self.encoding.fractional_bits | split << 8).to_le_bytes());
         out.extend_from_slice(&(self.len as u64).to_le_bytes());
         out.extend_from_slice(&(self.ciphertexts.len() as u32).to_le_bytes());
         for ct in &self.ciphertexts {
@@ -467,10 +478,24 @@ impl WireObject for EncryptedVector {
     }
 
     fn decode_payload(params: &Arc<Params>, r: &mut Reader<'_>) -> Result<Self, ChannelError> {
+        let members = r.u32()?;
+        let bound = r.f64()?;
+        let bits = r.u32()?;
+        if bits >> 16 != 0 {
+            return Err(WireError::InvalidField {
+                field: "encoding",
+                reason: format!("bits 16-31 of the fractional-bits word must be 0, got {bits:#x}"),
+            }
+            .into());
+        }
         let encoding = EncodingInfo {
-            members: r.u32()?,
-            bound: r.f64()?,
-            fractional_bits: r.u32()?,
+            members,
+            bound,
+            fractional_bits: bits & 0xff,
+            limbs: match bits >> 8 {
+                0 => Limbs::One,
+                split_bits => Limbs::Two { split_bits },
+            },
         };
         let codec =
             FixedPointCodec::from_info(params, &encoding).map_err(|e| WireError::InvalidField {
@@ -479,8 +504,10 @@ impl WireObject for EncryptedVector {
             })?;
         let len = r.u64()?;
         let count = r.count("ciphertext count", 2 * poly_bytes(params))?;
-        let expected = codec.plaintext_count(len as usize);
-        if len > u32::MAX as u64 || count != expected {
+        // len is bounded before it is multiplied by the slots per value.
+        let expected = (len <= u32::MAX as u64).then(|| codec.plaintext_count(len as usize));
+        if expected != Some(count) {
+            let expected = expected.map_or("at most 2^32 - 1 values".into(), |e| e.to_string());
             return Err(WireError::InvalidField {
                 field: "ciphertext count",
                 reason: format!("{count} ciphertexts for {len} values (expected {expected})"),
@@ -783,6 +810,9 @@ pub fn inspect(bytes: &[u8]) -> Result<Description, ChannelError> {
             d("encoding_members", o.encoding().members.to_string());
             d("encoding_bound", o.encoding().bound.to_string());
             d("fractional_bits", o.encoding().fractional_bits.to_string());
+            if let Limbs::Two { split_bits } = o.encoding().limbs {
+                d("split_bits", split_bits.to_string());
+            }
         }
         Kind::DecryptionShare => {
             let o = DecryptionShare::from_bytes(&params, bytes)?;

@@ -496,3 +496,198 @@ fn toy_parameters_are_refused_by_default() {
         .unwrap_err();
     assert!(matches!(err, ChannelError::InsecureParameters { .. }));
 }
+
+/// Issue 17: 200 members at bound 1024 on the default parameter set leave
+/// fewer than [`TWO_LIMB_SPLIT_BITS`] fractional bits. The two-limb codec
+/// then either keeps the precision it states ([`FixedPointCodec::error_bound`],
+/// checked against an exact integer sum) or, asked for a split it cannot
+/// hold, refuses with [`CodecError::TwoLimbPrecision`]: no silent loss.
+#[test]
+fn two_hundred_members_at_bound_1024_keep_the_stated_precision_or_refuse() {
+    let n = 200;
+    let bound = 1024.0;
+    let params = ParameterSet::DEFAULT
+        .validate(InsecurePolicy::Refuse)
+        .unwrap();
+    let one = FixedPointCodec::new(&params, n, bound).unwrap();
+    let f = one.fractional_bits();
+    assert!(
+        f < TWO_LIMB_SPLIT_BITS,
+        "f = {f}: the case this test is about"
+    );
+
+    // The split the default asks for is refused, by name, with the numbers.
+    let err = FixedPointCodec::with_split_bits(&params, n, bound, TWO_LIMB_SPLIT_BITS).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            CodecError::TwoLimbPrecision { members: 200, fractional_bits, split_bits: 24, .. }
+                if fractional_bits == f
+        ),
+        "{err}"
+    );
+    assert!(
+        err.to_string()
+            .contains(&format!("leave {f} fractional bits")),
+        "{err}"
+    );
+    // As are a split of 0 bits and a bound below 1 (the rest would not fit).
+    assert!(FixedPointCodec::with_split_bits(&params, n, bound, 0).is_err());
+    assert!(matches!(
+        FixedPointCodec::with_split_bits(&params, n, 0.5, 1),
+        Err(CodecError::TwoLimbPrecision { .. })
+    ));
+
+    // The channel's two-limb codec splits at f and says so.
+    let mut two_limb = HeSum::new(
+        params.clone(),
+        &CeremonyId::new("two-limb-200").unwrap(),
+        members(n),
+        bound,
+        Csprng::from_u128_seed(17),
+    )
+    .unwrap()
+    .with_precision(Precision::TwoLimb)
+    .unwrap();
+    assert_eq!(two_limb.codec().limbs(), Limbs::Two { split_bits: f });
+    let promised = two_limb.codec().error_bound();
+    assert!(promised < one.error_bound() * (-(f as f64)).exp2() * 1.000_001);
+
+    // Values on the grid 2^−40 (exact in f64 below 2^12), so the exact sum is
+    // an integer count of 2^−40: an independent reference.
+    const GRID: i32 = 40;
+    let len = 16;
+    let mut rng = Csprng::from_u128_seed(5);
+    let units: Vec<Vec<i64>> = (0..n)
+        .map(|_| {
+            (0..len)
+                .map(|k| {
+                    let span = [1000.0, 1.0, 1e-6, 0.3][k % 4] * 2f64.powi(GRID);
+                    let u = rng.next_u64() as f64 / u64::MAX as f64 * 2.0 - 1.0;
+                    (u * span) as i64
+                })
+                .collect()
+        })
+        .collect();
+    let contributions: Vec<(MemberId, Vec<f64>)> = members(n)
+        .into_iter()
+        .zip(&units)
+        .map(|(m, u)| (m, u.iter().map(|&x| x as f64 * 2f64.powi(-GRID)).collect()))
+        .collect();
+    let got = two_limb.sum(RoundId(1), contributions.clone()).unwrap();
+    for (k, g) in got.iter().enumerate() {
+        let exact: i128 = units.iter().map(|u| u[k] as i128).sum();
+        let exact = exact as f64 * 2f64.powi(-GRID);
+        // The stated fixed-point error, plus one f64 rounding each of the
+        // join and of the reference.
+        let allowed = promised + 2.0 * exact.abs() * f64::EPSILON;
+        assert!(
+            (g - exact).abs() <= allowed,
+            "value {k}: error {:e} above the stated {promised:e} (f = {f})",
+            (g - exact).abs()
+        );
+    }
+
+    // One limb on the same values loses what two limbs keep: its error is
+    // well above the two-limb bound somewhere.
+    let mut one_limb = channel(&params, n, bound, 18);
+    let coarse = one_limb.sum(RoundId(1), contributions).unwrap();
+    let worst = coarse
+        .iter()
+        .enumerate()
+        .map(|(k, c)| {
+            let exact: i128 = units.iter().map(|u| u[k] as i128).sum();
+            (c - exact as f64 * 2f64.powi(-GRID)).abs()
+        })
+        .fold(0.0, f64::max);
+    assert!(
+        worst > 1000.0 * promised,
+        "one limb {worst:e}, two limbs {promised:e}"
+    );
+}
+
+/// The two-limb encoding on the wire: recorded in the encoding word (bits
+/// 8-15), kept through a round trip, and any word a codec cannot honour is
+/// refused by the decoder, naming the field. A one-limb vector's word is
+/// its fractional bits alone, as before two limbs existed.
+#[test]
+fn two_limbs_are_recorded_in_the_wire_encoding_and_checked() {
+    let params = toy();
+    let key = channel(&params, 3, 8.0, 3).public_key().clone();
+    let two = FixedPointCodec::with_split_bits(&params, 3, 8.0, 7).unwrap();
+    let one = FixedPointCodec::new(&params, 3, 8.0).unwrap();
+    let mut rng = Csprng::from_u128_seed(4);
+    let values = [1.25, -7.999, 1.0 / 3.0];
+    let v = EncryptedVector::encrypt(&params, &key, &two, &values, &mut rng).unwrap();
+    let bytes = v.to_bytes(&params);
+    let back = EncryptedVector::from_bytes(&params, &bytes).unwrap();
+    assert_eq!(back.encoding().limbs, Limbs::Two { split_bits: 7 });
+    assert_eq!(back, v);
+    let word = |b: &[u8]| u32::from_le_bytes(b[32..36].try_into().unwrap());
+    assert_eq!(word(&bytes), two.fractional_bits() | 7 << 8);
+    let plain = EncryptedVector::encrypt(&params, &key, &one, &values, &mut rng).unwrap();
+    assert_eq!(word(&plain.to_bytes(&params)), one.fractional_bits());
+    // A two-limb vector never adds to a one-limb one.
+    assert!(EncryptedVector::sum([&v, &plain]).is_err());
+
+    let with_word = |w: u32| {
+        let mut b = bytes.clone();
+        b[32..36].copy_from_slice(&w.to_le_bytes());
+        let body = b.len() - 32;
+        let checksum = blake3::hash(&b[..body]);
+        b[body..].copy_from_slice(checksum.as_bytes());
+        EncryptedVector::from_bytes(&params, &b)
+    };
+    let f = two.fractional_bits();
+    assert!(
+        with_word(f | 7 << 8).is_ok(),
+        "the checksum is recomputed right"
+    );
+    for bad in [f | (f + 1) << 8, f | 1 << 16, f | 0x8000_0000] {
+        let err = with_word(bad).unwrap_err().to_string();
+        assert!(err.contains("encoding"), "{bad:#x}: {err}");
+    }
+}
+
+/// Splitting is exact and joining after a sum equals summing: the parts of
+/// every value are a grid value and a rest of at most ½ (at most 1 where a
+/// bound off the grid pulls the coarse part back), and they add back to the
+/// value bit for bit.
+#[test]
+fn two_limb_split_is_exact_and_joins_after_a_sum() {
+    use fedhe_crypto::codec::{join_two_limbs, split_two_limbs};
+    let wide = [1.0 / 3.0, -7.123456789012345e-3, 900.5, 0.0, 2.9999999];
+    // A bound off the 2^−3 grid: 2.9999999 rounds to 3, past it.
+    let narrow = [2.9999999, -2.9999999, 1.0 / 3.0, 0.0, -1.0625];
+    let other = [2.0 / 3.0, 1e-9, -0.5, 2.0, -1.0];
+    for (s, bound, values) in [
+        (24, 1024.0, wide),
+        (12, 1024.0, wide),
+        (3, 2.99999995, narrow),
+    ] {
+        let split = split_two_limbs(&values, s, bound);
+        assert_eq!(split.len(), 10);
+        if s == 3 {
+            assert_eq!(split[0], 2.875, "pulled back inside the bound");
+        }
+        let scale = (s as f64).exp2();
+        for (i, v) in values.iter().enumerate() {
+            let (h, r) = (split[i], split[5 + i]);
+            assert_eq!((h * scale).fract(), 0.0, "coarse part on the grid");
+            assert!(h.abs() <= bound);
+            assert!(r.abs() <= 1.0);
+            if bound == 1024.0 {
+                assert!(r.abs() <= 0.5);
+            }
+            assert_eq!(h + r / scale, *v, "exact split of {v}");
+        }
+        let sum: Vec<f64> = split
+            .iter()
+            .zip(split_two_limbs(&other, s, bound))
+            .map(|(a, b)| a + b)
+            .collect();
+        for (i, j) in join_two_limbs(&sum, s).iter().enumerate() {
+            assert!((j - (values[i] + other[i])).abs() < 1e-13);
+        }
+    }
+}

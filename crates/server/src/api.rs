@@ -988,7 +988,7 @@ async fn create_study(State(state): Shared, req: Incoming) -> ApiResult<Response
         ))
     })?;
     let params = state.params(&c.parameter_set, c.allow_insecure)?;
-    engine::contribution_shape(&params, members, spec.bound, 1)
+    engine::contribution_shape(&params, members, &spec, 1)
         .map_err(|e| ApiError::bad_request(format!("bound: {e}")))?;
     if spec.min_contributors == 0 || spec.min_contributors as usize > members {
         return Err(ApiError::bad_request(format!(

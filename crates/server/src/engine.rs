@@ -76,7 +76,7 @@ async fn advance_round_once(state: &AppState, study: &str, round: u64) -> ApiRes
                     } else {
                         let list_hash =
                             fedhe_api::CommitmentList::canonical_hash(study, round, &frozen);
-                        let shape = contribution_shape(&params, members.len(), spec.bound, values)
+                        let shape = contribution_shape(&params, members.len(), &spec, values)
                             .map_err(ApiError::internal)?;
                         let deadline = now.saturating_add(secs_ms(spec.round_timeout_secs));
                         state
@@ -234,18 +234,37 @@ fn plurality_values(commitments: &[fedhe_api::CommittedContribution]) -> u64 {
     best.0
 }
 
+/// The codec the study spec fixes: the ceremony's member count, the spec's
+/// bound and precision (the codec's fractional bits and limbs for them).
+pub fn study_codec(
+    params: &Arc<fedhe_crypto::Params>,
+    members: usize,
+    spec: &fedhe_api::StudySpec,
+) -> Result<FixedPointCodec, String> {
+    let precision = match spec.precision {
+        fedhe_api::ValuePrecision::OneLimb => fedhe_crypto::Precision::OneLimb,
+        fedhe_api::ValuePrecision::TwoLimb => fedhe_crypto::Precision::TwoLimb,
+    };
+    FixedPointCodec::with_precision(params, members, spec.bound, precision).map_err(|e| {
+        format!(
+            "the study's bound {} and precision {:?} give no encoding: {e}",
+            spec.bound, spec.precision
+        )
+    })
+}
+
 /// The shape every contribution of a study's round must have: the encoding
-/// the study spec fixes (the ceremony's member count, the spec's bound, the
-/// codec's fractional bits for them) and the round's value count.
+/// the study spec fixes ([`study_codec`]) and the round's value count.
 pub fn contribution_shape(
     params: &Arc<fedhe_crypto::Params>,
     members: usize,
-    bound: f64,
+    spec: &fedhe_api::StudySpec,
     values: u64,
 ) -> Result<String, String> {
-    let codec = FixedPointCodec::new(params, members, bound)
-        .map_err(|e| format!("the study's bound {bound} gives no encoding: {e}"))?;
-    Ok(shape_text(codec.info(), values))
+    Ok(shape_text(
+        study_codec(params, members, spec)?.info(),
+        values,
+    ))
 }
 
 /// An upload whose exact size the round fixes.
@@ -367,12 +386,7 @@ pub async fn expected_upload_len(state: &AppState, upload: SizedUpload<'_>) -> A
             let c = state.store.ceremony(&spec.ceremony).await?;
             let params = state.params(&c.parameter_set, c.allow_insecure)?;
             let members = state.store.members(&spec.ceremony).await?.len();
-            let codec = FixedPointCodec::new(&params, members, spec.bound).map_err(|e| {
-                ApiError::unprocessable(format!(
-                    "the study's bound {} gives no encoding: {e}",
-                    spec.bound
-                ))
-            })?;
+            let codec = study_codec(&params, members, &spec).map_err(ApiError::unprocessable)?;
             let values = values as usize;
             Ok(match table {
                 UploadTable::Contributions => {
@@ -408,10 +422,15 @@ pub async fn expected_upload_len(state: &AppState, upload: SizedUpload<'_>) -> A
     }
 }
 
-/// The text form of a shape, as stored with each contribution.
+/// The text form of a shape, as stored with each contribution. A one-limb
+/// shape reads as it did before two limbs existed.
 pub fn shape_text(e: &fedhe_crypto::EncodingInfo, values: u64) -> String {
+    let limbs = match e.limbs {
+        fedhe_crypto::Limbs::One => String::new(),
+        fedhe_crypto::Limbs::Two { split_bits } => format!(" split_bits={split_bits}"),
+    };
     format!(
-        "members={} bound={} fractional_bits={} values={values}",
+        "members={} bound={} fractional_bits={}{limbs} values={values}",
         e.members, e.bound, e.fractional_bits
     )
 }

@@ -124,6 +124,7 @@ impl Server {
                     round_timeout_secs: 600,
                     decrypt_timeout_secs: 600,
                     bound: 100.0,
+                    precision: Default::default(),
                 },
                 &admin_identity(),
             ))

@@ -391,6 +391,7 @@ impl Harness {
             round_timeout_secs: round_secs,
             decrypt_timeout_secs: 600,
             bound: 100.0,
+            precision: Default::default(),
         };
         let signed = SignedStudySpec::sign(spec, &self.admin);
         let status: StudyStatus = self

@@ -35,6 +35,7 @@ fn spec() -> StudySpec {
         round_timeout_secs: 600,
         decrypt_timeout_secs: 600,
         bound: 100.0,
+        precision: Default::default(),
     }
 }
 

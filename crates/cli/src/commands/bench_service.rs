@@ -277,6 +277,7 @@ fn run_one(a: &ServiceBenchArgs, n: usize) -> Result<serde_json::Value, CliError
             round_timeout_secs: 3600,
             decrypt_timeout_secs: 3600,
             bound: 1.0,
+            precision: Default::default(),
         },
         &admin_identity,
     ))?;

@@ -410,6 +410,11 @@ pub struct StudyCreateArgs {
     /// default: the config's `fbo_fedgp.channel_bound`, else 1024.
     #[arg(long)]
     bound: Option<f64>,
+    /// The encoding: `two-limb` (two slots per value, sums close to `f64`
+    /// precision, as the simulator's channel) or `one-limb` (half the
+    /// ciphertext slots, a sum's error up to n·2^−(f+1)).
+    #[arg(long, default_value = "two-limb")]
+    precision: fedhe_api::ValuePrecision,
     #[command(flatten)]
     admin: AdminKeyArgs,
 }
@@ -438,6 +443,7 @@ pub fn run_study(command: StudyCommand) -> Result<(), CliError> {
                 round_timeout_secs: a.round_timeout_secs,
                 decrypt_timeout_secs: a.decrypt_timeout_secs,
                 bound,
+                precision: a.precision,
             };
             let signed = SignedStudySpec::sign(spec, &a.admin.identity()?);
             let status = admin_client(&a.server)?.create_study(&signed)?;

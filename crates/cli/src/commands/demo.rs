@@ -111,7 +111,8 @@ fn run_in_process(args: DemoArgs) -> Result<(), CliError> {
         members.clone(),
         settings.channel_bound,
         Csprng::from_entropy(),
-    )?;
+    )?
+    .with_precision(fedhe_crypto::Precision::TwoLimb)?;
     println!("Key ceremony 'demo'");
     for share in channel.public_key_shares() {
         let bytes = share.to_bytes(&params);

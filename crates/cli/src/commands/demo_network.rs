@@ -290,6 +290,8 @@ pub fn run(args: DemoArgs) -> Result<(), CliError> {
         round_timeout_secs: 600,
         decrypt_timeout_secs: 600,
         bound: fbo.channel_bound,
+        // As the simulator's channel, so the members' results equal it.
+        precision: fedhe_api::ValuePrecision::TwoLimb,
     };
     admin.create_study(&fedhe_api::SignedStudySpec::sign(spec, &admin_identity))?;
     say(&format!(

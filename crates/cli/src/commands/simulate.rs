@@ -9,7 +9,7 @@ use fedhe_algorithms::fbo_fedgp::{run, FboFedGpParams, Method, ValidParams};
 use fedhe_algorithms::fts::{self, FtsParams, FtsVariant};
 use fedhe_algorithms::RunResult;
 use fedhe_algorithms::Task;
-use fedhe_crypto::{CeremonyId, HeSum, PlainSum, SecureSum};
+use fedhe_crypto::{CeremonyId, HeSum, PlainSum, Precision, SecureSum};
 use fedhe_ring::Csprng;
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
@@ -386,13 +386,16 @@ pub fn run_job(
         ChannelKind::He => {
             let set = super::resolve_params(he_params, false)?;
             let ceremony = CeremonyId::new(format!("sim-{}-{seed}", task.name()))?;
-            Box::new(HeSum::new(
-                set,
-                &ceremony,
-                members.clone(),
-                algorithm.channel_bound(),
-                Csprng::from_entropy(),
-            )?)
+            Box::new(
+                HeSum::new(
+                    set,
+                    &ceremony,
+                    members.clone(),
+                    algorithm.channel_bound(),
+                    Csprng::from_entropy(),
+                )?
+                .with_precision(Precision::TwoLimb)?,
+            )
         }
     };
     algorithm.run(task, sum.as_mut(), &members, seed)

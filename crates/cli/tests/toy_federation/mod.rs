@@ -117,6 +117,7 @@ pub fn toy_federation_with_threshold(
                 round_timeout_secs: terms.round_secs,
                 decrypt_timeout_secs: 600,
                 bound: terms.bound,
+                precision: Default::default(),
             },
             &admin_identity(),
         ))
