@@ -95,9 +95,7 @@ const KNOWN_METHODS: [&str; 6] = [
 /// maximised: the fallback for files without the runs' `maximised` field.
 /// Other tasks (CEC-2005, the classifier tasks, regrets) are minimised.
 pub fn is_maximised(task: &str) -> bool {
-    fedhe_bo::objectives::list()
-        .iter()
-        .any(|i| i.name == task && i.sense == fedhe_bo::objectives::Sense::Maximise)
+    fedhe_tasks::info(task).is_some_and(|i| i.sense == fedhe_tasks::Sense::Maximise)
 }
 
 /// Checks the runs and groups them. The error names the first problem found:
