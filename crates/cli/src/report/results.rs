@@ -242,14 +242,20 @@ mod tests {
 
     #[test]
     fn the_runs_maximised_field_decides_the_sense_and_must_agree() {
-        // `kernel-sum-se` is not in `fedhe objective list`: only the field says
-        // it is maximised.
+        // `my-task` is not in `fedhe objective list`: only the field says it
+        // is maximised.
+        let mut mine = run("my-task", "a", 0, &[1.0, 2.0]);
+        mine.maximised = Some(true);
+        let g = group(vec![mine], "a").unwrap();
+        assert!(g.tasks[0].maximised);
+        let g = group(vec![run("my-task", "a", 0, &[1.0, 2.0])], "a").unwrap();
+        assert!(!g.tasks[0].maximised, "without the field the name decides");
+        // The registry lists `kernel-sum-se` as maximised (issue 17: it was
+        // read as minimised when only the CEC list was consulted).
+        let g = group(vec![run("kernel-sum-se", "a", 0, &[1.0, 2.0])], "a").unwrap();
+        assert!(g.tasks[0].maximised);
         let mut up = run("kernel-sum-se", "a", 0, &[1.0, 2.0]);
         up.maximised = Some(true);
-        let g = group(vec![up.clone()], "a").unwrap();
-        assert!(g.tasks[0].maximised);
-        let g = group(vec![run("kernel-sum-se", "a", 0, &[1.0, 2.0])], "a").unwrap();
-        assert!(!g.tasks[0].maximised, "without the field the name decides");
         let mut down = run("kernel-sum-se", "b", 0, &[1.0, 2.0]);
         down.maximised = Some(false);
         let err = group(vec![up, down], "a").unwrap_err();
