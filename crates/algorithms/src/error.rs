@@ -36,10 +36,10 @@ pub enum AlgorithmError {
     /// A BO computation failed.
     #[error(transparent)]
     Bo(#[from] fedhe_bo::BoError),
-    /// An institution's objective could not be evaluated (its command failed,
-    /// printed something other than a number, or its journal disagrees).
-    #[error("evaluation: {0}")]
-    Evaluation(String),
+    /// A task could not be built or evaluated (its name, dimension or members;
+    /// an institution's objective command).
+    #[error(transparent)]
+    Task(#[from] fedhe_tasks::TaskError),
 }
 
 /// A [`AlgorithmError::Config`] error.
@@ -72,6 +72,28 @@ pub(crate) fn check_members(configured: usize, given: usize) -> Result<(), Algor
             format!("{configured} configured but {given} channel members given"),
         ))
     }
+}
+
+/// Checks that `task` has objectives for every one of `members` and that
+/// they are the `configured` number; the error names `members`.
+pub(crate) fn check_task_members(
+    task: &fedhe_tasks::Task,
+    members: &[fedhe_crypto::MemberId],
+    configured: usize,
+) -> Result<(), AlgorithmError> {
+    if let Some(n) = task.clients() {
+        if n < members.len() {
+            return Err(config(
+                "members",
+                format!(
+                    "task {} has objectives for {n} clients, {} configured",
+                    task.name(),
+                    members.len()
+                ),
+            ));
+        }
+    }
+    check_members(configured, members.len())
 }
 
 /// A seed for stream `i` of a run from its `seed` (SplitMix64 finaliser), so

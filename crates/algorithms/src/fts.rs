@@ -17,9 +17,10 @@
 use crate::error::config;
 use crate::error::stream_seed as mix;
 use crate::rff_agent::{agents, RegretTrace, RffAgent, RffModelParams, RunTotals, SharedSettings};
-use crate::{AlgorithmError, RunResult, Task};
+use crate::{AlgorithmError, RunResult};
 use fedhe_bo::optim::Bounds;
 use fedhe_crypto::MemberId;
+use fedhe_tasks::Task;
 use nalgebra::DVector;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -63,10 +64,10 @@ pub(crate) fn default_features() -> usize {
     50
 }
 pub(crate) fn default_lengthscale() -> f64 {
-    crate::synthetic::LENGTHSCALE
+    fedhe_tasks::synthetic::gp_sample::LENGTHSCALE
 }
 pub(crate) fn default_noise_variance() -> f64 {
-    crate::synthetic::NOISE_VARIANCE
+    fedhe_tasks::synthetic::gp_sample::NOISE_VARIANCE
 }
 pub(crate) fn default_mixing_exponent() -> f64 {
     0.5
@@ -190,7 +191,7 @@ pub fn run(
     seed: u64,
 ) -> Result<RunResult, AlgorithmError> {
     let shared = &params.shared;
-    task.check_members(members, shared.members)?;
+    crate::error::check_task_members(task, members, shared.members)?;
     let model = shared.model.model(task.dim(), mix(seed, 0))?;
     let bounds = Bounds::unit(task.dim())?;
     let mut public = ChaCha8Rng::seed_from_u64(mix(seed, u64::MAX));
@@ -315,7 +316,7 @@ mod tests {
 
     #[test]
     fn runs_repeat_for_a_seed_and_regret_never_grows() {
-        let task = Task::by_name("gp-sample-2", 1).unwrap();
+        let task = fedhe_tasks::by_name("gp-sample-2", 1, 0).unwrap();
         let p = params(6, 8).validate().unwrap();
         for variant in [FtsVariant::Ts, FtsVariant::Fts] {
             let a = run(&task, variant, &p, &members(6), 5).unwrap();
@@ -333,7 +334,7 @@ mod tests {
 
     #[test]
     fn once_mode_uses_each_message_at_most_once_then_falls_back_to_ts() {
-        let task = Task::by_name("gp-sample-2", 1).unwrap();
+        let task = fedhe_tasks::by_name("gp-sample-2", 1, 0).unwrap();
         let mut p = params(3, 6);
         p.messages = Messages::Once;
         p.mixing_exponent = 1e-9; // p_t = 1 − t^(−c) ≈ 0: global whenever P_N allows
@@ -353,7 +354,7 @@ mod tests {
 
     #[test]
     fn stragglers_send_nothing_and_invalid_settings_are_refused() {
-        let task = Task::by_name("gp-sample-2", 1).unwrap();
+        let task = fedhe_tasks::by_name("gp-sample-2", 1, 0).unwrap();
         let mut p = params(4, 3);
         p.straggler_rate = 0.5;
         let r = run(

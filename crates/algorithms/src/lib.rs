@@ -16,9 +16,9 @@
 //! - [`dp_fts_de`]: DP-FTS-DE (paper 000, Algs. 1-2) over the channel, with
 //!   FTS-DE and DP-FTS as configurations.
 //! - [`rff_agent`]: the agent the Thompson-sampling family shares.
-//! - [`seir`]: the COVID-19 vaccine-dosage task of paper 003 App. E.2 (`covid-seir`).
-//! - [`task`]: the black-box problems the algorithms optimise;
-//!   [`synthetic`]: paper 000's perturbed GP-sample federation.
+//! - The black-box problems the algorithms optimise ([`fedhe_tasks::Task`],
+//!   built by name by [`fedhe_tasks::by_name`]) live in `fedhe-tasks`, below
+//!   this crate.
 //! - [`surrogate`]: the posterior an acquisition reads, local (exact GP) or global
 //!   (dPITC), and the acquisition step on it.
 
@@ -31,12 +31,8 @@ pub mod fts;
 pub mod ldp_bo;
 pub mod result;
 pub mod rff_agent;
-pub mod seir;
 pub mod surrogate;
-pub mod synthetic;
-pub mod task;
 
 pub use error::AlgorithmError;
 pub use fbo_fedgp::{FboFedGpParams, Method};
 pub use result::RunResult;
-pub use task::Task;

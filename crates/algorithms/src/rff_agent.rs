@@ -21,7 +21,6 @@
 
 use crate::error::stream_seed as mix;
 use crate::error::{config, positive};
-use crate::task::{Evaluation, Task};
 use crate::{AlgorithmError, RunResult};
 use fedhe_bo::acquisition::maximize_rff_sample;
 use fedhe_bo::optim::{maximize, Bounds, Maximum, OptimizerConfig};
@@ -29,6 +28,7 @@ use fedhe_bo::schedule::MixingSchedule;
 use fedhe_crypto::MemberId;
 use fedhe_gp::rff::{RandomFourierFeatures, RffPosterior};
 use fedhe_gp::{KernelParams, PosteriorPath, SquaredExponential};
+use fedhe_tasks::{Evaluation, Task};
 use nalgebra::{DMatrix, DVector};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -458,7 +458,7 @@ mod tests {
 
     #[test]
     fn thompson_steps_find_good_points_of_a_smooth_function() {
-        let task = Task::by_name("gp-sample-1", 1).unwrap();
+        let task = fedhe_tasks::by_name("gp-sample-1", 1, 0).unwrap();
         // Both samplers of the agent's own posterior: the RFF weight posterior
         // (0) and the exact GP posterior (pathwise, 200 prior features).
         for gp_prior_features in [0, 200] {

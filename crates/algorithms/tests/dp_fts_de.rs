@@ -4,11 +4,11 @@
 //! configured variance, and runs repeat for a seed.
 
 use fedhe_algorithms::dp_fts_de::{run, run_observed, DpFtsDeParams, NoiseMode, RoundEvent};
-use fedhe_algorithms::Task;
 use fedhe_crypto::{
     CeremonyId, HeSum, InsecurePolicy, MemberId, ParameterSet, PlainSum, SecureSum,
 };
 use fedhe_ring::Csprng;
+use fedhe_tasks::Task;
 
 fn members(n: usize) -> Vec<MemberId> {
     (1..=n)
@@ -29,7 +29,7 @@ fn small(members: usize, rounds: usize) -> DpFtsDeParams {
 }
 
 fn broadcasts(channel: &mut dyn SecureSum, params: &DpFtsDeParams, seed: u64) -> Vec<RoundEvent> {
-    let task = Task::by_name("gp-sample-4", 1).unwrap();
+    let task = fedhe_tasks::by_name("gp-sample-4", 1, 0).unwrap();
     let valid = params.clone().validate().unwrap();
     let mut events = Vec::new();
     run_observed(
@@ -87,7 +87,7 @@ fn epsilon_after_each_round_is_the_moments_accountants() {
     p.delta = Some(200f64.powf(-1.1));
     p.features = 10;
     p.acq_candidates = 50;
-    let task = Task::by_name("gp-sample-4", 1).unwrap();
+    let task = fedhe_tasks::by_name("gp-sample-4", 1, 0).unwrap();
     let r = run(&task, &p.validate().unwrap(), &mut PlainSum, &members(6), 1).unwrap();
     let eps = r.epsilon.expect("a private run reports ε");
     assert_eq!(eps.len(), 40);
@@ -100,7 +100,7 @@ fn no_noise_reports_no_epsilon_and_runs_repeat() {
     let mut p = small(5, 5);
     p.noise = NoiseMode::None;
     p.sampling_rate = 1.0;
-    let task = Task::by_name("gp-sample-4", 1).unwrap();
+    let task = fedhe_tasks::by_name("gp-sample-4", 1, 0).unwrap();
     let v = p.validate().unwrap();
     let a = run(&task, &v, &mut PlainSum, &members(5), 3).unwrap();
     let b = run(&task, &v, &mut PlainSum, &members(5), 3).unwrap();
@@ -142,7 +142,7 @@ fn distributed_noise_has_the_central_variance() {
 #[derive(Debug)]
 struct OffsetClients(usize);
 
-impl fedhe_algorithms::task::ClientObjectives for OffsetClients {
+impl fedhe_tasks::Problem for OffsetClients {
     fn clients(&self) -> usize {
         self.0
     }
@@ -152,9 +152,9 @@ impl fedhe_algorithms::task::ClientObjectives for OffsetClients {
         client: usize,
         unit: &[f64],
         _rng: &mut rand_chacha::ChaCha8Rng,
-    ) -> Result<fedhe_algorithms::task::Evaluation, fedhe_algorithms::AlgorithmError> {
+    ) -> Result<fedhe_tasks::Evaluation, fedhe_tasks::TaskError> {
         let v = client as f64 + unit[0] * unit[0];
-        Ok(fedhe_algorithms::task::Evaluation {
+        Ok(fedhe_tasks::Evaluation {
             observed: v,
             noise_free: v,
         })
@@ -165,7 +165,7 @@ fn offset_task(clients: usize) -> Task {
     Task::per_client(
         "offset-clients",
         2,
-        fedhe_bo::objectives::Sense::Minimise,
+        fedhe_tasks::Sense::Minimise,
         None,
         std::sync::Arc::new(OffsetClients(clients)),
     )

@@ -6,13 +6,13 @@ use fedhe_algorithms::fbo_fedgp::{
     run, run_member, simulated_client_seed, Client, FboFedGpParams, Hyperparameters, Method,
     OutputScaling, OutputWarping, Server, SummaryScaling,
 };
-use fedhe_algorithms::Task;
 use fedhe_crypto::{
     CeremonyId, HeSum, InsecurePolicy, MemberId, ParameterSet, PlainSum, SecureSum,
 };
 use fedhe_gp::sparse::Dpitc;
 use fedhe_gp::{KernelParams, Matern52};
 use fedhe_ring::Csprng;
+use fedhe_tasks::Task;
 use nalgebra::DMatrix;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -26,7 +26,7 @@ fn members(n: usize) -> Vec<MemberId> {
 /// The global posterior (mean, variance at test points) after one summary
 /// aggregation through `channel`, from clients with fixed data.
 fn global_posterior(channel: &mut dyn SecureSum, members: &[MemberId]) -> (Vec<f64>, Vec<f64>) {
-    let task = Task::by_name("cec2005-f6", 10).unwrap();
+    let task = fedhe_tasks::by_name("cec2005-f6", 10, 0).unwrap();
     let warping = OutputWarping::SignedLog;
     let mut clients: Vec<Client> = members
         .iter()
@@ -127,7 +127,7 @@ fn small_params() -> FboFedGpParams {
 
 #[test]
 fn a_run_repeats_for_a_seed_and_improves_on_its_initial_points() {
-    let task = Task::by_name("cec2005-f1", 2).unwrap();
+    let task = fedhe_tasks::by_name("cec2005-f1", 2, 0).unwrap();
     let params = small_params().validate().unwrap();
     let m = members(3);
     let a = run(&task, Method::FboFedGp, &params, &mut PlainSum, &m, 3).unwrap();
@@ -177,7 +177,7 @@ fn a_run_repeats_for_a_seed_and_improves_on_its_initial_points() {
 
 #[test]
 fn variants_use_the_channel_as_specified() {
-    let task = Task::by_name("cec2005-f1", 2).unwrap();
+    let task = fedhe_tasks::by_name("cec2005-f1", 2, 0).unwrap();
     let params = small_params().validate().unwrap();
     let m = members(3);
     let local = run(&task, Method::LocalOnly, &params, &mut PlainSum, &m, 1).unwrap();
@@ -253,7 +253,7 @@ impl SecureSum for MemberEnd {
 
 #[test]
 fn members_in_separate_threads_reproduce_the_in_process_federation() {
-    let task = Task::by_name("cec2005-f1", 2).unwrap();
+    let task = fedhe_tasks::by_name("cec2005-f1", 2, 0).unwrap();
     let params = small_params().validate().unwrap();
     let ids = members(3);
     let seed = 11;
@@ -277,7 +277,7 @@ fn members_in_separate_threads_reproduce_the_in_process_federation() {
 #[test]
 fn local_scaling_changes_local_steps_only() {
     use fedhe_algorithms::fbo_fedgp::LocalScaling;
-    let task = Task::by_name("cec2005-f1", 2).unwrap();
+    let task = fedhe_tasks::by_name("cec2005-f1", 2, 0).unwrap();
     let m = members(3);
     let with = |method, scaling| {
         // The option is about the paper's local steps.
@@ -305,7 +305,7 @@ fn local_scaling_changes_local_steps_only() {
 #[test]
 fn a_clients_own_scaling_is_the_mean_and_deviation_of_its_warped_utilities() {
     use fedhe_algorithms::fbo_fedgp::{Client, OutputWarping};
-    let task = Task::by_name("cec2005-f1", 2).unwrap();
+    let task = fedhe_tasks::by_name("cec2005-f1", 2, 0).unwrap();
     let mut client = Client::new(members(1)[0].clone(), 0, 11);
     client
         .initial_design(&task, 6, &[0.0, 0.0], &[1.0, 1.0])
@@ -347,7 +347,7 @@ fn federated_hyperparameters_and_warping_are_the_pooled_choice() {
     };
     use fedhe_gp::hyperfit::HyperPrior;
     use fedhe_gp::ExactGpParams;
-    let task = Task::by_name("cec2005-f9", 10).unwrap();
+    let task = fedhe_tasks::by_name("cec2005-f9", 10, 0).unwrap();
     let m = members(4);
     let mut clients: Vec<Client> = m
         .iter()
@@ -456,7 +456,7 @@ fn auto_warping_standardises_a_lone_agent_and_keeps_the_federation_in_the_channe
     use fedhe_algorithms::fbo_fedgp::Warping;
     // F6 (shifted Rosenbrock) reaches 10^10 in the box: raw sums of squares
     // would exceed the channel's bound, signed-log values do not.
-    let task = Task::by_name("cec2005-f6", 2).unwrap();
+    let task = fedhe_tasks::by_name("cec2005-f6", 2, 0).unwrap();
     let m = members(3);
     // The paper's local steps, so the federation's warping is the only one
     // used (lone local steps warp as a lone agent does).
@@ -493,7 +493,7 @@ fn auto_warping_standardises_a_lone_agent_and_keeps_the_federation_in_the_channe
 #[test]
 fn a_constant_prior_mean_is_for_a_lone_agent_only() {
     use fedhe_algorithms::fbo_fedgp::{PriorMean, Warping};
-    let task = Task::by_name("cec2005-f1", 2).unwrap();
+    let task = fedhe_tasks::by_name("cec2005-f1", 2, 0).unwrap();
     let m = members(3);
     let with = |prior_mean: PriorMean| {
         FboFedGpParams {
@@ -531,7 +531,7 @@ fn a_constant_prior_mean_is_for_a_lone_agent_only() {
 fn the_default_settings_resolve_per_method() {
     use fedhe_algorithms::fbo_fedgp::{LocalSteps, PriorMean, Warping};
     use fedhe_algorithms::surrogate::AcquisitionKind;
-    let task = Task::by_name("cec2005-f1", 2).unwrap();
+    let task = fedhe_tasks::by_name("cec2005-f1", 2, 0).unwrap();
     let m = members(3);
     let defaults = FboFedGpParams::paper_defaults();
     assert_eq!(defaults.acquisition, None);
@@ -599,7 +599,7 @@ fn the_default_settings_resolve_per_method() {
 #[test]
 fn penalised_global_steps_are_reproduced_by_separate_members_and_differ() {
     use fedhe_algorithms::fbo_fedgp::GlobalSteps;
-    let task = Task::by_name("cec2005-f1", 2).unwrap();
+    let task = fedhe_tasks::by_name("cec2005-f1", 2, 0).unwrap();
     let params = FboFedGpParams {
         global_steps: GlobalSteps::Penalised,
         ..small_params()

@@ -3,10 +3,10 @@
 //! behaves as the papers' analyses say on small instances.
 
 use fedhe_algorithms::fed_pne::{self, BanditMethod, FedPneParams};
-use fedhe_algorithms::ldp_bo::{self, synthetic, LdpBoParams, LdpMethod};
-use fedhe_algorithms::Task;
+use fedhe_algorithms::ldp_bo::{self, LdpBoParams, LdpMethod};
 use fedhe_crypto::{CeremonyId, HeSum, InsecurePolicy, MemberId, ParameterSet, PlainSum};
 use fedhe_ring::Csprng;
+use fedhe_tasks::synthetic::kernel_sum as synthetic;
 
 fn members(n: usize) -> Vec<MemberId> {
     (1..=n)
@@ -42,7 +42,7 @@ fn pne_params(method: BanditMethod) -> fedhe_algorithms::fed_pne::ValidFedPnePar
 
 #[test]
 fn fed_pne_eliminates_the_same_nodes_through_he_as_through_plain_sum() {
-    let task = Task::by_name("garland", 1).unwrap();
+    let task = fedhe_tasks::by_name("garland", 1, 0).unwrap();
     let m = members(3);
     for method in [BanditMethod::FedPne, BanditMethod::DpFedPne] {
         let params = pne_params(method);
@@ -77,7 +77,7 @@ fn fed_pne_eliminates_the_same_nodes_through_he_as_through_plain_sum() {
 fn hct_and_fed1_ucb_pull_the_same_points_through_he_as_through_plain_sum() {
     // HCT aggregates every round: its regret sequence (the points it pulls)
     // depends on every encrypted average; Fed1-UCB on its phases' means.
-    let task = Task::by_name("doublesine", 1).unwrap();
+    let task = fedhe_tasks::by_name("doublesine", 1, 0).unwrap();
     let m = members(3);
     for (method, rounds) in [(BanditMethod::Hct, 24), (BanditMethod::Fed1Ucb, 400)] {
         let mut p = FedPneParams::paper_defaults();
@@ -103,7 +103,7 @@ fn hct_and_fed1_ucb_pull_the_same_points_through_he_as_through_plain_sum() {
 
 #[test]
 fn fed_pne_regret_flattens_and_phases_grow_logarithmically() {
-    let task = Task::by_name("garland", 1).unwrap();
+    let task = fedhe_tasks::by_name("garland", 1, 0).unwrap();
     let m = members(10);
     let mut phases = Vec::new();
     for t in [1000, 4000, 16000] {

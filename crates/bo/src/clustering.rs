@@ -95,7 +95,7 @@ pub fn kmeans_plus_plus<R: Rng + ?Sized>(
             *d = d.min(sq_dist(points, i, points, next));
         }
     }
-    Ok(crate::objectives::select_rows(points, &chosen))
+    Ok(fedhe_gp::linalg::select_rows(points, &chosen))
 }
 
 /// Lloyd's k-means from the given initial centres, stopping when the largest
@@ -260,7 +260,7 @@ pub fn global_clustering(
         }
     }
     let init_rows = farthest_first(&pool, &seed_rows, k)?;
-    let init = crate::objectives::select_rows(&pool, &init_rows);
+    let init = fedhe_gp::linalg::select_rows(&pool, &init_rows);
     kmeans_from(&pool, init, tol, max_iters)
 }
 

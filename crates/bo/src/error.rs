@@ -30,9 +30,6 @@ pub enum BoError {
         /// Which input.
         what: &'static str,
     },
-    /// An objective name is not known.
-    #[error("unknown function {0:?} (see `fedhe objective list`)")]
-    UnknownFunction(String),
     /// A GP computation failed.
     #[error(transparent)]
     Gp(#[from] GpError),

@@ -9,12 +9,13 @@
 //! - [`sobol`]: scrambled Sobol' points.
 //! - [`schedule`]: the mixing schedules `p_t` of FBO-FedGP and FTS.
 //! - [`clustering`]: support-set selection (paper 004, Alg. 1) and its baseline.
-//! - [`objectives`]: CEC-2005 F1-F20, Garland, DoubleSine and GP-sampled functions.
+//!
+//! The objectives themselves (benchmarks, synthetic federations) live in
+//! `fedhe-tasks`, which does not depend on this crate.
 
 pub mod acquisition;
 pub mod clustering;
 pub mod error;
-pub mod objectives;
 pub mod optim;
 pub mod penalty;
 pub mod schedule;

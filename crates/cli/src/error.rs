@@ -36,9 +36,12 @@ pub enum CliError {
     /// An algorithm run failed.
     #[error(transparent)]
     Algorithm(#[from] fedhe_algorithms::AlgorithmError),
-    /// A BO computation (objectives, acquisitions) rejected its input.
+    /// A BO computation (acquisitions) rejected its input.
     #[error(transparent)]
     Bo(#[from] fedhe_bo::BoError),
+    /// A task name, dimension or evaluation was refused.
+    #[error(transparent)]
+    Task(#[from] fedhe_tasks::TaskError),
     /// The server or the member's side of the protocol failed.
     #[error(transparent)]
     Client(#[from] fedhe_client::ClientError),

@@ -36,7 +36,7 @@ enum Command {
     /// Benchmarks that print JSON.
     #[command(subcommand)]
     Bench(commands::bench::BenchCommand),
-    /// Benchmark objectives: list them, evaluate them.
+    /// Tasks: list every name `simulate` accepts; evaluate the benchmark functions.
     #[command(subcommand)]
     Objective(commands::objective::ObjectiveCommand),
     /// Gaussian-process regression.

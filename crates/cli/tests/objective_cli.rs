@@ -2,7 +2,7 @@
 
 mod common;
 use common::{assert_fails_with, fedhe, json_stdout, temp_file};
-use fedhe_bo::objectives::cec2005::parse_rows;
+use fedhe_tasks::benchmarks::cec2005::parse_rows;
 
 #[test]
 fn list_names_every_function() {
@@ -15,12 +15,29 @@ fn list_names_every_function() {
     // F8's row: bounds [-32, 32], optimum -140.
     let f8 = text.lines().find(|l| l.starts_with("cec2005-f8 ")).unwrap();
     assert!(f8.contains("[-32, 32]") && f8.contains("-140"), "{f8}");
+    // Every task `fedhe simulate` accepts, with its sense (issue 17).
+    for (name, sense) in [
+        ("covid-seir", "minimise"),
+        ("kernel-sum-se", "maximise"),
+        ("kernel-sum-matern", "maximise"),
+        ("gp-sample", "maximise"),
+        ("pima-svm", "minimise"),
+        ("support2-svm", "minimise"),
+    ] {
+        let row = text
+            .lines()
+            .find(|l| l.starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("{name} missing:\n{text}"));
+        assert!(row.contains(sense), "{row}");
+    }
+    let pima = text.lines().find(|l| l.starts_with("pima-svm ")).unwrap();
+    assert!(pima.contains("[-2, 3]x[-4, 1]"), "{pima}");
 }
 
 #[test]
 fn eval_reproduces_an_official_cec_point() {
     // The organisers' first F1 verification point at D = 50 and its value.
-    let text = include_str!("../../bo/tests/data/cec2005/test_data_func1.txt");
+    let text = include_str!("../../tasks/tests/data/cec2005/test_data_func1.txt");
     let rows = parse_rows(text);
     let points = temp_file(
         "f1.json",
@@ -77,8 +94,10 @@ fn bad_input_exits_with_status_2() {
             p,
         ])
     };
-    assert_fails_with(&eval("cec2005-f99", "2", &good), "unknown function");
-    assert_fails_with(&eval("rosenbrock", "2", &good), "unknown function");
+    assert_fails_with(&eval("cec2005-f99", "2", &good), "unknown task");
+    assert_fails_with(&eval("rosenbrock", "2", &good), "unknown task");
+    // A federation has an objective per client, not one function to evaluate.
+    assert_fails_with(&eval("covid-seir", "1", &good), "per client");
     assert_fails_with(&eval("cec2005-f1", "3", &good), "official dimensions");
     assert_fails_with(
         &eval("cec2005-f1", "2", &wrong_dim),

@@ -43,10 +43,9 @@ use crate::{Client, ClientError};
 use fedhe_algorithms::fbo_fedgp::{
     run_member, FboFedGpParams, Method, RoundEvent, SupportSelection, ValidParams,
 };
-use fedhe_algorithms::task::{ClientObjectives, Evaluation};
-use fedhe_algorithms::{AlgorithmError, RunResult, Task};
-use fedhe_bo::objectives::Sense;
+use fedhe_algorithms::{AlgorithmError, RunResult};
 use fedhe_crypto::MemberId;
+use fedhe_tasks::{Evaluation, Problem, Sense, Task, TaskError};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
@@ -129,16 +128,12 @@ impl StudyConfig {
                 ));
             }
         }
-        let sense = match self.sense.as_str() {
-            "minimise" => Sense::Minimise,
-            "maximise" => Sense::Maximise,
-            other => {
-                return Err(invalid(
-                    "sense",
-                    format!("{other:?} is neither \"minimise\" nor \"maximise\""),
-                ))
-            }
-        };
+        let sense = Sense::from_name(&self.sense).ok_or_else(|| {
+            invalid(
+                "sense",
+                format!("{:?} is neither \"minimise\" nor \"maximise\"", self.sense),
+            )
+        })?;
         if self.fbo_fedgp.members != members {
             return Err(invalid(
                 "fbo_fedgp.members",
@@ -227,12 +222,12 @@ impl Journal {
 
     /// The journaled value of the next evaluation, if it was made before the
     /// restart; an error if it was made at another point.
-    fn replay(&mut self, x: &[f64]) -> Result<Option<f64>, AlgorithmError> {
+    fn replay(&mut self, x: &[f64]) -> Result<Option<f64>, TaskError> {
         let Some(e) = self.entries.get(self.next) else {
             return Ok(None);
         };
         if e.x != x {
-            return Err(AlgorithmError::Evaluation(format!(
+            return Err(TaskError::Evaluation(format!(
                 "evaluation {} of the journal {} was at {:?}, the replay asks for {:?}: \
                  the study or the agent changed since, and this member cannot resume the study",
                 self.next + 1,
@@ -256,7 +251,7 @@ impl Journal {
     }
 
     /// Appends a new evaluation and syncs it before the value is used.
-    fn record(&mut self, x: &[f64], y: f64) -> Result<(), AlgorithmError> {
+    fn record(&mut self, x: &[f64], y: f64) -> Result<(), TaskError> {
         self.append(JournalEntry {
             x: x.to_vec(),
             y,
@@ -265,12 +260,12 @@ impl Journal {
     }
 
     /// Appends `entry` and syncs it.
-    fn append(&mut self, entry: JournalEntry) -> Result<(), AlgorithmError> {
+    fn append(&mut self, entry: JournalEntry) -> Result<(), TaskError> {
         let fail = |e: std::io::Error| {
-            AlgorithmError::Evaluation(format!("journal {}: {e}", self.path.display()))
+            TaskError::Evaluation(format!("journal {}: {e}", self.path.display()))
         };
         let mut line =
-            serde_json::to_string(&entry).map_err(|e| AlgorithmError::Evaluation(e.to_string()))?;
+            serde_json::to_string(&entry).map_err(|e| TaskError::Evaluation(e.to_string()))?;
         line.push('\n');
         use std::os::unix::fs::OpenOptionsExt;
         let mut f = std::fs::OpenOptions::new()
@@ -369,11 +364,10 @@ impl MemberObjective {
     }
 
     /// Runs the command at `x` (the study's box).
-    fn run_command(&self, command: &str, x: &[f64]) -> Result<f64, AlgorithmError> {
+    fn run_command(&self, command: &str, x: &[f64]) -> Result<f64, TaskError> {
         use std::process::{Command, Stdio};
-        let fail = |what: String| {
-            AlgorithmError::Evaluation(format!("objective command `{command}`: {what}"))
-        };
+        let fail =
+            |what: String| TaskError::Evaluation(format!("objective command `{command}`: {what}"));
         let mut child = Command::new("sh")
             .arg("-c")
             .arg(command)
@@ -416,7 +410,7 @@ impl MemberObjective {
     }
 }
 
-impl ClientObjectives for MemberObjective {
+impl Problem for MemberObjective {
     fn clients(&self) -> usize {
         self.members
     }
@@ -426,9 +420,9 @@ impl ClientObjectives for MemberObjective {
         client: usize,
         unit: &[f64],
         _rng: &mut ChaCha8Rng,
-    ) -> Result<Evaluation, AlgorithmError> {
+    ) -> Result<Evaluation, TaskError> {
         if client != self.index {
-            return Err(AlgorithmError::Evaluation(format!(
+            return Err(TaskError::Evaluation(format!(
                 "this agent evaluates for member {}, not {client}",
                 self.index
             )));
@@ -441,7 +435,7 @@ impl ClientObjectives for MemberObjective {
         let mut journal = self
             .journal
             .lock()
-            .map_err(|_| AlgorithmError::Evaluation("journal lock poisoned".into()))?;
+            .map_err(|_| TaskError::Evaluation("journal lock poisoned".into()))?;
         let y = match (journal.replay(&x)?, &self.evaluator) {
             (Some(y), _) => y,
             (None, OwnedEvaluator::Command(command)) => {
@@ -457,10 +451,10 @@ impl ClientObjectives for MemberObjective {
                     failure_value: journal.worst(*sense),
                 };
                 let bytes = serde_json::to_vec_pretty(&pending)
-                    .map_err(|e| AlgorithmError::Evaluation(e.to_string()))?;
+                    .map_err(|e| TaskError::Evaluation(e.to_string()))?;
                 keys::write_atomic(state, PENDING_FILE, &bytes, true)
-                    .map_err(|e| AlgorithmError::Evaluation(e.to_string()))?;
-                return Err(AlgorithmError::Evaluation(ASKED.into()));
+                    .map_err(|e| TaskError::Evaluation(e.to_string()))?;
+                return Err(TaskError::Evaluation(ASKED.into()));
             }
         };
         Ok(Evaluation {
@@ -895,11 +889,13 @@ pub fn tell_agent(keys: &KeyDir, study: &str, told: Told) -> Result<TellReceipt,
             true,
         ),
     };
-    journal.append(JournalEntry {
-        x: p.point.clone(),
-        y: value,
-        failed,
-    })?;
+    journal
+        .append(JournalEntry {
+            x: p.point.clone(),
+            y: value,
+            failed,
+        })
+        .map_err(AlgorithmError::from)?;
     // The journal line is synced: the pending file is now only a leftover.
     let _ = std::fs::remove_file(state.join(PENDING_FILE));
     Ok(TellReceipt {

@@ -1,5 +1,5 @@
 //! Prints each client's validation error over a grid of (C, γ).
-use fedhe_algorithms::task::ClientObjectives;
+use fedhe_tasks::Problem;
 use fedhe_tasks::{spec, FederatedSvm};
 fn main() {
     let name = std::env::args().nth(1).unwrap_or_else(|| "pima-svm".into());

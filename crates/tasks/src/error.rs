@@ -2,11 +2,11 @@
 
 use thiserror::Error;
 
-/// A failure to build or evaluate a federated task.
+/// A failure to name, build or evaluate a task; every variant names what is wrong.
 #[derive(Debug, Error)]
 pub enum TaskError {
     /// No task has this name.
-    #[error("unknown task {name:?} (known: {known})")]
+    #[error("unknown task {name:?} (known: {known}; see `fedhe objective list`)")]
     UnknownTask {
         /// The name asked for.
         name: String,
@@ -23,13 +23,38 @@ pub enum TaskError {
         /// What is wrong.
         reason: String,
     },
-    /// A task setting is out of range or inconsistent.
-    #[error("invalid task setting `{field}`: {reason}")]
+    /// A task setting is out of range or inconsistent (the dimension asked
+    /// for, the number of members, a noise level).
+    #[error("invalid setting `{field}`: {reason}")]
     Config {
-        /// The setting.
+        /// The setting, as it is named in a config file.
         field: &'static str,
         /// What is wrong with it.
         reason: String,
+    },
+    /// An argument of a benchmark function is out of range.
+    #[error("invalid {what}: {reason}")]
+    Invalid {
+        /// Which argument.
+        what: &'static str,
+        /// Why it is invalid.
+        reason: String,
+    },
+    /// A point has the wrong dimension.
+    #[error("dimension mismatch in {what}: expected {expected}, got {got}")]
+    Dimension {
+        /// What was being checked.
+        what: &'static str,
+        /// The dimension required.
+        expected: usize,
+        /// The dimension given.
+        got: usize,
+    },
+    /// A point contains NaN or infinity.
+    #[error("{what} contains a non-finite value")]
+    NonFinite {
+        /// Which input.
+        what: &'static str,
     },
     /// The classifier could not be trained.
     #[error("training the classifier of client {client}: {reason}")]
@@ -39,4 +64,27 @@ pub enum TaskError {
         /// The learner's error.
         reason: String,
     },
+    /// An institution's objective could not be evaluated (its command failed,
+    /// printed something other than a number, or its journal disagrees).
+    #[error("evaluation: {0}")]
+    Evaluation(String),
+    /// A GP computation (a GP-sampled function's features) failed.
+    #[error(transparent)]
+    Gp(#[from] fedhe_gp::GpError),
+}
+
+/// A [`TaskError::Config`] error.
+pub(crate) fn config(field: &'static str, reason: impl Into<String>) -> TaskError {
+    TaskError::Config {
+        field,
+        reason: reason.into(),
+    }
+}
+
+/// A [`TaskError::Invalid`] with a formatted reason.
+pub(crate) fn invalid(what: &'static str, reason: impl Into<String>) -> TaskError {
+    TaskError::Invalid {
+        what,
+        reason: reason.into(),
+    }
 }

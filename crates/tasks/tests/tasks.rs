@@ -1,7 +1,8 @@
 //! The shipped tasks: sizes, determinism, and that the objective means something.
 
-use fedhe_algorithms::task::ClientObjectives;
-use fedhe_tasks::{names, spec, task, FederatedSvm, TaskError, TASKS};
+use fedhe_tasks::svm::task;
+use fedhe_tasks::Problem;
+use fedhe_tasks::{names, spec, FederatedSvm, TaskError, TASKS};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use std::time::Instant;
@@ -51,8 +52,8 @@ fn split_sizes_match_the_data() {
     assert_eq!(
         (arf.train_rows(), arf.validation_rows()),
         (
-            fedhe_tasks::MAX_TRAIN_ROWS,
-            fedhe_tasks::MAX_VALIDATION_ROWS
+            fedhe_tasks::svm::MAX_TRAIN_ROWS,
+            fedhe_tasks::svm::MAX_VALIDATION_ROWS
         )
     );
     // 18 numeric + one-hot of sex 2, race 6, diabetes 2, dementia 2, ca 3, income 5.

@@ -7,11 +7,12 @@ use super::server::DpFtsDeServer;
 use super::subregions::SubRegions;
 use crate::error::stream_seed as mix;
 use crate::rff_agent::{agents, RegretTrace, RffAgent, RffModel, RunTotals};
-use crate::{AlgorithmError, RunResult, Task};
+use crate::{AlgorithmError, RunResult};
 use fedhe_bo::optim::Bounds;
 use fedhe_crypto::{MemberId, SecureSum};
 use fedhe_dp::{GaussianMechanism, PoissonSampling};
 use fedhe_ring::Csprng;
+use fedhe_tasks::Task;
 use nalgebra::DVector;
 
 /// What happened in one round, for progress reports and tests.
@@ -62,7 +63,7 @@ pub fn run_observed(
     observer: &mut dyn FnMut(&RoundEvent),
 ) -> Result<RunResult, AlgorithmError> {
     let shared = &params.shared;
-    task.check_members(members, shared.members)?;
+    crate::error::check_task_members(task, members, shared.members)?;
     let dim = task.dim();
     let model = shared.model.model(dim, mix(seed, FEATURES_STREAM))?;
     let regions = SubRegions::new(dim, params.subregions)?;

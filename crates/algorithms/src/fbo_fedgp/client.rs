@@ -4,13 +4,13 @@
 use super::model::{warp_contribution, Warping};
 use super::{Hyperparameters, OutputScaling, OutputWarping};
 use crate::surrogate::{AcquisitionStep, Surrogate};
-use crate::task::{Evaluation, Task};
 use crate::AlgorithmError;
 use fedhe_bo::clustering::local_kmeans;
 use fedhe_crypto::MemberId;
 use fedhe_gp::hyperfit::{fit_hyperparameters, FitConfig};
 use fedhe_gp::sparse::{Dpitc, LocalSummary};
 use fedhe_gp::{ExactGp, ExactGpParams, Kernel};
+use fedhe_tasks::{Evaluation, Task};
 use nalgebra::{DMatrix, DVector};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -8,13 +8,14 @@ use super::params::{
 };
 use super::{Client, Hyperparameters, OutputScaling, OutputWarping, Server, SummaryScaling};
 use crate::surrogate::{AcquisitionStep, GlobalPosterior, Surrogate};
-use crate::{AlgorithmError, RunResult, Task};
+use crate::{AlgorithmError, RunResult};
 use fedhe_bo::clustering::{global_clustering, kmeans_plus_plus, uniform_random_support};
 use fedhe_bo::optim::Bounds;
 use fedhe_bo::schedule::MixingSchedule;
 use fedhe_crypto::{MemberId, SecureSum};
 use fedhe_gp::sparse::Dpitc;
 use fedhe_gp::{Kernel, KernelParams, Matern52, SquaredExponential};
+use fedhe_tasks::Task;
 use nalgebra::DMatrix;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -143,7 +144,7 @@ fn dispatch(
     seed: u64,
     observer: &mut dyn FnMut(&RoundEvent),
 ) -> Result<RunResult, AlgorithmError> {
-    task.check_members(roster.members, params.members)?;
+    crate::error::check_task_members(task, roster.members, params.members)?;
     let dim = task.dim();
     match params.kernel {
         KernelKind::Se => {

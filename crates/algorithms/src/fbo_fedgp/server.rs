@@ -52,7 +52,7 @@ mod tests {
 
     #[test]
     fn secure_kmeans_step_equals_a_pooled_lloyd_step() {
-        let task = crate::Task::by_name("cec2005-f1", 2).unwrap();
+        let task = fedhe_tasks::by_name("cec2005-f1", 2, 0).unwrap();
         let mut a = Client::new(MemberId::new("a").unwrap(), 0, 1);
         let mut b = Client::new(MemberId::new("b").unwrap(), 1, 2);
         for (c, pts) in [

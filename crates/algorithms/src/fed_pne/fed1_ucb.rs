@@ -13,8 +13,9 @@
 use super::params::ValidFedPneParams;
 use super::pne::Session;
 use crate::error::stream_seed;
-use crate::{AlgorithmError, RunResult, Task};
+use crate::{AlgorithmError, RunResult};
 use fedhe_crypto::{MemberId, SecureSum};
+use fedhe_tasks::Task;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 

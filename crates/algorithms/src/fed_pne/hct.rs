@@ -262,7 +262,6 @@ pub(crate) fn run(
 mod tests {
     use super::*;
     use crate::fed_pne::{BanditMethod, FedPneParams};
-    use crate::Task;
     use fedhe_crypto::{MemberId, PlainSum};
 
     fn params(rho: f64) -> ValidFedPneParams {
@@ -323,7 +322,7 @@ mod tests {
     fn hct_concentrates_its_pulls_near_the_optimum_of_garland() {
         // Garland's maximum on [0, 1] is about 0.997 at x ≈ 0.523: after a few
         // thousand rounds the per-round regret must be small.
-        let task = Task::by_name("garland", 1).unwrap();
+        let task = fedhe_tasks::by_name("garland", 1, 0).unwrap();
         let mut p = FedPneParams::paper_defaults();
         p.members = 4;
         p.rounds = 4000;

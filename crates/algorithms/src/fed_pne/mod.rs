@@ -19,13 +19,15 @@ mod partition;
 mod pne;
 
 pub use fed1_ucb::{meshgrid, run as run_fed1_ucb};
-pub use objectives::{Federation, PerturbedObjectives};
+pub use fedhe_tasks::offsets::PerturbedObjectives;
+pub use objectives::Federation;
 pub use params::{BanditMethod, FedPneParams, ValidFedPneParams};
 pub use partition::{Node, Partition};
 pub use pne::{run as run_fed_pne, run_detailed, Client, FedPneReport, Phase, Server};
 
-use crate::{AlgorithmError, RunResult, Task};
+use crate::{AlgorithmError, RunResult};
 use fedhe_crypto::{MemberId, SecureSum};
+use fedhe_tasks::Task;
 
 /// Runs `params.method()`.
 pub fn run(

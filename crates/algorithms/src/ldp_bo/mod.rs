@@ -17,7 +17,6 @@ mod learners;
 mod mechanism;
 mod params;
 mod run;
-pub mod synthetic;
 
 pub use learners::{AtaGpUcb, Constants, Learner, MomaGpUcb, TgpUcb};
 pub use mechanism::ConvertToLaplace;

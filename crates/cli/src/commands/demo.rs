@@ -10,10 +10,10 @@ use super::{member_names, resolve_params};
 use crate::error::CliError;
 use clap::Args;
 use fedhe_algorithms::fbo_fedgp::{run_observed, FboFedGpParams, Method, RoundEvent};
-use fedhe_algorithms::Task;
 use fedhe_crypto::wire::{fingerprint, WireObject};
 use fedhe_crypto::{CeremonyId, HeSum};
 use fedhe_ring::Csprng;
+use fedhe_tasks::Task;
 
 /// Arguments of `fedhe demo`.
 #[derive(Args, Debug)]
@@ -79,13 +79,13 @@ pub(super) fn settings(args: &DemoArgs) -> Result<FboFedGpParams, CliError> {
 
 /// The value at the centre of the task's box.
 pub(super) fn centre_value(task: &Task) -> Result<f64, CliError> {
-    let objective = fedhe_bo::objectives::Objective::by_name(task.name(), task.dim())?;
+    let objective = fedhe_tasks::registry::benchmark(task.name(), task.dim())?;
     Ok(objective.evaluate(&task.to_domain(&vec![0.5; task.dim()]))?)
 }
 
 fn run_in_process(args: DemoArgs) -> Result<(), CliError> {
     let params = resolve_params(&args.params, args.allow_insecure)?;
-    let task = Task::by_name(&args.function, args.dim)?;
+    let task = fedhe_tasks::by_name(&args.function, args.dim, 0)?;
     let settings = settings(&args)?.validate()?;
     let set = params.set();
     println!(

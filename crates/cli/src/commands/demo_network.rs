@@ -5,7 +5,6 @@
 
 use super::demo::{centre_value, settings, DemoArgs};
 use crate::error::CliError;
-use fedhe_algorithms::Task;
 use fedhe_api::{CeremonySpec, MemberSpec, StudySpec};
 use fedhe_client::agent::StudyConfig;
 use fedhe_client::{Auth, Client};
@@ -171,9 +170,9 @@ pub fn run(args: DemoArgs) -> Result<(), CliError> {
     let start = Instant::now();
     // Refuse bad arguments before anything starts.
     super::resolve_params(&a.params, a.allow_insecure)?;
-    let task = Task::by_name(&a.function, a.dim)?;
+    let task = fedhe_tasks::by_name(&a.function, a.dim, 0)?;
     // The institutions evaluate with `fedhe objective value`: a benchmark function.
-    fedhe_bo::objectives::Objective::by_name(&a.function, a.dim)?;
+    fedhe_tasks::registry::benchmark(&a.function, a.dim)?;
     let fbo = settings(a)?;
     let work = Workdir::new(a.workdir.as_deref())?;
     let root = work.path();

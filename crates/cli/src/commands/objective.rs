@@ -1,15 +1,17 @@
-//! `fedhe objective list|eval`: the benchmark functions of `fedhe_bo::objectives`.
+//! `fedhe objective list|eval|value`: every task name of the registry
+//! (`fedhe_tasks::list`), and the benchmark functions evaluated in their own box.
 
 use super::json_input::{check_points, read_json};
 use crate::error::CliError;
 use clap::Subcommand;
-use fedhe_bo::objectives::{list, Objective};
+use fedhe_tasks::registry::{benchmark, list};
 use serde::Deserialize;
 
 /// `fedhe objective …`
 #[derive(Subcommand, Debug)]
 pub enum ObjectiveCommand {
-    /// List the functions: name, dimensions, bounds, optimum value.
+    /// List every task `fedhe simulate` accepts: name, dimensions, bounds,
+    /// optimum value (`-` when unknown or drawn per seed), sense, clients.
     List,
     /// Evaluate a function (noise-free) at the points of a JSON file
     /// `{"x": [[...], ...]}`; prints `{"values": [...]}`.
@@ -48,18 +50,25 @@ pub fn run(command: ObjectiveCommand) -> Result<(), CliError> {
     match command {
         ObjectiveCommand::List => {
             println!(
-                "{:<14} {:<12} {:<22} {:>22}  sense",
-                "name", "dimensions", "bounds", "optimum"
+                "{:<18} {:<12} {:<22} {:>22}  {:<8}  {:<7}  description",
+                "name", "dimensions", "bounds", "optimum", "sense", "clients"
             );
             for info in list() {
                 let dims: Vec<String> = info.dimensions.iter().map(|d| d.to_string()).collect();
+                let bounds: Vec<String> = info
+                    .bounds
+                    .iter()
+                    .map(|(lo, hi)| format!("[{lo}, {hi}]"))
+                    .collect();
                 println!(
-                    "{:<14} {:<12} {:<22} {:>22}  {}",
+                    "{:<18} {:<12} {:<22} {:>22}  {:<8}  {:<7}  {}",
                     info.name,
                     dims.join(","),
-                    format!("[{}, {}]", info.bounds.0, info.bounds.1),
-                    info.optimum_value,
-                    info.sense.as_str()
+                    bounds.join("x"),
+                    info.optimum.map_or("-".to_string(), |o| o.to_string()),
+                    info.sense.as_str(),
+                    info.clients.map_or("any".to_string(), |c| c.to_string()),
+                    info.description
                 );
             }
             Ok(())
@@ -69,7 +78,7 @@ pub fn run(command: ObjectiveCommand) -> Result<(), CliError> {
             dim,
             points,
         } => {
-            let objective = Objective::by_name(&function, dim)?;
+            let objective = benchmark(&function, dim)?;
             let file: PointsFile = read_json(&points)?;
             check_points(&points, &file.x, dim)?;
             let values = file
@@ -81,7 +90,7 @@ pub fn run(command: ObjectiveCommand) -> Result<(), CliError> {
             Ok(())
         }
         ObjectiveCommand::Value { function, dim } => {
-            let objective = Objective::by_name(&function, dim)?;
+            let objective = benchmark(&function, dim)?;
             let mut text = String::new();
             std::io::Read::read_to_string(&mut std::io::stdin(), &mut text).map_err(|source| {
                 CliError::Io {

@@ -8,7 +8,7 @@ use crate::report::results::{group, ResultsFile};
 use crate::report::table::{render, ReportInput};
 use crate::report::{compare, plot};
 use clap::Args;
-use fedhe_bo::objectives::{list, Sense};
+use fedhe_tasks::Sense;
 use std::path::{Path, PathBuf};
 
 /// `fedhe report …`
@@ -72,16 +72,14 @@ pub fn run(args: ReportArgs) -> Result<(), CliError> {
 
     let plot_dir = args.dir.join("plots");
     create_dir(&plot_dir)?;
-    let objectives = list();
     let mut plots = Vec::new();
     for task in &grouped.tasks {
         let file_name = format!("{}.png", file_stem(&task.task));
         let path = plot_dir.join(&file_name);
         // The optimum line only makes sense for a minimised objective.
-        let optimum = objectives
-            .iter()
-            .find(|o| o.name == task.task && o.sense == Sense::Minimise)
-            .map(|o| o.optimum_value);
+        let optimum = fedhe_tasks::info(&task.task)
+            .filter(|o| o.sense == Sense::Minimise)
+            .and_then(|o| o.optimum);
         let curves = plot::curves(task, &grouped.methods);
         plot::draw(&path, &task.task, &curves, optimum).map_err(|reason| CliError::Invalid {
             path: path.display().to_string(),

@@ -8,9 +8,9 @@ use fedhe_algorithms::dp_fts_de::{self, DpFtsDeParams};
 use fedhe_algorithms::fbo_fedgp::{run, FboFedGpParams, Method, ValidParams};
 use fedhe_algorithms::fts::{self, FtsParams, FtsVariant};
 use fedhe_algorithms::RunResult;
-use fedhe_algorithms::Task;
 use fedhe_crypto::{CeremonyId, HeSum, PlainSum, Precision, SecureSum};
 use fedhe_ring::Csprng;
+use fedhe_tasks::Task;
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -300,19 +300,10 @@ fn task_name(name: &str) -> String {
     }
 }
 
-/// The task `name`: a benchmark function (`fedhe objective list`) shared by
-/// every member, or else a real federated task of `fedhe_tasks` (e.g.
-/// `pima-svm`), whose members each tune a classifier on their own data.
+/// The task `name` for trial `seed`, from the one registry
+/// (`fedhe objective list` lists every name it accepts).
 fn resolve_task(name: &str, dim: usize, seed: u64) -> Result<Task, String> {
-    if fedhe_tasks::spec(name).is_some() {
-        return fedhe_tasks::task(name, dim).map_err(|e| e.to_string());
-    }
-    Task::by_name_seeded(name, dim, seed).map_err(|e| {
-        format!(
-            "{e} (nor a federated task: {})",
-            fedhe_tasks::names().join(", ")
-        )
-    })
+    fedhe_tasks::by_name(name, dim, seed).map_err(|e| e.to_string())
 }
 
 /// Reads and checks a config; every error names the file and the field.

@@ -95,9 +95,7 @@ const KNOWN_METHODS: [&str; 6] = [
 /// maximised: the fallback for files without the runs' `maximised` field.
 /// Other tasks (CEC-2005, the classifier tasks, regrets) are minimised.
 pub fn is_maximised(task: &str) -> bool {
-    fedhe_bo::objectives::list()
-        .iter()
-        .any(|i| i.name == task && i.sense == fedhe_bo::objectives::Sense::Maximise)
+    fedhe_tasks::info(task).is_some_and(|i| i.sense == fedhe_tasks::Sense::Maximise)
 }
 
 /// Checks the runs and groups them. The error names the first problem found:
@@ -244,14 +242,20 @@ mod tests {
 
     #[test]
     fn the_runs_maximised_field_decides_the_sense_and_must_agree() {
-        // `kernel-sum-se` is not in `fedhe objective list`: only the field says
-        // it is maximised.
+        // `my-task` is not in `fedhe objective list`: only the field says it
+        // is maximised.
+        let mut mine = run("my-task", "a", 0, &[1.0, 2.0]);
+        mine.maximised = Some(true);
+        let g = group(vec![mine], "a").unwrap();
+        assert!(g.tasks[0].maximised);
+        let g = group(vec![run("my-task", "a", 0, &[1.0, 2.0])], "a").unwrap();
+        assert!(!g.tasks[0].maximised, "without the field the name decides");
+        // The registry lists `kernel-sum-se` as maximised (issue 17: it was
+        // read as minimised when only the CEC list was consulted).
+        let g = group(vec![run("kernel-sum-se", "a", 0, &[1.0, 2.0])], "a").unwrap();
+        assert!(g.tasks[0].maximised);
         let mut up = run("kernel-sum-se", "a", 0, &[1.0, 2.0]);
         up.maximised = Some(true);
-        let g = group(vec![up.clone()], "a").unwrap();
-        assert!(g.tasks[0].maximised);
-        let g = group(vec![run("kernel-sum-se", "a", 0, &[1.0, 2.0])], "a").unwrap();
-        assert!(!g.tasks[0].maximised, "without the field the name decides");
         let mut down = run("kernel-sum-se", "b", 0, &[1.0, 2.0]);
         down.maximised = Some(false);
         let err = group(vec![up, down], "a").unwrap_err();

@@ -6,8 +6,7 @@
 //! number of features grows. The same kernel, feature count and seed give the same
 //! function on every machine.
 
-use crate::optim::Bounds;
-use crate::BoError;
+use crate::TaskError;
 use fedhe_gp::kernels::Kernel;
 use fedhe_gp::rff::RandomFourierFeatures;
 use nalgebra::DVector;
@@ -20,23 +19,33 @@ use rand_distr::{Distribution, StandardNormal};
 pub struct GpSampledFunction {
     features: RandomFourierFeatures,
     weights: DVector<f64>,
-    bounds: Bounds,
+    bounds: Vec<(f64, f64)>,
 }
 
 impl GpSampledFunction {
-    /// Draws a function with `n_features` random features from a stream seeded by `seed`.
+    /// Draws a function on the box `bounds` (`[lo, hi]` per coordinate) with
+    /// `n_features` random features from a stream seeded by `seed`.
     pub fn new<K: Kernel>(
         kernel: &K,
-        bounds: Bounds,
+        bounds: Vec<(f64, f64)>,
         n_features: usize,
         seed: u64,
-    ) -> Result<Self, BoError> {
-        if bounds.dim() != kernel.dim() {
-            return Err(BoError::Dimension {
+    ) -> Result<Self, TaskError> {
+        if bounds.len() != kernel.dim() {
+            return Err(TaskError::Dimension {
                 what: "bounds vs kernel",
                 expected: kernel.dim(),
-                got: bounds.dim(),
+                got: bounds.len(),
             });
+        }
+        if !bounds
+            .iter()
+            .all(|(lo, hi)| lo.is_finite() && hi.is_finite() && lo < hi)
+        {
+            return Err(crate::error::invalid(
+                "bounds",
+                "need finite lower < upper in every coordinate",
+            ));
         }
         let features = RandomFourierFeatures::new(kernel, n_features, seed)?;
         // Weights come from a second stream so that they are independent of the features.
@@ -49,26 +58,30 @@ impl GpSampledFunction {
         })
     }
 
-    /// The domain.
-    pub fn bounds(&self) -> &Bounds {
+    /// The domain, `[lo, hi]` per coordinate.
+    pub fn bounds(&self) -> &[(f64, f64)] {
         &self.bounds
     }
 
     /// `f(x)`; `x` must lie in the box.
-    pub fn evaluate(&self, x: &[f64]) -> Result<f64, BoError> {
+    pub fn evaluate(&self, x: &[f64]) -> Result<f64, TaskError> {
         Ok(self.evaluate_with_gradient(x)?.0)
     }
 
     /// `f(x)` and `∇f(x)`.
-    pub fn evaluate_with_gradient(&self, x: &[f64]) -> Result<(f64, Vec<f64>), BoError> {
-        if x.len() != self.bounds.dim() {
-            return Err(BoError::Dimension {
+    pub fn evaluate_with_gradient(&self, x: &[f64]) -> Result<(f64, Vec<f64>), TaskError> {
+        if x.len() != self.bounds.len() {
+            return Err(TaskError::Dimension {
                 what: "point",
-                expected: self.bounds.dim(),
+                expected: self.bounds.len(),
                 got: x.len(),
             });
         }
-        if !self.bounds.contains(x) {
+        let inside = x
+            .iter()
+            .zip(&self.bounds)
+            .all(|(v, (lo, hi))| (*lo..=*hi).contains(v));
+        if !inside {
             return Err(crate::error::invalid(
                 "point",
                 "outside the function's domain",
@@ -86,7 +99,7 @@ mod tests {
     #[test]
     fn samples_are_seeded_and_have_the_prior_covariance() {
         let k = SquaredExponential::new(KernelParams::isotropic(1, 0.2, 2.0).unwrap());
-        let b = Bounds::unit(1).unwrap();
+        let b = vec![(0.0, 1.0)];
         let f = GpSampledFunction::new(&k, b.clone(), 256, 1).unwrap();
         let g = GpSampledFunction::new(&k, b.clone(), 256, 1).unwrap();
         assert_eq!(f.evaluate(&[0.3]).unwrap(), g.evaluate(&[0.3]).unwrap());

@@ -58,8 +58,8 @@
 //! percent (the paper's "final percentages of infected people") and is
 //! minimised; its optimum is unknown (the paper measures regret against 0).
 
-use crate::task::{ClientObjectives, Evaluation};
-use crate::AlgorithmError;
+use crate::problem::{Evaluation, Problem};
+use crate::TaskError;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -234,7 +234,7 @@ impl Default for CovidRegions {
     }
 }
 
-impl ClientObjectives for CovidRegions {
+impl Problem for CovidRegions {
     fn clients(&self) -> usize {
         self.regions.len()
     }
@@ -245,7 +245,7 @@ impl ClientObjectives for CovidRegions {
         client: usize,
         unit: &[f64],
         _: &mut ChaCha8Rng,
-    ) -> Result<Evaluation, AlgorithmError> {
+    ) -> Result<Evaluation, TaskError> {
         let (Some(region), [x]) = (self.regions.get(client), unit) else {
             return Err(crate::error::config(
                 "task",

@@ -5,7 +5,7 @@
 //!
 //! Missing values (empty fields) are kept as `NaN` here and **imputed** later,
 //! per client, by the mean of that client's own training split (which is 0
-//! after standardisation, see [`crate::client`]): dropping rows would lose most
+//! after standardisation, see [`super::client`]): dropping rows would lose most
 //! of SUPPORT2, where e.g. `num_alb` is missing in 37 % of the patients. A
 //! missing categorical value becomes its own category.
 

@@ -1,7 +1,7 @@
 //! One institution's private data and its objective: the validation error of
 //! an RBF support vector machine it trains on its own training split.
 
-use crate::data::DataSet;
+use super::data::DataSet;
 use crate::TaskError;
 use linfa::prelude::*;
 use linfa_svm::Svm;

@@ -2,14 +2,22 @@
 //! `a_i ~ U[−1, 1]` and support points `x_i` uniform in the 100-point grid of
 //! `[0, 1]`, `p = 100`, drawn afresh for every trial (seed).
 
-use super::params::LdpKernel;
-use crate::task::{ClientObjectives, Evaluation};
-use crate::{AlgorithmError, Task};
-use fedhe_bo::objectives::Sense;
+use crate::problem::{Evaluation, Problem, Sense};
+use crate::{Task, TaskError};
 use fedhe_gp::{Kernel, KernelParams, Matern52, SquaredExponential};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::sync::Arc;
+
+/// The kernel a [`KernelSum`] is a sum of (the LDP-BO learners' `kernel`
+/// setting chooses the same two for their models).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SumKernel {
+    /// Squared exponential.
+    Se,
+    /// Matérn ν = 5/2.
+    Matern,
+}
 
 /// Points of the §5.1 domain and support points drawn.
 pub const GRID_POINTS: usize = 100;
@@ -17,7 +25,7 @@ pub const GRID_POINTS: usize = 100;
 /// `f = Σ a_i k(·, x_i)` on `[0, 1]`, the same function for every client.
 #[derive(Debug, Clone)]
 pub struct KernelSum {
-    kernel: LdpKernel,
+    kernel: SumKernel,
     lengthscale: f64,
     support: Vec<f64>,
     weights: Vec<f64>,
@@ -25,7 +33,7 @@ pub struct KernelSum {
 
 impl KernelSum {
     /// Draws `p` weights and support points from `seed`.
-    pub fn draw(kernel: LdpKernel, lengthscale: f64, p: usize, seed: u64) -> Self {
+    pub fn draw(kernel: SumKernel, lengthscale: f64, p: usize, seed: u64) -> Self {
         let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5eed_1d9b_0001);
         let grid = |i: usize| i as f64 / (GRID_POINTS - 1) as f64;
         let support = (0..p)
@@ -46,8 +54,8 @@ impl KernelSum {
             let p =
                 KernelParams::isotropic(1, self.lengthscale, 1.0).expect("positive lengthscale");
             match self.kernel {
-                LdpKernel::Se => SquaredExponential::new(p).eval(&[a], &[b]),
-                LdpKernel::Matern => Matern52::new(p).eval(&[a], &[b]),
+                SumKernel::Se => SquaredExponential::new(p).eval(&[a], &[b]),
+                SumKernel::Matern => Matern52::new(p).eval(&[a], &[b]),
             }
         };
         self.support
@@ -65,7 +73,7 @@ impl KernelSum {
     }
 }
 
-impl ClientObjectives for KernelSum {
+impl Problem for KernelSum {
     fn clients(&self) -> usize {
         usize::MAX
     }
@@ -75,7 +83,7 @@ impl ClientObjectives for KernelSum {
         _client: usize,
         unit: &[f64],
         _rng: &mut ChaCha8Rng,
-    ) -> Result<Evaluation, AlgorithmError> {
+    ) -> Result<Evaluation, TaskError> {
         let v = self.value(unit[0]);
         Ok(Evaluation {
             observed: v,
@@ -84,12 +92,17 @@ impl ClientObjectives for KernelSum {
     }
 }
 
+/// The name of the SE kernel sum.
+pub const KERNEL_SUM_SE: &str = "kernel-sum-se";
+/// The name of the Matérn kernel sum.
+pub const KERNEL_SUM_MATERN: &str = "kernel-sum-matern";
+
 /// The task `kernel-sum-se` or `kernel-sum-matern` (`l = 0.2`, `ν = 2.5`) for
 /// trial `seed`; `None` for any other name.
 pub fn kernel_sum_task(name: &str, seed: u64) -> Option<Task> {
     let kernel = match name {
-        "kernel-sum-se" => LdpKernel::Se,
-        "kernel-sum-matern" => LdpKernel::Matern,
+        KERNEL_SUM_SE => SumKernel::Se,
+        KERNEL_SUM_MATERN => SumKernel::Matern,
         _ => return None,
     };
     let f = KernelSum::draw(kernel, 0.2, GRID_POINTS, seed);
@@ -109,14 +122,14 @@ mod tests {
 
     #[test]
     fn draws_repeat_for_a_seed_and_differ_across_seeds() {
-        let a = KernelSum::draw(LdpKernel::Se, 0.2, 100, 1);
-        let b = KernelSum::draw(LdpKernel::Se, 0.2, 100, 1);
-        let c = KernelSum::draw(LdpKernel::Se, 0.2, 100, 2);
+        let a = KernelSum::draw(SumKernel::Se, 0.2, 100, 1);
+        let b = KernelSum::draw(SumKernel::Se, 0.2, 100, 1);
+        let c = KernelSum::draw(SumKernel::Se, 0.2, 100, 2);
         assert_eq!(a.value(0.37), b.value(0.37));
         assert_ne!(a.value(0.37), c.value(0.37));
         // One support point with weight a: f(x_1) = a (k(x, x) = 1).
         let one = KernelSum {
-            kernel: LdpKernel::Matern,
+            kernel: SumKernel::Matern,
             lengthscale: 0.2,
             support: vec![0.5],
             weights: vec![-0.3],

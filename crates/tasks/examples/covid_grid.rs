@@ -3,9 +3,9 @@
 //! results summary of paper 003's vaccine-dosage experiment (and the first
 //! ten regions' supply, capacity, R0 and best dose).
 //!
-//! `cargo run --example covid_grid -p fedhe-algorithms -- 5 10 50`
+//! `cargo run --example covid_grid -p fedhe-tasks -- 5 10 50`
 
-use fedhe_algorithms::seir::regions;
+use fedhe_tasks::seir::regions;
 
 fn main() {
     let counts: Vec<usize> = std::env::args()

@@ -5,7 +5,7 @@
 //!
 //! These are *minimisation* problems with minimum `f(o) = bias`; negate them to
 //! maximise. The data (shift vectors, rotations, F5/F12 matrices) are the official
-//! files in `crates/bo/data/cec2005`, embedded at compile time.
+//! files in `crates/tasks/data/cec2005`, embedded at compile time.
 //!
 //! Conventions that ports get wrong (see that folder's README):
 //! - rotations act on row vectors, `z = (x − o) M`, i.e. `z_j = Σ_i (x − o)_i M_ij`;
@@ -20,7 +20,7 @@
 //! [`Cec2005::evaluate_noisy`] draws the noise from a caller's RNG.
 
 use crate::error::invalid;
-use crate::BoError;
+use crate::TaskError;
 use rand::Rng;
 use rand_distr::{Distribution, StandardNormal};
 use std::f64::consts::{E, PI};
@@ -304,7 +304,7 @@ fn biases() -> Vec<f64> {
 
 impl Cec2005 {
     /// Function `number` (1..=20) at dimension `dim` (one of [`DIMENSIONS`]).
-    pub fn new(number: u8, dim: usize) -> Result<Self, BoError> {
+    pub fn new(number: u8, dim: usize) -> Result<Self, TaskError> {
         if !(1..=COUNT).contains(&number) {
             return Err(invalid(
                 "CEC-2005 function",
@@ -535,28 +535,32 @@ impl Cec2005 {
     }
 
     /// The noise-free value at `x` (length `dim`, finite).
-    pub fn evaluate(&self, x: &[f64]) -> Result<f64, BoError> {
+    pub fn evaluate(&self, x: &[f64]) -> Result<f64, TaskError> {
         self.evaluate_with_noise(x, 0.0)
     }
 
     /// The value with F4's factor `1 + 0.4|N|` and F17's `1 + 0.2|N|`, `N ~ N(0, 1)`
     /// drawn from `rng`; the other functions ignore `rng`.
-    pub fn evaluate_noisy<R: Rng + ?Sized>(&self, x: &[f64], rng: &mut R) -> Result<f64, BoError> {
+    pub fn evaluate_noisy<R: Rng + ?Sized>(
+        &self,
+        x: &[f64],
+        rng: &mut R,
+    ) -> Result<f64, TaskError> {
         let n: f64 = StandardNormal.sample(rng);
         self.evaluate_with_noise(x, n.abs())
     }
 
     /// The value with the noise magnitude `|N|` given explicitly.
-    pub fn evaluate_with_noise(&self, x: &[f64], abs_normal: f64) -> Result<f64, BoError> {
+    pub fn evaluate_with_noise(&self, x: &[f64], abs_normal: f64) -> Result<f64, TaskError> {
         if x.len() != self.dim {
-            return Err(BoError::Dimension {
+            return Err(TaskError::Dimension {
                 what: "CEC-2005 point",
                 expected: self.dim,
                 got: x.len(),
             });
         }
         if x.iter().any(|v| !v.is_finite()) {
-            return Err(BoError::NonFinite {
+            return Err(TaskError::NonFinite {
                 what: "CEC-2005 point",
             });
         }
@@ -705,10 +709,13 @@ mod tests {
         assert!(Cec2005::new(0, 10).is_err());
         assert!(Cec2005::new(1, 7).is_err());
         let f = Cec2005::new(1, 2).unwrap();
-        assert!(matches!(f.evaluate(&[0.0]), Err(BoError::Dimension { .. })));
+        assert!(matches!(
+            f.evaluate(&[0.0]),
+            Err(TaskError::Dimension { .. })
+        ));
         assert!(matches!(
             f.evaluate(&[0.0, f64::NAN]),
-            Err(BoError::NonFinite { .. })
+            Err(TaskError::NonFinite { .. })
         ));
     }
 

@@ -2,7 +2,7 @@
 //! (`test_data_func*.txt`: ten 50-D points, lines 1-10, and their values,
 //! lines 11-20), noise off for F4 and F17.
 
-use fedhe_bo::objectives::cec2005::{parse_rows, Cec2005};
+use fedhe_tasks::benchmarks::cec2005::{parse_rows, Cec2005};
 
 macro_rules! test_file {
     ($n:literal) => {

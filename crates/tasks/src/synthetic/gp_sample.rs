@@ -10,14 +10,13 @@
 //!   independent with probability ½ for every agent and grid point;
 //! - observations `y = f^n(x) + ζ`, `ζ ~ N(0, σ²)`, `σ² = 0.01`.
 //!
-//! `Task::by_name` knows it as `gp-sample` (function seed 0) or
+//! The registry knows it as `gp-sample` (function seed 0) or
 //! `gp-sample-<seed>`, at `dim = 1` only. The signs `d_{n,x}` are a hash of
 //! (seed, agent, grid index), so any number of agents is supported.
 
-use crate::task::{ClientObjectives, Evaluation};
-use crate::AlgorithmError;
-use fedhe_bo::objectives::gp_sample::GpSampledFunction;
-use fedhe_bo::optim::Bounds;
+use super::gp_function::GpSampledFunction;
+use crate::problem::{Evaluation, Problem};
+use crate::TaskError;
 use fedhe_gp::{KernelParams, SquaredExponential};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Normal};
@@ -43,9 +42,9 @@ pub struct PerturbedGpSample {
 
 impl PerturbedGpSample {
     /// The task for function seed `seed`.
-    pub fn new(seed: u64) -> Result<Self, AlgorithmError> {
+    pub fn new(seed: u64) -> Result<Self, TaskError> {
         let kernel = SquaredExponential::new(KernelParams::isotropic(1, LENGTHSCALE, 1.0)?);
-        let f = GpSampledFunction::new(&kernel, Bounds::unit(1)?, SAMPLE_FEATURES, seed)?;
+        let f = GpSampledFunction::new(&kernel, vec![(0.0, 1.0)], SAMPLE_FEATURES, seed)?;
         let raw = (0..GRID)
             .map(|g| f.evaluate(&[grid_point(g)]))
             .collect::<Result<Vec<f64>, _>>()?;
@@ -100,7 +99,7 @@ fn nearest(x: f64) -> usize {
     ((x.clamp(0.0, 1.0) * (GRID - 1) as f64).round() as usize).min(GRID - 1)
 }
 
-impl ClientObjectives for PerturbedGpSample {
+impl Problem for PerturbedGpSample {
     /// Any number: the perturbations are hashed, not stored.
     fn clients(&self) -> usize {
         usize::MAX
@@ -111,7 +110,7 @@ impl ClientObjectives for PerturbedGpSample {
         client: usize,
         unit: &[f64],
         rng: &mut ChaCha8Rng,
-    ) -> Result<Evaluation, AlgorithmError> {
+    ) -> Result<Evaluation, TaskError> {
         if unit.len() != 1 || !unit[0].is_finite() {
             return Err(crate::error::config(
                 "point",

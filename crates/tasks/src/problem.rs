@@ -1,0 +1,82 @@
+//! What a client evaluates: the [`Problem`] trait, one [`Evaluation`], and
+//! whether the optimum is a minimum or a maximum ([`Sense`]).
+//!
+//! This module imports nothing else of the crate, so that every family of
+//! problems (benchmarks, synthetic federations, SEIR, SVM) and the [`Task`]
+//! that wraps them can depend on it without an import circle.
+//!
+//! [`Task`]: crate::Task
+
+use crate::TaskError;
+use rand_chacha::ChaCha8Rng;
+
+/// Per-client objectives: each institution evaluates its own function (its own
+/// data, a perturbed copy of a shared function), on the unit cube.
+pub trait Problem: Send + Sync + std::fmt::Debug {
+    /// How many clients the task has objectives for.
+    fn clients(&self) -> usize;
+
+    /// Client `client`'s evaluation at `unit` (the unit cube); `noise_free` is
+    /// the value reported as the client's result.
+    fn evaluate(
+        &self,
+        client: usize,
+        unit: &[f64],
+        rng: &mut ChaCha8Rng,
+    ) -> Result<Evaluation, TaskError>;
+
+    /// Client `client`'s optimum (noise-free) value, when known; simple regret
+    /// is measured against it.
+    fn optimum(&self, _client: usize) -> Option<f64> {
+        None
+    }
+}
+
+/// One evaluation: what the client observes and the noise-free value.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Evaluation {
+    /// The observed value (with the objective's own noise, e.g. F4, F17).
+    pub observed: f64,
+    /// The noise-free value, used only to report the best found.
+    pub noise_free: f64,
+}
+
+/// Whether an objective's optimum is its minimum or its maximum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sense {
+    /// The optimum is the minimum.
+    Minimise,
+    /// The optimum is the maximum.
+    Maximise,
+}
+
+impl Sense {
+    /// `"minimise"` or `"maximise"`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Sense::Minimise => "minimise",
+            Sense::Maximise => "maximise",
+        }
+    }
+
+    /// The sense [`Sense::as_str`] prints, or `None` for any other text
+    /// (configs and study files spell it out; no abbreviation is guessed).
+    pub fn from_name(name: &str) -> Option<Self> {
+        [Sense::Minimise, Sense::Maximise]
+            .into_iter()
+            .find(|s| s.as_str() == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn senses_round_trip_through_their_names() {
+        for s in [Sense::Minimise, Sense::Maximise] {
+            assert_eq!(Sense::from_name(s.as_str()), Some(s));
+        }
+        assert_eq!(Sense::from_name("min"), None);
+    }
+}
