@@ -353,18 +353,18 @@ const FINAL_LIST_ROUNDS: usize = 16;
 /// stale: a final list is the same in the database for every replica.
 #[derive(Debug, Default)]
 struct FinalLists {
-    uploads: std::sync::Mutex<HashMap<(&'static str, String, u64), Arc<Vec<SignedUpload>>>>,
-    commitments: std::sync::Mutex<HashMap<(String, u64), Arc<Vec<CommittedContribution>>>>,
+    uploads: Kept<(&'static str, String, u64), Vec<SignedUpload>>,
+    commitments: Kept<(String, u64), Vec<CommittedContribution>>,
     /// t-of-n decrypting sets holding T members: no claim is added to a
     /// full set ([`Store::claim_decryption`]).
-    decrypting_sets: std::sync::Mutex<HashMap<(String, u64), Arc<Vec<String>>>>,
+    decrypting_sets: Kept<(String, u64), Vec<String>>,
 }
 
+/// Values kept by key, shared between tasks.
+type Kept<K, V> = std::sync::Mutex<HashMap<K, Arc<V>>>;
+
 /// The entry of `key` in `map`, if any.
-fn cached<K: Eq + std::hash::Hash, V>(
-    map: &std::sync::Mutex<HashMap<K, Arc<V>>>,
-    key: &K,
-) -> Option<Arc<V>> {
+fn cached<K: Eq + std::hash::Hash, V>(map: &Kept<K, V>, key: &K) -> Option<Arc<V>> {
     map.lock()
         .unwrap_or_else(|p| p.into_inner())
         .get(key)
@@ -374,7 +374,7 @@ fn cached<K: Eq + std::hash::Hash, V>(
 /// `read`'s value, or, for a final one (`is_final`), the one kept under
 /// `key` (read and kept the first time).
 async fn final_or_read<K: Eq + std::hash::Hash, V>(
-    map: &std::sync::Mutex<HashMap<K, Arc<V>>>,
+    map: &Kept<K, V>,
     key: K,
     is_final: bool,
     read: impl std::future::Future<Output = ApiResult<V>>,
@@ -392,11 +392,7 @@ async fn final_or_read<K: Eq + std::hash::Hash, V>(
 
 /// Keeps `value` under `key`, emptying the map first when it holds
 /// [`FINAL_LIST_ROUNDS`] entries (old rounds are rarely read again).
-fn keep<K: Eq + std::hash::Hash, V>(
-    map: &std::sync::Mutex<HashMap<K, Arc<V>>>,
-    key: K,
-    value: Arc<V>,
-) {
+fn keep<K: Eq + std::hash::Hash, V>(map: &Kept<K, V>, key: K, value: Arc<V>) {
     let mut map = map.lock().unwrap_or_else(|p| p.into_inner());
     if map.len() >= FINAL_LIST_ROUNDS {
         map.clear();
