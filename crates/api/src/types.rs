@@ -593,10 +593,20 @@ pub struct RoundResult {
     pub values: Vec<f64>,
     /// BLAKE3 of the aggregate, hex.
     pub aggregate_hash: String,
-    /// The contributions it sums.
-    pub contributions: Vec<SignedUpload>,
-    /// The decryption shares combined.
-    pub shares: Vec<SignedUpload>,
+    /// [`ContributionList::entries_hash`] of the contributions it sums
+    /// (listed at `GET .../contributions`), hex. Only the hash: every member
+    /// fetches the list anyway to check the aggregate, and a result that
+    /// listed the n contributions and n shares to each of n members made the
+    /// round's result requests quadratic in n (issue 16). Absent for rounds
+    /// aggregated before it was stored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contribution_entries_hash: Option<String>,
+    /// [`DecryptionShareList::entries_hash`] of the decryption shares
+    /// combined, with the decrypting set (t-of-n), hex; the list is at
+    /// `GET .../decryption-shares`. Absent for rounds finished before it was
+    /// stored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub share_entries_hash: Option<String>,
     /// BLAKE3 of the combined decryption share `D = Σ_j d_j`
     /// (`GET .../combined-share`), hex: a member decodes `C0 + D` itself
     /// and checks `D` on the share makers' signed digests. Absent for rounds

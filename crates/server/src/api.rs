@@ -1032,13 +1032,7 @@ async fn create_study(State(state): Shared, req: Incoming) -> ApiResult<Response
 async fn study_status(state: &AppState, id: &str) -> ApiResult<StudyStatus> {
     let row = state.store.study(id).await?;
     let spec = row.spec;
-    let members = state
-        .store
-        .members(&spec.ceremony)
-        .await?
-        .into_iter()
-        .map(|m| m.member)
-        .collect();
+    let members = state.store.member_names(&spec.ceremony).await?;
     Ok(StudyStatus {
         latest_round: state.store.latest_round(id).await?,
         spec_hash: spec.hash_hex(),
@@ -1068,14 +1062,14 @@ async fn round_status(state: &AppState, study: &str, round: u64) -> ApiResult<Ro
     let spec = state.store.study(study).await?.spec;
     let threshold = state.store.ceremony(&spec.ceremony).await?.threshold;
     let r = state.store.round(study, round).await?;
-    let members = state.store.members(&spec.ceremony).await?.len() as u32;
+    let members = state.store.member_count(&spec.ceremony).await? as u32;
     let contributors = state
         .store
-        .uploads(UploadTable::Contributions, study, round)
+        .listed_uploads(UploadTable::Contributions, study, round, r.state)
         .await?;
     let shares = state
         .store
-        .uploads(UploadTable::DecryptionShares, study, round)
+        .listed_uploads(UploadTable::DecryptionShares, study, round, r.state)
         .await?;
     Ok(RoundStatus {
         study: study.to_string(),
@@ -1084,12 +1078,12 @@ async fn round_status(state: &AppState, study: &str, round: u64) -> ApiResult<Ro
         received: contributors.len() as u32,
         required: spec.min_contributors,
         members,
-        contributors: contributors.into_iter().map(|u| u.member).collect(),
-        shares: shares.into_iter().map(|u| u.member).collect(),
+        contributors: contributors.iter().map(|u| u.member.clone()).collect(),
+        shares: shares.iter().map(|u| u.member.clone()).collect(),
         deadline_at: r.deadline_at,
         version: r.version,
         reason: r.reason,
-        decrypting_set: state.store.decrypting_set(study, round).await?,
+        decrypting_set: state.store.decrypting_set(study, round, threshold).await?,
         threshold,
     })
 }
@@ -1154,10 +1148,16 @@ async fn get_round(
         ),
     };
     let st = &state;
+    // Every upload bumps the version and wakes the waiters: each looks at
+    // the round's row first and renders the status (its lists of n names)
+    // only once it changed.
     let status = long_poll(st, wait, || async {
-        let s = round_status(st, &study, round).await?;
-        let changed = since.is_none_or(|v| s.version > v) || s.state.is_terminal();
-        Ok(changed.then_some(s))
+        let r = st.store.round(&study, round).await?;
+        let changed = since.is_none_or(|v| r.version > v) || r.state.is_terminal();
+        if !changed {
+            return Ok(None);
+        }
+        round_status(st, &study, round).await.map(Some)
     })
     .await?;
     match status {
@@ -1249,8 +1249,9 @@ async fn list_round_commitments(
         values: r.value_count.map(|v| v as u64),
         commitments: state
             .store
-            .round_commitments(&study, round, r.value_count)
-            .await?,
+            .listed_commitments(&study, round, r.value_count, r.state)
+            .await?
+            .to_vec(),
         list_hash: r.commitment_list_hash,
     }))
 }
@@ -1424,8 +1425,8 @@ async fn put_upload(
                 })?;
             let set = match state.store.ceremony(&spec.ceremony).await?.threshold {
                 None => Vec::new(),
-                Some(_) => {
-                    let mut set = state.store.decrypting_set(&study, round).await?;
+                Some(t) => {
+                    let mut set = state.store.decrypting_set(&study, round, Some(t)).await?;
                     set.sort();
                     set
                 }
@@ -1448,7 +1449,7 @@ async fn put_upload(
     let params = state.params(&c.parameter_set, c.allow_insecure)?;
     // Only a contribution's encoding is checked against the member count.
     let members = match table {
-        UploadTable::Contributions => state.store.members(&spec.ceremony).await?.len(),
+        UploadTable::Contributions => state.store.member_count(&spec.ceremony).await?,
         _ => 0,
     };
     let body = req.body.clone();
@@ -1458,7 +1459,7 @@ async fn put_upload(
     // set, by one of its members.
     let decrypting_set = match (table, c.threshold) {
         (UploadTable::DecryptionShares, Some(t)) => {
-            let mut set = state.store.decrypting_set(&study, round).await?;
+            let mut set = state.store.decrypting_set(&study, round, Some(t)).await?;
             if set.len() < t as usize {
                 return Err(ApiError::conflict(format!(
                     "round {round} of study {study} has {} of the {t} members of its decrypting set",
@@ -1659,8 +1660,9 @@ async fn list_decryption_shares(
         state: r.state,
         shares: state
             .store
-            .uploads(UploadTable::DecryptionShares, &study, round)
-            .await?,
+            .listed_uploads(UploadTable::DecryptionShares, &study, round, r.state)
+            .await?
+            .to_vec(),
         aggregate_hash: r.aggregate_hash.map(hex::encode),
     }))
 }
@@ -1764,13 +1766,18 @@ async fn list_digests(
         let rows = st.store.uploads_with_bytes(table, study_ref, round).await?;
         Ok::<_, ApiError>((r, rows))
     };
+    // A waiter wakes on every upload of the round: it counts the digests
+    // (on the index) and reads their n rows only once enough are in.
     let ready = long_poll(st, req.wait(st)?, || async move {
-        let (r, rows) = read().await?;
+        let r = st.store.round(study_ref, round).await?;
         let settled = match table {
             UploadTable::ShareDigests => r.state == RoundState::Failed,
             _ => matches!(r.state, RoundState::Done | RoundState::Failed),
         };
-        Ok((rows.len() >= count || settled).then_some((r, rows)))
+        if !settled && st.store.upload_count(table, study_ref, round).await? < count {
+            return Ok(None);
+        }
+        read().await.map(Some)
     })
     .await?;
     let (r, rows) = match ready {
@@ -1811,8 +1818,9 @@ async fn list_contributions(
         state: r.state,
         contributions: state
             .store
-            .uploads(UploadTable::Contributions, &study, round)
-            .await?,
+            .listed_uploads(UploadTable::Contributions, &study, round, r.state)
+            .await?
+            .to_vec(),
         aggregate_hash: r.aggregate_hash.map(hex::encode),
     }))
 }
@@ -1889,8 +1897,9 @@ fn not_ready(r: &crate::store::RoundRow, what: &str) -> ApiError {
     ))
 }
 
-/// The decoded sum with the signed contributions and shares it came from;
-/// `?wait=SECS` waits for it.
+/// The decoded sum with the hashes of the lists of signed contributions and
+/// shares it came from (the lists themselves at `.../contributions` and
+/// `.../decryption-shares`); `?wait=SECS` waits for it.
 #[utoipa::path(get, path = "/v1/studies/{study}/rounds/{round}/result", tag = "studies",
     params(("study" = String, Path), ("round" = u64, Path),
         ("wait" = Option<f64>, Query, description = "Long poll: seconds to wait for the result")),
@@ -1926,14 +1935,10 @@ async fn get_result(
         round,
         values,
         aggregate_hash: hex::encode(hash),
-        contributions: state
-            .store
-            .uploads(UploadTable::Contributions, &study, round)
-            .await?,
-        shares: state
-            .store
-            .uploads(UploadTable::DecryptionShares, &study, round)
-            .await?,
+        // The lists' hashes, stored with the round: a result request reads
+        // one row whatever the number of members.
+        contribution_entries_hash: r.contribution_entries_hash.map(hex::encode),
+        share_entries_hash: r.share_entries_hash.map(hex::encode),
         combined_hash: r.combined_hash.map(hex::encode),
     }))
 }

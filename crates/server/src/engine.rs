@@ -50,21 +50,23 @@ async fn advance_round_once(state: &AppState, study: &str, round: u64) -> ApiRes
     let spec = state.store.study(study).await?.spec;
     let ceremony = state.store.ceremony(&spec.ceremony).await?;
     let params = state.params(&ceremony.parameter_set, ceremony.allow_insecure)?;
-    let members: Vec<String> = state
-        .store
-        .members(&spec.ceremony)
-        .await?
-        .into_iter()
-        .map(|m| m.member)
-        .collect();
+    // A step runs after every upload: it counts (on the tables' indexes)
+    // before it reads any list of n rows, so a round's n uploads cost O(n)
+    // row reads, not O(n²) (issue 16). The lists are read once a count says
+    // the step can move.
+    let member_count = state.store.member_count(&spec.ceremony).await?;
     for _ in 0..CAS_RETRIES {
         let r = state.store.round(study, round).await?;
         let now = now_ms();
         let moved = match r.state {
             RoundState::Committing => {
-                let all = state.store.round_commitments(study, round, None).await?;
+                let count = state
+                    .store
+                    .round_commitment_count(study, round, None)
+                    .await?;
                 let required = spec.min_contributors.max(1) as usize;
-                if all.len() == members.len() || (now >= r.deadline_at && all.len() >= required) {
+                if count == member_count || (now >= r.deadline_at && count >= required) {
+                    let all = state.store.round_commitments(study, round, None).await?;
                     let values = plurality_values(&all);
                     let frozen: Vec<_> = all.into_iter().filter(|c| c.values == values).collect();
                     if frozen.len() < required {
@@ -76,7 +78,7 @@ async fn advance_round_once(state: &AppState, study: &str, round: u64) -> ApiRes
                     } else {
                         let list_hash =
                             fedhe_api::CommitmentList::canonical_hash(study, round, &frozen);
-                        let shape = contribution_shape(&params, members.len(), &spec, values)
+                        let shape = contribution_shape(&params, member_count, &spec, values)
                             .map_err(ApiError::internal)?;
                         let deadline = now.saturating_add(secs_ms(spec.round_timeout_secs));
                         state
@@ -86,8 +88,7 @@ async fn advance_round_once(state: &AppState, study: &str, round: u64) -> ApiRes
                     }
                 } else if now >= r.deadline_at {
                     let reason = format!(
-                        "the commitment deadline passed with {} of {required} required commitments",
-                        all.len()
+                        "the commitment deadline passed with {count} of {required} required commitments"
                     );
                     state.store.fail_round(&r, &reason).await?
                 } else {
@@ -95,17 +96,20 @@ async fn advance_round_once(state: &AppState, study: &str, round: u64) -> ApiRes
                 }
             }
             RoundState::Collecting => {
-                let list = state
+                let count = state
                     .store
-                    .uploads(UploadTable::Contributions, study, round)
+                    .upload_count(UploadTable::Contributions, study, round)
                     .await?;
                 let required = spec.min_contributors.max(1) as usize;
                 let committed = state
                     .store
-                    .round_commitments(study, round, r.value_count)
-                    .await?
-                    .len();
-                if list.len() == committed || (now >= r.deadline_at && list.len() >= required) {
+                    .round_commitment_count(study, round, r.value_count)
+                    .await?;
+                if count == committed || (now >= r.deadline_at && count >= required) {
+                    let list = state
+                        .store
+                        .uploads(UploadTable::Contributions, study, round)
+                        .await?;
                     let (aggregate, parts) = aggregate(state, &params, &r, &list).await?;
                     let deadline = now.saturating_add(secs_ms(spec.decrypt_timeout_secs));
                     let entries_hash =
@@ -116,8 +120,7 @@ async fn advance_round_once(state: &AppState, study: &str, round: u64) -> ApiRes
                         .await?
                 } else if now >= r.deadline_at {
                     let reason = format!(
-                        "the collection deadline passed with {} of {required} required contributions",
-                        list.len()
+                        "the collection deadline passed with {count} of {required} required contributions"
                     );
                     state.store.fail_round(&r, &reason).await?
                 } else {
@@ -125,6 +128,20 @@ async fn advance_round_once(state: &AppState, study: &str, round: u64) -> ApiRes
                 }
             }
             RoundState::Decrypting => {
+                // Not every share in yet, and the deadline ahead: nothing
+                // to do (a share is accepted only from a decrypting member,
+                // so fewer shares than decrypting members is not complete).
+                let needed = ceremony.threshold.map_or(member_count, |t| t as usize);
+                if now < r.deadline_at
+                    && state
+                        .store
+                        .upload_count(UploadTable::DecryptionShares, study, round)
+                        .await?
+                        < needed
+                {
+                    return Ok(());
+                }
+                let members = state.store.member_names(&spec.ceremony).await?;
                 let list = state
                     .store
                     .uploads(UploadTable::DecryptionShares, study, round)
@@ -134,7 +151,7 @@ async fn advance_round_once(state: &AppState, study: &str, round: u64) -> ApiRes
                 let decrypting: Vec<String> = match ceremony.threshold {
                     None => members.clone(),
                     Some(t) => {
-                        let set = state.store.decrypting_set(study, round).await?;
+                        let set = state.store.decrypting_set(study, round, Some(t)).await?;
                         if set.len() == t as usize {
                             set
                         } else {
@@ -385,7 +402,7 @@ pub async fn expected_upload_len(state: &AppState, upload: SizedUpload<'_>) -> A
             let spec = state.store.study(study).await?.spec;
             let c = state.store.ceremony(&spec.ceremony).await?;
             let params = state.params(&c.parameter_set, c.allow_insecure)?;
-            let members = state.store.members(&spec.ceremony).await?.len();
+            let members = state.store.member_count(&spec.ceremony).await?;
             let codec = study_codec(&params, members, &spec).map_err(ApiError::unprocessable)?;
             let values = values as usize;
             Ok(match table {
@@ -395,7 +412,7 @@ pub async fn expected_upload_len(state: &AppState, upload: SizedUpload<'_>) -> A
                 UploadTable::DecryptionShares if c.threshold.is_some() => {
                     let active = state
                         .store
-                        .decrypting_set(study, round_number)
+                        .decrypting_set(study, round_number, c.threshold)
                         .await?
                         .iter()
                         .map(|m| member_id(m))

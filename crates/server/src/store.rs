@@ -32,6 +32,9 @@ use audit::NewAudit;
 use fedhe_api::{CeremonyPhase, CommittedContribution, RoundState, SignedUpload};
 use sqlx::any::{AnyPoolOptions, AnyRow};
 use sqlx::{AnyPool, Connection, Executor, Row};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The SQLite migrations, embedded in the binary.
@@ -160,7 +163,17 @@ pub struct Store {
     backend: Backend,
     write: AnyPool,
     read: AnyPool,
+    /// When this process last pruned expired nonces (unix ms; shared by
+    /// the store's clones).
+    last_prune: Arc<AtomicI64>,
+    /// Lists that can no longer change.
+    final_lists: Arc<FinalLists>,
 }
+
+/// How often [`Store::record_nonce`] prunes the expired nonces: pruning on
+/// every request was a second write (and, with rows to delete, a second
+/// commit on disk) per request on SQLite's single writer.
+const NONCE_PRUNE_INTERVAL_MS: i64 = 1000;
 
 /// A ceremony as stored.
 #[derive(Clone, Debug)]
@@ -310,6 +323,81 @@ impl UploadTable {
             Self::ShareDigests => RoundState::Done,
         }
     }
+
+    /// Whether a round in `state` takes no more uploads to this table, so
+    /// its list is final: uploads are inserted only in
+    /// [`Self::accepting`], in the transaction that reads the round's
+    /// state, and a round never goes back. The digest tables are never
+    /// final (a late digest is still taken), so they are not cached.
+    fn is_final(self, state: RoundState) -> bool {
+        match self {
+            Self::Contributions => matches!(
+                state,
+                RoundState::Decrypting | RoundState::Done | RoundState::Failed
+            ),
+            Self::DecryptionShares => matches!(state, RoundState::Done | RoundState::Failed),
+            Self::SumDigests | Self::ShareDigests => false,
+        }
+    }
+}
+
+/// How many rounds' final lists [`FinalLists`] keeps per kind before it
+/// starts over (a few hundred kB per list at 1,000 members).
+const FINAL_LIST_ROUNDS: usize = 16;
+
+/// The lists of a round that can no longer change (its commitments once
+/// frozen, its contributions once aggregated, its decryption shares once
+/// combined), kept in memory: every member fetches each of them, and
+/// reading n rows per member made a round's list requests O(n²) row reads
+/// (issue 16). Shared by the store's clones. A replica's copy cannot go
+/// stale: a final list is the same in the database for every replica.
+#[derive(Debug, Default)]
+struct FinalLists {
+    uploads: Kept<(&'static str, String, u64), Vec<SignedUpload>>,
+    commitments: Kept<(String, u64), Vec<CommittedContribution>>,
+    /// t-of-n decrypting sets holding T members: no claim is added to a
+    /// full set ([`Store::claim_decryption`]).
+    decrypting_sets: Kept<(String, u64), Vec<String>>,
+}
+
+/// Values kept by key, shared between tasks.
+type Kept<K, V> = std::sync::Mutex<HashMap<K, Arc<V>>>;
+
+/// The entry of `key` in `map`, if any.
+fn cached<K: Eq + std::hash::Hash, V>(map: &Kept<K, V>, key: &K) -> Option<Arc<V>> {
+    map.lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(key)
+        .cloned()
+}
+
+/// `read`'s value, or, for a final one (`is_final`), the one kept under
+/// `key` (read and kept the first time).
+async fn final_or_read<K: Eq + std::hash::Hash, V>(
+    map: &Kept<K, V>,
+    key: K,
+    is_final: bool,
+    read: impl std::future::Future<Output = ApiResult<V>>,
+) -> ApiResult<Arc<V>> {
+    if !is_final {
+        return Ok(Arc::new(read.await?));
+    }
+    if let Some(value) = cached(map, &key) {
+        return Ok(value);
+    }
+    let value = Arc::new(read.await?);
+    keep(map, key, value.clone());
+    Ok(value)
+}
+
+/// Keeps `value` under `key`, emptying the map first when it holds
+/// [`FINAL_LIST_ROUNDS`] entries (old rounds are rarely read again).
+fn keep<K: Eq + std::hash::Hash, V>(map: &Kept<K, V>, key: K, value: Arc<V>) {
+    let mut map = map.lock().unwrap_or_else(|p| p.into_inner());
+    if map.len() >= FINAL_LIST_ROUNDS {
+        map.clear();
+    }
+    map.insert(key, value);
 }
 
 /// The two slots of a ceremony member.
@@ -383,6 +471,25 @@ fn round_from_row(row: &AnyRow) -> Result<RoundRow, sqlx::Error> {
 }
 
 const ROUND_COLUMNS: &str = "study, round, state, version, deadline_at, reason, shape, aggregate_hash, parts, result, value_count, commitment_list_hash, contribution_entries_hash, combined_hash, share_entries_hash";
+
+/// The query of one round's row (read on nearly every request). SQLite
+/// looks it up by the primary key (a covering index over these columns is
+/// not chosen for a unique lookup); the walk over the aggregate's overflow
+/// pages this costs does not grow with the members.
+fn round_query() -> String {
+    format!("SELECT {ROUND_COLUMNS} FROM rounds WHERE study = $1 AND round = $2")
+}
+
+/// The query of a round's signed uploads in `table` (a list every member
+/// fetches): on SQLite answered from the covering indexes
+/// `contributions_listed` and `decryption_shares_listed` (the digest
+/// tables' rows hold no large blob).
+fn uploads_query(table: UploadTable) -> String {
+    format!(
+        "SELECT member, hash, signature FROM {} WHERE study = $1 AND round = $2 ORDER BY member",
+        table.name()
+    )
+}
 
 impl Store {
     /// Opens the database at `url` (see [`Backend::of_url`]), creating an
@@ -485,6 +592,8 @@ impl Store {
             backend,
             write,
             read,
+            last_prune: Arc::new(AtomicI64::new(i64::MIN)),
+            final_lists: Arc::default(),
         })
     }
 
@@ -698,6 +807,29 @@ impl Store {
                 })
             })
             .collect()
+    }
+
+    /// The members of `ceremony` by id, sorted: their names only, read from
+    /// the key's index.
+    pub async fn member_names(&self, ceremony: &str) -> ApiResult<Vec<String>> {
+        Ok(sqlx::query_scalar(
+            "SELECT member FROM ceremony_members WHERE ceremony = $1 ORDER BY member",
+        )
+        .bind(ceremony)
+        .fetch_all(&self.read)
+        .await?)
+    }
+
+    /// How many members `ceremony` has: one count from the key's index, for
+    /// the requests that need only the number (a round's encoding, its
+    /// completeness), not n rows (issue 16).
+    pub async fn member_count(&self, ceremony: &str) -> ApiResult<usize> {
+        let n: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM ceremony_members WHERE ceremony = $1")
+                .bind(ceremony)
+                .fetch_one(&self.read)
+                .await?;
+        Ok(n as usize)
     }
 
     /// The identity key of `member` in `ceremony`, if it is one.
@@ -1176,6 +1308,15 @@ impl Store {
         member: &str,
         threshold: usize,
     ) -> ApiResult<Vec<String>> {
+        // A full set takes no more claims: answered without a write.
+        if let Some(set) = cached(
+            &self.final_lists.decrypting_sets,
+            &(study.to_string(), round),
+        ) {
+            if set.len() >= threshold {
+                return Ok(set.to_vec());
+            }
+        }
         let mut tx = self.begin_write().await?;
         let state: String = sqlx::query_scalar(&format!(
             "SELECT state FROM rounds WHERE study = $1 AND round = $2{}",
@@ -1231,15 +1372,36 @@ impl Store {
         Ok(set)
     }
 
-    /// A t-of-n round's decrypting set so far, in claim order.
-    pub async fn decrypting_set(&self, study: &str, round: u64) -> ApiResult<Vec<String>> {
-        Ok(sqlx::query_scalar(
+    /// A t-of-n round's decrypting set so far, in claim order, for a
+    /// ceremony of threshold `threshold` (none for n-of-n: the set is
+    /// empty). Once the set holds T members it cannot change, and it is
+    /// kept in memory: share makers, share digests and status requests read
+    /// it, T rows each time (issue 16).
+    pub async fn decrypting_set(
+        &self,
+        study: &str,
+        round: u64,
+        threshold: Option<u32>,
+    ) -> ApiResult<Vec<String>> {
+        let key = (study.to_string(), round);
+        if let Some(set) = cached(&self.final_lists.decrypting_sets, &key) {
+            return Ok(set.to_vec());
+        }
+        let set: Vec<String> = sqlx::query_scalar(
             "SELECT member FROM decryption_claims WHERE study = $1 AND round = $2 ORDER BY position",
         )
         .bind(study)
         .bind(round as i64)
         .fetch_all(&self.read)
-        .await?)
+        .await?;
+        if threshold.is_some_and(|t| set.len() >= t as usize) {
+            keep(
+                &self.final_lists.decrypting_sets,
+                key,
+                Arc::new(set.clone()),
+            );
+        }
+        Ok(set)
     }
 
     /// Every ceremony with its phase, by id.
@@ -1417,14 +1579,12 @@ impl Store {
 
     /// A round.
     pub async fn round(&self, study: &str, round: u64) -> ApiResult<RoundRow> {
-        let row = sqlx::query(&format!(
-            "SELECT {ROUND_COLUMNS} FROM rounds WHERE study = $1 AND round = $2"
-        ))
-        .bind(study)
-        .bind(round as i64)
-        .fetch_optional(&self.read)
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("no round {round} in study {study}")))?;
+        let row = sqlx::query(&round_query())
+            .bind(study)
+            .bind(round as i64)
+            .fetch_optional(&self.read)
+            .await?
+            .ok_or_else(|| ApiError::not_found(format!("no round {round} in study {study}")))?;
         Ok(round_from_row(&row)?)
     }
 
@@ -1697,6 +1857,34 @@ impl Store {
             .collect())
     }
 
+    /// How many commitments a round has (of `values` values, if given), as
+    /// [`Self::round_commitments`] would list.
+    pub async fn round_commitment_count(
+        &self,
+        study: &str,
+        round: u64,
+        values: Option<i64>,
+    ) -> ApiResult<usize> {
+        let n: i64 = match values {
+            Some(v) => sqlx::query_scalar(
+                "SELECT COUNT(*) FROM round_commitments WHERE study = $1 AND round = $2 AND value_count = $3",
+            )
+            .bind(study)
+            .bind(round as i64)
+            .bind(v)
+            .fetch_one(&self.read)
+            .await?,
+            None => sqlx::query_scalar(
+                "SELECT COUNT(*) FROM round_commitments WHERE study = $1 AND round = $2",
+            )
+            .bind(study)
+            .bind(round as i64)
+            .fetch_one(&self.read)
+            .await?,
+        };
+        Ok(n as usize)
+    }
+
     /// Compare-and-swap: `committing` at `version` → `collecting`, freezing
     /// the commitments of `values` values (whose canonical hash is
     /// `list_hash`) and the contributions' `shape`, until `deadline_at`.
@@ -1735,14 +1923,11 @@ impl Store {
         study: &str,
         round: u64,
     ) -> ApiResult<Vec<SignedUpload>> {
-        let rows: Vec<(String, Vec<u8>, String)> = sqlx::query_as(&format!(
-            "SELECT member, hash, signature FROM {} WHERE study = $1 AND round = $2 ORDER BY member",
-            table.name()
-        ))
-        .bind(study)
-        .bind(round as i64)
-        .fetch_all(&self.read)
-        .await?;
+        let rows: Vec<(String, Vec<u8>, String)> = sqlx::query_as(&uploads_query(table))
+            .bind(study)
+            .bind(round as i64)
+            .fetch_all(&self.read)
+            .await?;
         Ok(rows
             .into_iter()
             .map(|(member, hash, signature)| SignedUpload {
@@ -1751,6 +1936,65 @@ impl Store {
                 signature,
             })
             .collect())
+    }
+
+    /// [`Self::uploads`] for a round whose state, read before, was `state`:
+    /// once the list is final ([`UploadTable::is_final`]) it is read from
+    /// the database once and then kept in memory.
+    pub async fn listed_uploads(
+        &self,
+        table: UploadTable,
+        study: &str,
+        round: u64,
+        state: RoundState,
+    ) -> ApiResult<Arc<Vec<SignedUpload>>> {
+        final_or_read(
+            &self.final_lists.uploads,
+            (table.name(), study.to_string(), round),
+            table.is_final(state),
+            self.uploads(table, study, round),
+        )
+        .await
+    }
+
+    /// [`Self::round_commitments`] of the frozen value count for a round
+    /// whose state, read before, was `state` (and `values` its frozen value
+    /// count): once the round has left `committing` the list is final and
+    /// kept in memory.
+    pub async fn listed_commitments(
+        &self,
+        study: &str,
+        round: u64,
+        values: Option<i64>,
+        state: RoundState,
+    ) -> ApiResult<Arc<Vec<CommittedContribution>>> {
+        final_or_read(
+            &self.final_lists.commitments,
+            (study.to_string(), round),
+            state != RoundState::Committing,
+            self.round_commitments(study, round, values),
+        )
+        .await
+    }
+
+    /// How many uploads a round has in `table`: what a round's step checks
+    /// after every upload before it reads the list, counted on the table's
+    /// index instead of n rows (issue 16).
+    pub async fn upload_count(
+        &self,
+        table: UploadTable,
+        study: &str,
+        round: u64,
+    ) -> ApiResult<usize> {
+        let n: i64 = sqlx::query_scalar(&format!(
+            "SELECT COUNT(*) FROM {} WHERE study = $1 AND round = $2",
+            table.name()
+        ))
+        .bind(study)
+        .bind(round as i64)
+        .fetch_one(&self.read)
+        .await?;
+        Ok(n as usize)
     }
 
     /// The uploads of a round in `table` with their bytes and signatures,
@@ -1961,11 +2205,22 @@ impl Store {
     ) -> ApiResult<bool> {
         // Two statements, not one transaction: pruning is housekeeping, and
         // the insert alone decides (a concurrent insert of the same nonce by
-        // another replica waits on the key and then inserts nothing).
-        sqlx::query("DELETE FROM nonces WHERE seen_at < $1")
-            .bind(prune_before)
-            .execute(&self.write)
-            .await?;
+        // another replica waits on the key and then inserts nothing). So it
+        // runs at most once a second per process: a nonce kept a little
+        // longer only makes a replay's refusal more certain, and a request
+        // that old is refused on its timestamp anyway.
+        let last = self.last_prune.load(Ordering::Relaxed);
+        if now.saturating_sub(last) >= NONCE_PRUNE_INTERVAL_MS
+            && self
+                .last_prune
+                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        {
+            sqlx::query("DELETE FROM nonces WHERE seen_at < $1")
+                .bind(prune_before)
+                .execute(&self.write)
+                .await?;
+        }
         let inserted = sqlx::query(
             "INSERT INTO nonces (identity_key, nonce, seen_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
         )
@@ -2083,6 +2338,75 @@ mod tests {
             "postgres://fedhe@db/fedhe"
         );
         assert_eq!(redact("sqlite://a@b/c.db"), "sqlite://a@b/c.db");
+    }
+
+    /// A list is cached only once its round takes no more of its uploads.
+    #[test]
+    fn a_list_is_final_only_once_its_round_takes_no_more_uploads() {
+        use RoundState::*;
+        let tables = [
+            UploadTable::Contributions,
+            UploadTable::DecryptionShares,
+            UploadTable::SumDigests,
+            UploadTable::ShareDigests,
+        ];
+        for table in tables {
+            assert!(!table.is_final(Committing), "{table:?}");
+            assert!(!table.is_final(table.accepting()), "{table:?}");
+        }
+        assert!(!UploadTable::DecryptionShares.is_final(Collecting));
+        for state in [Decrypting, Done, Failed] {
+            assert!(UploadTable::Contributions.is_final(state), "{state:?}");
+        }
+        for state in [Done, Failed] {
+            assert!(UploadTable::DecryptionShares.is_final(state), "{state:?}");
+        }
+        // Digests are taken late (after the round moved on): never final.
+        for state in [Decrypting, Done, Failed] {
+            assert!(!UploadTable::SumDigests.is_final(state));
+            assert!(!UploadTable::ShareDigests.is_final(state));
+        }
+    }
+
+    /// The lists every member reads come from covering indexes on SQLite.
+    #[tokio::test]
+    async fn sqlite_upload_lists_are_read_from_covering_indexes() {
+        // Without them a list of n contributions walked n × 64 overflow
+        // pages of their bytes (issue 16): the plan must not touch the rows.
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("fedhe.db").display());
+        let store = Store::open(&url).await.unwrap();
+        let plan = |sql: String| {
+            let store = &store;
+            async move {
+                let rows: Vec<(i64, i64, i64, String)> =
+                    sqlx::query_as(&format!("EXPLAIN QUERY PLAN {sql}"))
+                        .bind("s")
+                        .bind(1_i64)
+                        .fetch_all(&store.read)
+                        .await
+                        .unwrap();
+                rows.into_iter().map(|r| r.3).collect::<Vec<_>>().join("; ")
+            }
+        };
+        for (sql, index) in [
+            (
+                uploads_query(UploadTable::Contributions),
+                "contributions_listed",
+            ),
+            (
+                uploads_query(UploadTable::DecryptionShares),
+                "decryption_shares_listed",
+            ),
+        ] {
+            let detail = plan(sql.clone()).await;
+            assert!(
+                detail.contains(&format!("USING COVERING INDEX {index}")),
+                "{sql}: {detail}"
+            );
+            assert!(!detail.contains("TEMP B-TREE"), "{sql} sorts: {detail}");
+        }
+        store.close().await;
     }
 
     /// The durability settings are in force on every SQLite connection,

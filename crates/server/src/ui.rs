@@ -313,13 +313,7 @@ pub async fn study(
         return Ok(login_needed());
     }
     let spec = state.store.study(&study).await?.spec;
-    let members: Vec<String> = state
-        .store
-        .members(&spec.ceremony)
-        .await?
-        .into_iter()
-        .map(|m| m.member)
-        .collect();
+    let members = state.store.member_names(&spec.ceremony).await?;
     let latest = state.store.latest_round(&study).await?;
     let now = now_ms();
     let mut body = format!(

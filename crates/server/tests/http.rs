@@ -807,8 +807,12 @@ async fn a_round_runs_end_to_end_over_http(kind: Kind) {
     for (got, want) in result.values.iter().zip(expected) {
         assert!((got - want).abs() < 1e-6, "{:?}", result.values);
     }
-    assert_eq!(result.shares.len(), 3);
     assert_eq!(Some(result.aggregate_hash.clone()), list.aggregate_hash);
+    // The result names the contribution list by its hash (not its n rows).
+    assert_eq!(
+        result.contribution_entries_hash,
+        Some(hex::encode(list.entries_hash("s1", 1)))
+    );
     // The combined share D is published with its hash; it is the sum of the
     // three shares (summed here) and C0 + D decodes to the published values.
     let get_bytes = |path: String| {
@@ -873,6 +877,9 @@ async fn a_round_runs_end_to_end_over_http(kind: Kind) {
         )
         .await;
     let share_entries = share_list.entries_hash("s1", 1, &[]);
+    // The result names the three shares combined by the list's hash.
+    assert_eq!(share_list.shares.len(), 3);
+    assert_eq!(result.share_entries_hash, Some(hex::encode(share_entries)));
     let combined_hash = *blake3::hash(&combined).as_bytes();
     let share_challenge = SumChallenge::derive_for_shares(
         &h.params,
@@ -1384,7 +1391,21 @@ async fn a_round_fails_at_its_deadline_and_the_next_one_opens(kind: Kind) {
         (result.values[0] - 4.0).abs() < 1e-6 && (result.values[1] - 1.0).abs() < 1e-6,
         "{result:?}"
     );
-    assert_eq!(result.contributions.len(), 2);
+    // The result's sum is of the two contributions listed.
+    let listed: ContributionList = h
+        .json(
+            None,
+            Method::GET,
+            "/v1/studies/s1/rounds/2/contributions",
+            None,
+            StatusCode::OK,
+        )
+        .await;
+    assert_eq!(listed.contributions.len(), 2);
+    assert_eq!(
+        result.contribution_entries_hash,
+        Some(hex::encode(listed.entries_hash("s1", 2)))
+    );
     h.server.take().unwrap().shutdown().await.unwrap();
 }
 

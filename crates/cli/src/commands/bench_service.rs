@@ -260,6 +260,34 @@ fn run_one(a: &ServiceBenchArgs, n: usize) -> Result<serde_json::Value, CliError
         None => n_of_n_ceremony(&pool, &params, &ids, &clients)?,
         Some(_) => threshold_ceremony(&params, a.allow_insecure, work.path(), &names, &clients)?,
     };
+    // The last reveal can be acknowledged before the ceremony completes
+    // (another reveal's step was still running and completes it): wait for
+    // it, as a member does, before reading the transcript.
+    let mut phase = fedhe_api::CeremonyPhase::Revealing;
+    loop {
+        let s = admin.ceremony_wait(
+            "bench",
+            std::time::Duration::from_secs(20),
+            Some(phase),
+            None,
+        )?;
+        phase = s.phase;
+        match s.phase {
+            fedhe_api::CeremonyPhase::Complete => break,
+            fedhe_api::CeremonyPhase::Failed => {
+                return Err(CliError::Usage(format!(
+                    "the bench ceremony failed: {}",
+                    s.reason.unwrap_or_default()
+                )))
+            }
+            _ if ceremony_start.elapsed().as_secs() > 3600 => {
+                return Err(CliError::Usage(
+                    "the bench ceremony did not complete within an hour".into(),
+                ))
+            }
+            _ => {}
+        }
+    }
     let ceremony_seconds = ceremony_start.elapsed().as_secs_f64();
     let verified = verify_ceremony(
         &clients[0],
