@@ -735,3 +735,39 @@ pub async fn sweep(state: &AppState) -> ApiResult<()> {
 fn secs_ms(secs: u64) -> i64 {
     secs.min(i64::MAX as u64 / 1000) as i64 * 1000
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fedhe_crypto::{InsecurePolicy, ParameterSet, Precision};
+
+    /// The shape the server freezes for a round names the limbs the spec
+    /// fixes, so a dishonest member cannot reveal a vector of the other
+    /// encoding (which would make the aggregation fail for everyone): the
+    /// one-limb and two-limb shapes of one bound differ, and each is what
+    /// a vector encoded that way reports.
+    #[test]
+    fn a_rounds_shape_names_the_specs_limbs() {
+        let params = ParameterSet::TOY_N1024
+            .validate(InsecurePolicy::Allow)
+            .unwrap();
+        let spec = |precision| fedhe_api::StudySpec {
+            id: "s1".into(),
+            ceremony: "c1".into(),
+            algorithm: "sum".into(),
+            config: serde_json::json!({}),
+            min_contributors: 2,
+            round_timeout_secs: 60,
+            decrypt_timeout_secs: 60,
+            bound: 10.0,
+            precision,
+        };
+        let one = contribution_shape(&params, 3, &spec(fedhe_api::ValuePrecision::OneLimb), 4);
+        let two = contribution_shape(&params, 3, &spec(fedhe_api::ValuePrecision::TwoLimb), 4);
+        assert_ne!(one, two);
+        for (shape, precision) in [(one, Precision::OneLimb), (two, Precision::TwoLimb)] {
+            let codec = FixedPointCodec::with_precision(&params, 3, 10.0, precision).unwrap();
+            assert_eq!(shape.unwrap(), shape_text(codec.info(), 4));
+        }
+    }
+}
