@@ -379,9 +379,16 @@ pub fn check_api_json(data: &[u8]) {
             // A study's `config`, which every member's agent parses and checks.
             use fedhe_client::agent::StudyConfig;
             if let Some(config) = json_round_trip::<StudyConfig>(body) {
-                let members = config.fbo_fedgp.members;
-                let _ = config.clone().validate(members);
-                let _ = config.validate(members.wrapping_add(1));
+                let members = config
+                    .settings
+                    .get("members")
+                    .and_then(serde_json::Value::as_u64)
+                    .map_or(3, |m| m as usize);
+                // Every method of the registry reads the same settings.
+                for method in fedhe_algorithms::method::names() {
+                    let _ = config.clone().validate(method, members);
+                }
+                let _ = config.validate("fbo-fedgp", members.wrapping_add(1));
             }
         }
     }

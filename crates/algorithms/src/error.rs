@@ -13,6 +13,22 @@ pub enum AlgorithmError {
         /// What is wrong with it.
         reason: String,
     },
+    /// No method of the registry has this name.
+    #[error("unknown method {name:?} (known: {known})")]
+    UnknownMethod {
+        /// The name asked for.
+        name: String,
+        /// The registry's names, comma-separated.
+        known: String,
+    },
+    /// A method's settings do not parse (a wrong type, an unknown key or value).
+    #[error("settings of {method}: {reason}")]
+    Settings {
+        /// The method.
+        method: String,
+        /// The parser's message, with the key when it omits it.
+        reason: String,
+    },
     /// A contribution does not fit the channel's declared bound; the round is
     /// not run rather than letting the fixed-point encoding refuse it later.
     #[error("{what}: |value| = {value:e} exceeds the channel bound {bound:e}")]

@@ -11,15 +11,22 @@
 //! used at most once by each target, then removed from its `P_N`
 //! ([`Messages::Once`], Alg. 1 as written).
 //!
-//! The messages `ω_n` travel in plaintext through the server: this is the
-//! original FTS, kept as a baseline (DESIGN.md §4). No `SecureSum` is involved.
+//! The messages `ω_n` are revealed to every agent, as in the original FTS
+//! (kept as a baseline, DESIGN.md §4). They travel through the channel like
+//! every other aggregate, so FTS runs as a study over the network: each
+//! member contributes a vector of `N·M` slots holding its own `ω_n` in slot
+//! `n` and zeros elsewhere, and the sum is every agent's message. The
+//! encryption hides the messages from the server in transit only; the
+//! decrypted sum reveals them, as FTS does.
 
+use crate::channel::Aggregator;
 use crate::error::config;
 use crate::error::stream_seed as mix;
 use crate::rff_agent::{agents, RegretTrace, RffAgent, RffModelParams, RunTotals, SharedSettings};
+use crate::roster::{Roster, RoundProgress};
 use crate::{AlgorithmError, RunResult};
 use fedhe_bo::optim::Bounds;
-use fedhe_crypto::MemberId;
+use fedhe_crypto::{MemberId, SecureSum};
 use fedhe_tasks::Task;
 use nalgebra::DVector;
 use rand::{Rng, SeedableRng};
@@ -87,6 +94,9 @@ pub(crate) fn default_acq_iters() -> u64 {
 pub(crate) fn default_gp_prior_features() -> usize {
     100
 }
+fn default_channel_bound() -> f64 {
+    1024.0
+}
 
 /// The settings of a TS or FTS run, as written in a config file. Defaults
 /// are paper 000 §5.1's synthetic setting.
@@ -132,6 +142,10 @@ pub struct FtsParams {
     /// [`RffModelParams::gp_prior_features`].
     #[serde(default = "default_gp_prior_features")]
     pub gp_prior_features: usize,
+    /// The bound on every message entry `|ω_n[k]|` the channel encodes (a
+    /// message beyond it is refused before it is sent).
+    #[serde(default = "default_channel_bound")]
+    pub channel_bound: f64,
 }
 
 /// Validated [`FtsParams`].
@@ -143,11 +157,19 @@ pub struct ValidParams {
     pub messages: Messages,
     /// Straggler probability.
     pub straggler_rate: f64,
+    /// The channel's bound on a message entry.
+    pub channel_bound: f64,
 }
 
 impl FtsParams {
     /// Checks every setting; the error names the field.
     pub fn validate(self) -> Result<ValidParams, AlgorithmError> {
+        if !(self.channel_bound.is_finite() && self.channel_bound > 0.0) {
+            return Err(config(
+                "channel_bound",
+                format!("{} is not a positive finite number", self.channel_bound),
+            ));
+        }
         if !(0.0..1.0).contains(&self.straggler_rate) {
             return Err(config(
                 "straggler_rate",
@@ -173,52 +195,76 @@ impl FtsParams {
             )?,
             messages: self.messages,
             straggler_rate: self.straggler_rate,
+            channel_bound: self.channel_bound,
         })
     }
 }
 
-/// Bytes of one plaintext message `ω_n` (`M` values of 8 bytes).
-fn message_bytes(m: usize) -> u64 {
-    8 * m as u64
-}
-
-/// Runs `variant` on `task` with `members` from `seed`.
+/// Runs `variant` on `task` with `members` from `seed`, every agent in this
+/// process, the messages summed by `channel`.
 pub fn run(
     task: &Task,
     variant: FtsVariant,
     params: &ValidParams,
+    channel: &mut dyn SecureSum,
     members: &[MemberId],
     seed: u64,
 ) -> Result<RunResult, AlgorithmError> {
+    let roster = Roster::simulation(members, seed);
+    run_roster(task, variant, params, channel, &roster, seed, &mut |_| {})
+}
+
+/// `variant` for the agents of `roster` (every one in the simulator, one in
+/// an agent), calling `observer` after every round.
+pub fn run_roster(
+    task: &Task,
+    variant: FtsVariant,
+    params: &ValidParams,
+    channel: &mut dyn SecureSum,
+    roster: &Roster<'_>,
+    seed: u64,
+    observer: &mut dyn FnMut(&RoundProgress),
+) -> Result<RunResult, AlgorithmError> {
     let shared = &params.shared;
+    let members = roster.members();
     crate::error::check_task_members(task, members, shared.members)?;
     let model = shared.model.model(task.dim(), mix(seed, 0))?;
     let bounds = Bounds::unit(task.dim())?;
+    // Arrivals (stragglers) are public draws every member makes alike.
     let mut public = ChaCha8Rng::seed_from_u64(mix(seed, u64::MAX));
-    let mut agents = agents(task, members, seed);
-    let n = agents.len();
+    let mut agents = agents(task, roster);
+    let n = members.len();
+    let m = model.len();
     for a in agents.iter_mut() {
         a.initial_design(task, shared.initial_points, &bounds)?;
     }
+    let mut server = Aggregator::new(channel, params.channel_bound);
     let mut trace = RegretTrace::new();
     // messages[n]: agent n's current ω_n (None: not received).
     let mut messages: Vec<Option<DVector<f64>>> = vec![None; n];
     // Once: unused[j] lists the messages target j has not used yet.
     let mut unused: Vec<Vec<usize>> = Vec::new();
-    let (mut sent, mut global_steps) = (0u64, 0usize);
+    let mut global_steps = 0usize;
     for t in 1..=shared.rounds {
         let refresh =
             variant == FtsVariant::Fts && (params.messages == Messages::EveryRound || t == 1);
         if refresh {
-            for (slot, a) in messages.iter_mut().zip(agents.iter_mut()) {
-                let arrives = public.gen::<f64>() >= params.straggler_rate;
-                *slot = if arrives {
-                    sent += 1;
-                    Some(a.sample_weights(&model)?)
-                } else {
-                    None
-                };
+            let arrives: Vec<bool> = (0..n)
+                .map(|_| public.gen::<f64>() >= params.straggler_rate)
+                .collect();
+            let mut contributions = Vec::with_capacity(agents.len());
+            for a in agents.iter_mut() {
+                let mut slots = vec![0.0; n * m];
+                if arrives[a.index()] {
+                    let omega = a.sample_weights(&model)?;
+                    slots[a.index() * m..(a.index() + 1) * m].copy_from_slice(omega.as_slice());
+                }
+                contributions.push((a.id().clone(), slots));
             }
+            let sum = server.aggregate("FTS messages", contributions)?;
+            messages = (0..n)
+                .map(|k| arrives[k].then(|| DVector::from_column_slice(&sum[k * m..(k + 1) * m])))
+                .collect();
             if params.messages == Messages::Once {
                 unused = (0..n)
                     .map(|j| {
@@ -230,7 +276,8 @@ pub fn run(
             }
         }
         let mut any_global = false;
-        for (j, a) in agents.iter_mut().enumerate() {
+        for a in agents.iter_mut() {
+            let j = a.index();
             let local = variant == FtsVariant::Ts || shared.schedule.choose_local(t, a.rng())?;
             let x = match (
                 local,
@@ -247,13 +294,23 @@ pub fn run(
             a.query(task, x, true)?;
         }
         global_steps += usize::from(any_global);
-        trace.end_round(&agents, None);
+        let score = trace.end_round(&agents, None);
+        observer(&RoundProgress {
+            round: t,
+            best_so_far: score,
+            epsilon: None,
+        });
     }
+    let bytes = agents
+        .iter()
+        .map(|a| server.bytes_sent(a.id()))
+        .sum::<u64>()
+        / agents.len().max(1) as u64;
     let totals = RunTotals {
         method: variant.name().to_string(),
         seed,
-        bytes_sent_per_member: sent * message_bytes(model.len()) / n as u64,
-        aggregations: 0,
+        bytes_sent_per_member: bytes,
+        aggregations: server.aggregations(),
         global_steps,
     };
     Ok(trace.finish(task, &agents, totals))
@@ -289,6 +346,7 @@ fn pick_message(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fedhe_crypto::PlainSum;
 
     fn params(members: usize, rounds: usize) -> FtsParams {
         FtsParams {
@@ -305,6 +363,7 @@ mod tests {
             acq_polish: 1,
             acq_iters: 10,
             gp_prior_features: 100,
+            channel_bound: 1024.0,
         }
     }
 
@@ -319,15 +378,15 @@ mod tests {
         let task = fedhe_tasks::by_name("gp-sample-2", 1, 0).unwrap();
         let p = params(6, 8).validate().unwrap();
         for variant in [FtsVariant::Ts, FtsVariant::Fts] {
-            let a = run(&task, variant, &p, &members(6), 5).unwrap();
-            let b = run(&task, variant, &p, &members(6), 5).unwrap();
+            let a = run(&task, variant, &p, &mut PlainSum, &members(6), 5).unwrap();
+            let b = run(&task, variant, &p, &mut PlainSum, &members(6), 5).unwrap();
             assert_eq!(a.trace, b.trace);
             assert_eq!(a.trace.len(), 8);
             assert!(a.trace.windows(2).all(|w| w[1] <= w[0]), "{:?}", a.trace);
             assert!(a.epsilon.is_none());
             assert_eq!(a.method, variant.name());
         }
-        let ts = run(&task, FtsVariant::Ts, &p, &members(6), 5).unwrap();
+        let ts = run(&task, FtsVariant::Ts, &p, &mut PlainSum, &members(6), 5).unwrap();
         assert_eq!(ts.bytes_sent_per_member, 0);
         assert_eq!(ts.global_steps, 0);
     }
@@ -342,6 +401,7 @@ mod tests {
             &task,
             FtsVariant::Fts,
             &p.validate().unwrap(),
+            &mut PlainSum,
             &members(3),
             1,
         )
@@ -349,7 +409,10 @@ mod tests {
         // Each target has two messages: rounds 1-2 are global, then P_N is empty
         // and every agent falls back to its own TS.
         assert_eq!(r.global_steps, 2);
-        assert_eq!(r.bytes_sent_per_member, 8 * 30);
+        // One aggregation of N·M values per member (16 bytes each: the plain
+        // channel counts the two limbs of a two-limb encoding).
+        assert_eq!(r.aggregations, 1);
+        assert_eq!(r.bytes_sent_per_member, 16 * 3 * 30);
     }
 
     #[test]
@@ -361,11 +424,23 @@ mod tests {
             &task,
             FtsVariant::Fts,
             &p.clone().validate().unwrap(),
+            &mut PlainSum,
             &members(4),
             3,
         )
         .unwrap();
-        assert!(r.bytes_sent_per_member < 3 * 8 * 30);
+        assert_eq!(r.aggregations, 3);
+        p.straggler_rate = 0.0;
+        let all = run(
+            &task,
+            FtsVariant::Fts,
+            &p.clone().validate().unwrap(),
+            &mut PlainSum,
+            &members(4),
+            3,
+        )
+        .unwrap();
+        assert_ne!(r.trace, all.trace, "lost messages change the run");
         p.straggler_rate = 1.0;
         assert!(p
             .clone()

@@ -9,6 +9,8 @@
 //!   non-private versions, with institutions' private rewards summed by the channel.
 //! - [`fed_pne`]: the federated X-armed bandit (paper 003): Fed-PNE, DP-Fed-PNE
 //!   and the baselines Fed1-UCB and HCT, with clients' local means summed by the channel.
+//! - [`method`]: the registry of methods by name, the [`FederatedMethod`]
+//!   trait they share and the [`Roster`] of members a process plays.
 //! - [`channel`]: the server side of `SecureSum` every algorithm shares
 //!   (round numbers, bound checks, precision, traffic).
 //! - [`fts`]: federated Thompson sampling (paper 002, Alg. 1), the plaintext
@@ -29,10 +31,13 @@ pub mod fbo_fedgp;
 pub mod fed_pne;
 pub mod fts;
 pub mod ldp_bo;
+pub mod method;
 pub mod result;
 pub mod rff_agent;
+pub mod roster;
 pub mod surrogate;
 
 pub use error::AlgorithmError;
 pub use fbo_fedgp::{FboFedGpParams, Method};
-pub use result::RunResult;
+pub use method::{configure, FederatedMethod, Roster, RoundProgress};
+pub use result::{ResultsFile, RunResult};

@@ -1,9 +1,19 @@
-//! What a run of any algorithm reports: one row of `results.json`.
+//! What a run of any algorithm reports: one row of `results.json`, the file
+//! `fedhe simulate` writes and `fedhe report` reads ([`ResultsFile`]).
 
 use serde::{Deserialize, Serialize};
 
+/// `results.json`: `{"runs": [...]}`. Unknown fields are ignored and the
+/// fields a report does not need have defaults, so files of earlier versions
+/// (and hand-written ones) still read.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ResultsFile {
+    /// One entry per (task, method, seed).
+    pub runs: Vec<RunResult>,
+}
+
 /// What one run reports (one row of `results.json`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunResult {
     /// The task, as `fedhe objective list` names it.
     pub task: String,
@@ -12,21 +22,27 @@ pub struct RunResult {
     /// The seed.
     pub seed: u64,
     /// Number of clients.
+    #[serde(default)]
     pub members: usize,
     /// Rounds run.
+    #[serde(default)]
     pub rounds: usize,
     /// The best noise-free value found by the federation (initial points included).
     pub best: f64,
     /// Each client's best.
+    #[serde(default)]
     pub best_per_member: Vec<f64>,
     /// The federation's best-so-far after each round.
     pub trace: Vec<f64>,
     /// Wall-clock seconds of the run.
+    #[serde(default)]
     pub seconds: f64,
     /// Mean bytes each client sent (wire objects: encrypted vectors and
     /// decryption shares with the HE channel; 8 bytes a value otherwise).
+    #[serde(default)]
     pub bytes_sent_per_member: u64,
     /// Secure sums run (statistics, hyper-parameters, k-means, summaries).
+    #[serde(default)]
     pub aggregations: usize,
     /// Rounds with a global step (FBO-FedGP: a summary aggregation).
     #[serde(default)]
@@ -42,8 +58,9 @@ pub struct RunResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub epsilon: Option<Vec<f64>>,
     /// Whether the task is maximised (`best` and `trace` are then highest-is-best),
-    /// so a report orients its comparisons without knowing every task. Files
-    /// written before the field existed read as minimised.
-    #[serde(default)]
-    pub maximised: bool,
+    /// so a report orients its comparisons without knowing every task. Every
+    /// run writes it; in files written before the field existed it is absent
+    /// and the task's name decides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub maximised: Option<bool>,
 }

@@ -19,7 +19,6 @@
 //! paper 000 Fig. 3 reports the agents' mean validation error. Cumulative
 //! regret is left out of such a run's result.
 
-use crate::error::stream_seed as mix;
 use crate::error::{config, positive};
 use crate::{AlgorithmError, RunResult};
 use fedhe_bo::acquisition::maximize_rff_sample;
@@ -438,17 +437,25 @@ impl RegretTrace {
             surrogate_rmse: None,
             epsilon: (!self.epsilon.is_empty()).then_some(self.epsilon),
             // Scores are simple regrets or errors: lower is better whatever the task's sense.
-            maximised: false,
+            maximised: Some(false),
         }
     }
 }
 
-/// The agents of a run: `members[i]` is agent `i`, with its RNG from `seed`.
-pub fn agents(task: &Task, members: &[MemberId], seed: u64) -> Vec<RffAgent> {
-    members
+/// The agents this process plays: one per local member of `roster`, with its
+/// RNG from the member's private seed.
+pub fn agents(task: &Task, roster: &crate::roster::Roster<'_>) -> Vec<RffAgent> {
+    roster
+        .local()
         .iter()
-        .enumerate()
-        .map(|(i, m)| RffAgent::new(m.clone(), i, task, mix(seed, i as u64 + 1)))
+        .map(|l| {
+            RffAgent::new(
+                roster.members()[l.index].clone(),
+                l.index,
+                task,
+                l.private_seed,
+            )
+        })
         .collect()
 }
 

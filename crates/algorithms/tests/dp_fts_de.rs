@@ -203,11 +203,13 @@ fn per_client_tasks_report_the_agents_mean_best_value() {
         acq_polish: 1,
         acq_iters: 10,
         gp_prior_features: 100,
+        channel_bound: 1024.0,
     };
     let ts = fts::run(
         &task,
         FtsVariant::Ts,
         &ts_params.validate().unwrap(),
+        &mut PlainSum,
         &members(4),
         2,
     )

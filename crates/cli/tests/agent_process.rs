@@ -8,7 +8,7 @@ mod common;
 mod server_process;
 
 use common::fedhe;
-use fedhe_api::{CeremonySpec, MemberSpec, SignedStudySpec, StudySpec};
+use fedhe_api::{SignedStudySpec, StudySpec};
 use fedhe_client::{Auth, Client};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -17,17 +17,7 @@ use std::time::{Duration, Instant};
 
 const ADMIN: &str = "agent-test-admin";
 
-/// Children killed on drop.
-struct Killed(Vec<Child>);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        for c in &mut self.0 {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
+use common::Killed;
 
 /// `fedhe serve` on a loopback port with an SQLite file under `root`.
 fn serve(root: &std::path::Path) -> server_process::ServerProcess {
@@ -78,45 +68,9 @@ fn ceremony(url: &str, root: &Path, names: &[&str]) {
 
 /// As [`ceremony`], t-of-n when `threshold` is given.
 fn ceremony_with(url: &str, root: &Path, names: &[&str], threshold: Option<u32>) {
-    let admin = Client::new(url, Auth::Admin(ADMIN.to_string().into())).unwrap();
-    let members = names
-        .iter()
-        .map(|n| {
-            let dir = keys_of(root, n).display().to_string();
-            let out = fedhe(&["ceremony", "identity", "--keys", &dir]);
-            assert!(out.status.success());
-            MemberSpec {
-                id: n.to_string(),
-                identity_key: String::from_utf8_lossy(&out.stdout).trim().to_string(),
-            }
-        })
-        .collect();
-    admin
-        .create_ceremony(&CeremonySpec {
-            id: "c".into(),
-            parameter_set: "toy-n1024".into(),
-            members,
-            deadline_secs: 600,
-            allow_insecure: true,
-            admin_key: admin_identity().public_key_hex(),
-            threshold,
-        })
-        .unwrap();
-    let joins: Vec<Child> = names
-        .iter()
-        .map(|n| {
-            Command::new(env!("CARGO_BIN_EXE_fedhe"))
-                .args(["ceremony", "join", "--server", url, "--ceremony", "c"])
-                .args(["--member", n, "--allow-insecure", "--keys"])
-                .arg(keys_of(root, n))
-                .stdout(Stdio::null())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    for mut j in joins {
-        assert!(j.wait().unwrap().success());
-    }
+    common::toy_ceremony(url, ADMIN, &admin_identity(), names, threshold, &|n| {
+        keys_of(root, n)
+    });
 }
 
 fn study(url: &str, id: &str, members: usize, rounds: usize) {
@@ -222,7 +176,7 @@ fn an_agent_killed_mid_study_resumes_and_evaluates_no_point_twice() {
         "--keys",
         &keys_of(root.path(), "north").display().to_string(),
     ]);
-    common::assert_fails_with(&out, "fbo_fedgp.members");
+    common::assert_fails_with(&out, "settings.members");
 
     // The member's own policy: a floor of 4 refuses a study with quorum 3
     // (from the flag, and from the key folder's policy.toml), before it

@@ -411,8 +411,8 @@ fn the_server_logs_json_and_fedhe_audit_lists_the_trail() {
         .stderr(std::fs::File::create(&log_path).unwrap());
     let server = server_process::spawn(command);
     let url = server.url.clone();
-    let identity = fedhe_api::Identity::generate();
-    let member = format!("alpha={}", identity.public_key_hex());
+    let member = format!("alpha={}", fedhe_api::Identity::generate().public_key_hex());
+    let other = format!("beta={}", fedhe_api::Identity::generate().public_key_hex());
     let admin_keys = dir.path().join("admin");
     let admin_keys = admin_keys.to_str().unwrap();
     assert!(fedhe(&["ceremony", "identity", "--keys", admin_keys])
@@ -432,6 +432,8 @@ fn the_server_logs_json_and_fedhe_audit_lists_the_trail() {
         "--allow-insecure",
         "--member",
         &member,
+        "--member",
+        &other,
     ]);
     assert!(
         out.status.success(),
@@ -453,7 +455,7 @@ fn the_server_logs_json_and_fedhe_audit_lists_the_trail() {
         "1",
         "--config",
         r#"{"objective": "x", "lower": [0], "upper": [1], "sense": "minimise", "seed": 1,
-            "fbo_fedgp": {"members": 1, "rounds": 1, "initial_points": 1, "support_size": 2}}"#,
+            "fbo_fedgp": {"members": 2, "rounds": 1, "initial_points": 1, "support_size": 2}}"#,
     ]);
     assert!(
         out.status.success(),

@@ -1,7 +1,9 @@
-//! The agent of one institution (issue 5, deliverable 5): it runs FBO-FedGP's
-//! client role against the server — the same [`run_member`] code the
-//! simulator's in-process federation runs, over [`NetworkSum`] — and evaluates
-//! the institution's own objective by running a command.
+//! The agent of one institution (issue 5, deliverable 5; every method since
+//! issue 17): it runs the study's method — any of the registry
+//! ([`fedhe_algorithms::configure`]) that aggregates — for this member alone
+//! ([`Roster::member`]), the same code the simulator's in-process federation
+//! runs, over [`NetworkSum`], and evaluates the institution's own objective
+//! by running a command.
 //!
 //! # Crash and resume
 //!
@@ -40,10 +42,7 @@ use crate::keys::{self, KeyDir};
 use crate::member::{verify_ceremony, MemberSession, NetworkSum};
 use crate::policy::MemberPolicy;
 use crate::{Client, ClientError};
-use fedhe_algorithms::fbo_fedgp::{
-    run_member, FboFedGpParams, Method, RoundEvent, SupportSelection, ValidParams,
-};
-use fedhe_algorithms::{AlgorithmError, RunResult};
+use fedhe_algorithms::{AlgorithmError, FederatedMethod, Roster, RoundProgress, RunResult};
 use fedhe_crypto::MemberId;
 use fedhe_tasks::{Evaluation, Problem, Sense, Task, TaskError};
 use rand_chacha::ChaCha8Rng;
@@ -52,7 +51,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-/// The algorithm name of studies the agent runs.
+/// The method a study runs when it names none (`fedhe study create`'s default).
 pub const ALGORITHM: &str = "fbo-fedgp";
 /// The agent's seed file.
 pub const AGENT_FILE: &str = "agent.json";
@@ -67,9 +66,9 @@ pub const LOCK_FILE: &str = "agent.lock";
 /// The point `fedhe agent ask` handed out, until `tell` journals its value.
 pub const PENDING_FILE: &str = "pending.json";
 
-/// A study's algorithm configuration (`StudySpec::config` of an `fbo-fedgp`
-/// study): the problem every institution evaluates on its own data, the
-/// federation's public seed and the FBO-FedGP settings.
+/// A study's algorithm configuration (`StudySpec::config`): the problem every
+/// institution evaluates on its own data, the federation's public seed and
+/// the settings of the method `StudySpec::algorithm` names.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StudyConfig {
@@ -87,8 +86,11 @@ pub struct StudyConfig {
     /// The federation's public seed (support-set starts, hyper-parameter
     /// candidates, local/global draws); not a secret.
     pub seed: u64,
-    /// The algorithm's settings; `members` must be the ceremony's member count.
-    pub fbo_fedgp: FboFedGpParams,
+    /// The method's settings (its parameters as `fedhe simulate`'s
+    /// `[algorithm]` table names them); `members` must be the ceremony's
+    /// member count. Studies written before issue 17 call it `fbo_fedgp`.
+    #[serde(alias = "fbo_fedgp")]
+    pub settings: serde_json::Value,
 }
 
 /// A [`StudyConfig`] that passed validation.
@@ -98,8 +100,8 @@ pub struct ValidStudyConfig {
     pub config: StudyConfig,
     /// Its sense.
     pub sense: Sense,
-    /// The validated algorithm settings.
-    pub params: ValidParams,
+    /// The method, configured and validated.
+    pub method: std::sync::Arc<dyn FederatedMethod>,
 }
 
 fn invalid(field: &str, reason: impl std::fmt::Display) -> ClientError {
@@ -107,9 +109,10 @@ fn invalid(field: &str, reason: impl std::fmt::Display) -> ClientError {
 }
 
 impl StudyConfig {
-    /// Checks the box, the sense and the settings against a ceremony of
-    /// `members` members.
-    pub fn validate(self, members: usize) -> Result<ValidStudyConfig, ClientError> {
+    /// Checks the box, the sense and the settings of `method` against a
+    /// ceremony of `members` members, and that a member can run the method
+    /// alone over the network.
+    pub fn validate(self, method: &str, members: usize) -> Result<ValidStudyConfig, ClientError> {
         if self.lower.is_empty() || self.lower.len() != self.upper.len() {
             return Err(invalid(
                 "lower/upper",
@@ -134,31 +137,24 @@ impl StudyConfig {
                 format!("{:?} is neither \"minimise\" nor \"maximise\"", self.sense),
             )
         })?;
-        if self.fbo_fedgp.members != members {
+        let configured = fedhe_algorithms::configure(method, self.settings.clone())
+            .map_err(|e| invalid("settings", e))?;
+        if configured.members() != members {
             return Err(invalid(
-                "fbo_fedgp.members",
+                "settings.members",
                 format!(
                     "{} configured, but the ceremony has {members} members",
-                    self.fbo_fedgp.members
+                    configured.members()
                 ),
             ));
         }
-        let params = self
-            .fbo_fedgp
-            .clone()
-            .validate()
-            .map_err(|e| invalid("fbo_fedgp", e))?;
-        if params.support_selection == SupportSelection::PaperClustering {
-            return Err(invalid(
-                "fbo_fedgp.support_selection",
-                "\"paper-clustering\" pools every member's local centres in one place; \
-                 over the network use \"secure-kmeans\" (the default) or \"random\"",
-            ));
-        }
+        configured
+            .check_networked()
+            .map_err(|e| invalid("settings", e))?;
         Ok(ValidStudyConfig {
             config: self,
             sense,
-            params,
+            method: configured.into(),
         })
     }
 }
@@ -484,8 +480,12 @@ pub struct Progress {
     pub rounds: usize,
     /// The last finished round (0: initialisation).
     pub round: usize,
-    /// This member's best value so far.
+    /// This member's best value so far (the Thompson-sampling family: its
+    /// simple regret, or its best value when the optimum is unknown).
     pub best: f64,
+    /// The privacy loss ε spent so far, for differentially private methods.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub epsilon: Option<f64>,
     /// Whether the run finished.
     pub finished: bool,
 }
@@ -568,25 +568,19 @@ pub struct AgentOutcome {
     pub result: RunResult,
 }
 
-/// Runs (or resumes) this member's side of an `fbo-fedgp` study: checks the
-/// ceremony (its own share is in the transcript, the collective key is
-/// recomputed), then runs [`run_member`] over [`NetworkSum`], calling
-/// `on_round` after every round.
+/// Runs (or resumes) this member's side of a study: checks the ceremony
+/// (its own share is in the transcript, the collective key is recomputed),
+/// then runs the study's method for this member alone over [`NetworkSum`],
+/// calling `on_round` after every round.
 pub fn run_agent(
     client: Client,
     keys: &KeyDir,
     options: &AgentOptions<'_>,
-    on_round: &mut dyn FnMut(&RoundEvent, &ValidStudyConfig),
+    on_round: &mut dyn FnMut(&RoundProgress, &ValidStudyConfig),
 ) -> Result<AgentOutcome, ClientError> {
     let member_file: keys::MemberFile = serde_json::from_slice(&keys.read(keys::MEMBER_FILE)?)
         .map_err(|e| ClientError::Keys(format!("{}: {e}", keys::MEMBER_FILE)))?;
     let study = client.study(options.study)?;
-    if study.spec.algorithm != ALGORITHM {
-        return Err(ClientError::Usage(format!(
-            "study {} runs {:?}; the agent runs {ALGORITHM:?}",
-            options.study, study.spec.algorithm
-        )));
-    }
     if study.spec.ceremony != member_file.ceremony {
         return Err(ClientError::Usage(format!(
             "study {} uses ceremony {}, but {} holds keys of ceremony {}",
@@ -616,7 +610,7 @@ pub fn run_agent(
         .ok_or_else(|| ClientError::Verification(format!("{me} is not in the transcript")))?;
     let config: StudyConfig =
         serde_json::from_value(study.spec.config.clone()).map_err(|e| invalid("config", e))?;
-    let valid = config.validate(members.len())?;
+    let valid = config.validate(&study.spec.algorithm, members.len())?;
 
     let state = state_dir(keys, options.study);
     create_private_dir(&state)?;
@@ -652,23 +646,25 @@ pub fn run_agent(
     // The administrator's signature, and the hash recorded before the first
     // contribution: a spec changed or split by the server is refused.
     session.accept_study(&study)?;
-    if study.spec.bound != valid.params.channel_bound {
+    let bound = valid.method.channel_bound();
+    if study.spec.bound != bound {
         return Err(invalid(
-            "fbo_fedgp.channel_bound",
+            "settings.channel_bound",
             format!(
-                "{} is not the study's signed bound {}",
-                valid.params.channel_bound, study.spec.bound
+                "{bound} is not the study's signed bound {}",
+                study.spec.bound
             ),
         ));
     }
-    let mut channel = NetworkSum::new(session, options.study, valid.params.channel_bound, 0);
-    let write_progress = |round: usize, best: f64, finished: bool| {
+    let mut channel = NetworkSum::new(session, options.study, bound, 0);
+    let write_progress = |round: usize, best: f64, epsilon: Option<f64>, finished: bool| {
         let p = Progress {
             study: options.study.to_string(),
             member: member_file.member.clone(),
-            rounds: valid.params.rounds,
+            rounds: valid.method.rounds(),
             round,
             best,
+            epsilon,
             finished,
         };
         if let Ok(bytes) = serde_json::to_vec_pretty(&p) {
@@ -676,21 +672,15 @@ pub fn run_agent(
             let _ = keys::write_atomic(&state, PROGRESS_FILE, &bytes, true);
         }
     };
-    let result = run_member(
-        &task,
-        Method::FboFedGp,
-        &valid.params,
-        &mut channel,
-        &members,
-        &me,
-        valid.config.seed,
-        private_seed,
-        &mut |e| {
-            write_progress(e.round, e.best_so_far, false);
+    let roster = Roster::member(&members, &me, private_seed)?;
+    let result = valid
+        .method
+        .run(&task, &mut channel, &roster, valid.config.seed, &mut |e| {
+            write_progress(e.round, e.best_so_far, e.epsilon, false);
             on_round(e, &valid);
-        },
-    )?;
-    write_progress(result.rounds, result.best, true);
+        })?;
+    let spent = result.epsilon.as_ref().and_then(|e| e.last().copied());
+    write_progress(result.rounds, result.best, spent, true);
     let outcome = AgentOutcome {
         config: valid.config.clone(),
         result,
@@ -961,7 +951,7 @@ mod tests {
     use rand::SeedableRng;
 
     fn config() -> StudyConfig {
-        let mut p = FboFedGpParams::paper_defaults();
+        let mut p = fedhe_algorithms::FboFedGpParams::paper_defaults();
         p.members = 3;
         StudyConfig {
             objective: "sphere".into(),
@@ -970,32 +960,66 @@ mod tests {
             sense: "minimise".into(),
             optimum: None,
             seed: 1,
-            fbo_fedgp: p,
+            settings: serde_json::to_value(p).unwrap(),
         }
     }
 
     #[test]
     fn study_configs_are_validated_with_named_fields() {
-        assert!(config().validate(3).is_ok());
-        let err = config().validate(4).unwrap_err().to_string();
+        assert!(config().validate("fbo-fedgp", 3).is_ok());
+        let err = config().validate("fbo-fedgp", 4).unwrap_err().to_string();
         assert!(
-            err.contains("fbo_fedgp.members") && err.contains("4 members"),
+            err.contains("settings.members") && err.contains("4 members"),
             "{err}"
         );
         let mut c = config();
         c.upper[1] = -1.0;
-        let err = c.validate(3).unwrap_err().to_string();
+        let err = c.validate("fbo-fedgp", 3).unwrap_err().to_string();
         assert!(err.contains("dimension 1"), "{err}");
         let mut c = config();
         c.sense = "min".into();
-        assert!(c.validate(3).unwrap_err().to_string().contains("sense"));
+        let err = c.validate("fbo-fedgp", 3).unwrap_err().to_string();
+        assert!(err.contains("sense"), "{err}");
         let mut c = config();
-        c.fbo_fedgp.support_selection = SupportSelection::PaperClustering;
-        let err = c.validate(3).unwrap_err().to_string();
+        c.settings["support_selection"] = "paper-clustering".into();
+        let err = c.validate("fbo-fedgp", 3).unwrap_err().to_string();
         assert!(err.contains("support_selection"), "{err}");
         let mut c = config();
         c.upper.pop();
-        assert!(c.validate(3).unwrap_err().to_string().contains("2 and 1"));
+        let err = c.validate("fbo-fedgp", 3).unwrap_err().to_string();
+        assert!(err.contains("2 and 1"), "{err}");
+        // Any method of the registry; one a member cannot run alone is
+        // refused with the setting named.
+        let err = config().validate("fbo-fedgpp", 3).unwrap_err().to_string();
+        assert!(
+            err.contains("unknown method") && err.contains("fed-pne"),
+            "{err}"
+        );
+        let err = config()
+            .validate("independent-bo", 3)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("run it alone"), "{err}");
+        let dp = serde_json::json!({ "members": 3, "rounds": 4, "noise": "central" });
+        let c = StudyConfig {
+            settings: dp,
+            ..config()
+        };
+        let err = c.validate("dp-fts-de", 3).unwrap_err().to_string();
+        assert!(
+            err.contains("noise") && err.contains("distributed"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_study_config_written_before_the_registry_still_reads() {
+        let text = r#"{"objective":"f","lower":[0],"upper":[1],"sense":"minimise",
+            "seed":3,"fbo_fedgp":{"members":3,"rounds":4,"initial_points":3,"support_size":6}}"#;
+        let c: StudyConfig = serde_json::from_str(text).unwrap();
+        assert_eq!(c.settings["rounds"], 4);
+        let valid = c.validate("fbo-fedgp", 3).unwrap();
+        assert_eq!(valid.method.rounds(), 4);
     }
 
     #[test]
@@ -1010,7 +1034,7 @@ mod tests {
         let obj = MemberObjective::new(
             Evaluator::Command(&cmd),
             "s",
-            &config().validate(3).unwrap(),
+            &config().validate("fbo-fedgp", 3).unwrap(),
             3,
             1,
             dir.path(),
@@ -1029,7 +1053,7 @@ mod tests {
         let obj = MemberObjective::new(
             Evaluator::Command(&cmd),
             "s",
-            &config().validate(3).unwrap(),
+            &config().validate("fbo-fedgp", 3).unwrap(),
             3,
             1,
             dir.path(),
@@ -1047,7 +1071,7 @@ mod tests {
         let obj = MemberObjective::new(
             Evaluator::Command(&cmd),
             "s",
-            &config().validate(3).unwrap(),
+            &config().validate("fbo-fedgp", 3).unwrap(),
             3,
             1,
             dir.path(),
@@ -1079,7 +1103,7 @@ mod tests {
             let obj = MemberObjective::new(
                 Evaluator::Command(cmd),
                 "s",
-                &config().validate(3).unwrap(),
+                &config().validate("fbo-fedgp", 3).unwrap(),
                 3,
                 0,
                 &sub,
@@ -1102,7 +1126,7 @@ mod tests {
         assert!(MemberObjective::new(
             Evaluator::Command("  "),
             "s",
-            &config().validate(3).unwrap(),
+            &config().validate("fbo-fedgp", 3).unwrap(),
             3,
             0,
             dir.path()

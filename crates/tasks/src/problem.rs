@@ -25,6 +25,20 @@ pub trait Problem: Send + Sync + std::fmt::Debug {
         rng: &mut ChaCha8Rng,
     ) -> Result<Evaluation, TaskError>;
 
+    /// Client `client`'s noise-free value at `unit`, for a simulator's
+    /// diagnostics (regret, the trace of a run): it is never one of an
+    /// institution's evaluations, so an objective that counts or records its
+    /// evaluations (a journal, a test's recorder) may answer it apart. By
+    /// default the noise-free part of [`Problem::evaluate`].
+    fn noise_free(
+        &self,
+        client: usize,
+        unit: &[f64],
+        rng: &mut ChaCha8Rng,
+    ) -> Result<f64, TaskError> {
+        self.evaluate(client, unit, rng).map(|e| e.noise_free)
+    }
+
     /// Client `client`'s optimum (noise-free) value, when known; simple regret
     /// is measured against it.
     fn optimum(&self, _client: usize) -> Option<f64> {

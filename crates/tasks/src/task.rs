@@ -146,19 +146,42 @@ impl Task {
                 })
             }
             Objectives::PerClient(o) => {
-                if client >= o.clients() {
-                    return Err(crate::error::config(
-                        "members",
-                        format!(
-                            "task {} has objectives for {} clients, not client {client}",
-                            self.name,
-                            o.clients()
-                        ),
-                    ));
-                }
+                self.check_client(o.as_ref(), client)?;
                 o.evaluate(client, unit, rng)
             }
         }
+    }
+
+    /// Client `client`'s noise-free value at a point of the unit cube, for
+    /// diagnostics ([`Problem::noise_free`]); `rng` is drawn from as
+    /// [`Task::evaluate`] draws from it.
+    pub fn noise_free(
+        &self,
+        client: usize,
+        unit: &[f64],
+        rng: &mut ChaCha8Rng,
+    ) -> Result<f64, TaskError> {
+        match &self.objectives {
+            Objectives::Shared { .. } => self.evaluate(client, unit, rng).map(|e| e.noise_free),
+            Objectives::PerClient(o) => {
+                self.check_client(o.as_ref(), client)?;
+                o.noise_free(client, unit, rng)
+            }
+        }
+    }
+
+    fn check_client(&self, o: &dyn Problem, client: usize) -> Result<(), TaskError> {
+        if client >= o.clients() {
+            return Err(crate::error::config(
+                "members",
+                format!(
+                    "task {} has objectives for {} clients, not client {client}",
+                    self.name,
+                    o.clients()
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// Whether `a` is a better value than `b`.

@@ -62,6 +62,9 @@ pub mod server;
 pub mod subregions;
 
 pub use params::{AccountantChoice, DpFtsDeParams, NoiseMode, ValidParams, NOISE_SHARE_TAIL};
-pub use run::{run, run_observed, RoundEvent};
+pub use run::{check_networked, run, run_observed, run_roster, RoundEvent};
+
+/// The registry name of DP-FTS-DE (and its configurations).
+pub const METHOD: &str = "dp-fts-de";
 pub use server::DpFtsDeServer;
 pub use subregions::{RoundWeights, SubRegions, WeightSchedule};

@@ -7,6 +7,7 @@ use super::server::DpFtsDeServer;
 use super::subregions::SubRegions;
 use crate::error::stream_seed as mix;
 use crate::rff_agent::{agents, RegretTrace, RffAgent, RffModel, RunTotals};
+use crate::roster::Roster;
 use crate::{AlgorithmError, RunResult};
 use fedhe_bo::optim::Bounds;
 use fedhe_crypto::{MemberId, SecureSum};
@@ -51,7 +52,22 @@ pub fn run(
 /// Stream indices of the run's randomness (see [`mix`]).
 const FEATURES_STREAM: u64 = 0;
 const SERVER_STREAM: u64 = u64::MAX;
-const MEMBER_NOISE_STREAMS: u64 = 1 << 32;
+/// The stream of a member's Poisson coin and noise shares, from its private seed.
+const MEMBER_NOISE_STREAM: u64 = 1 << 32;
+
+/// Refuses what a member running alone cannot do: central noise needs a
+/// trusted server to draw the batch and add the noise, which an agent's
+/// federation does not have (use `distributed`, or `none`).
+pub fn check_networked(params: &ValidParams) -> Result<(), AlgorithmError> {
+    if params.noise == NoiseMode::Central {
+        return Err(crate::error::config(
+            "noise",
+            "central noise is added by a trusted server, which a study over the network \
+             does not have: use \"distributed\" (each member adds a share) or \"none\"",
+        ));
+    }
+    Ok(())
+}
 
 /// [`run`], calling `observer` after every round.
 pub fn run_observed(
@@ -62,23 +78,52 @@ pub fn run_observed(
     seed: u64,
     observer: &mut dyn FnMut(&RoundEvent),
 ) -> Result<RunResult, AlgorithmError> {
+    run_roster(
+        task,
+        params,
+        channel,
+        &Roster::simulation(members, seed),
+        seed,
+        observer,
+    )
+}
+
+/// DP-FTS-DE for the agents of `roster` (every one in the simulator, one in
+/// an agent), calling `observer` after every round.
+pub fn run_roster(
+    task: &Task,
+    params: &ValidParams,
+    channel: &mut dyn SecureSum,
+    roster: &Roster<'_>,
+    seed: u64,
+    observer: &mut dyn FnMut(&RoundEvent),
+) -> Result<RunResult, AlgorithmError> {
     let shared = &params.shared;
+    let members = roster.members();
     crate::error::check_task_members(task, members, shared.members)?;
+    if !roster.is_simulation() {
+        check_networked(params)?;
+    }
     let dim = task.dim();
     let model = shared.model.model(dim, mix(seed, FEATURES_STREAM))?;
     let regions = SubRegions::new(dim, params.subregions)?;
     let unit = Bounds::unit(dim)?;
-    let mut agents = agents(task, members, seed);
-    let n = agents.len();
+    let mut agents = agents(task, roster);
+    let n = members.len();
     // Alg. 2 line 2: N_init random points in the agent's own sub-region.
     for a in agents.iter_mut() {
         let own = regions.bounds(regions.assigned(a.index())).clone();
         a.initial_design(task, shared.initial_points, &own)?;
     }
-    // Simulation seeds; a deployment draws these from `Csprng::from_entropy`.
+    // The server's stream draws the batch and the central noise: public,
+    // which is why a study over the network refuses central noise (it has
+    // no trusted server) and draws the batch of `none` alike on every member.
     let server_rng = Csprng::from_u128_seed(u128::from(mix(seed, SERVER_STREAM)));
-    let mut member_rngs: Vec<Csprng> = (0..n as u64)
-        .map(|i| Csprng::from_u128_seed(u128::from(mix(seed, MEMBER_NOISE_STREAMS + i))))
+    // Each member's coin and noise shares, from its private seed.
+    let mut member_rngs: Vec<Csprng> = roster
+        .local()
+        .iter()
+        .map(|l| Csprng::from_u128_seed(u128::from(mix(l.private_seed, MEMBER_NOISE_STREAM))))
         .collect();
     let mut server = DpFtsDeServer::new(channel, params, server_rng)?;
     let own_coin = PoissonSampling::new(params.mechanism.sampling_rate())?;
@@ -89,13 +134,17 @@ pub fn run_observed(
     for t in 1..=shared.rounds {
         let weights = params.weights.weights(t, &regions, n);
         let sum_std = server.sum_noise_std(z, weights.max());
-        // Alg. 1 line 6. Distributed: each member flips its own coin, unseen.
+        // Alg. 1 line 6, as flags of the local agents. Distributed: each
+        // member flips its own coin, unseen.
         let selected: Vec<bool> = match params.noise {
             NoiseMode::Distributed => member_rngs
                 .iter_mut()
                 .map(|r| own_coin.includes(r))
                 .collect(),
-            _ => server.select(n),
+            _ => {
+                let all = server.select(n);
+                agents.iter().map(|a| all[a.index()]).collect()
+            }
         };
         // Each share has variance σ²/m (m = N unless members may be
         // missing), so a sum over m members has σ² = (z·φ_max·S)².
@@ -107,17 +156,17 @@ pub fn run_observed(
         };
         let mut contributions = Vec::with_capacity(n);
         let mut clipped = 0;
-        for ((i, a), rng) in agents.iter_mut().enumerate().zip(member_rngs.iter_mut()) {
+        for ((k, a), rng) in agents.iter_mut().enumerate().zip(member_rngs.iter_mut()) {
             // Alg. 2 line 10: ω_{n,t} from the agent's current posterior.
             let omega = a.sample_weights(&model)?;
             let c = contribution(
                 &omega,
                 s,
-                &weights.of_agent(i),
-                selected[i],
+                &weights.of_agent(a.index()),
+                selected[k],
                 share.as_ref().map(|m| (m, rng)),
             )?;
-            clipped += usize::from(c.clipped && selected[i]);
+            clipped += usize::from(c.clipped && selected[k]);
             contributions.push((a.id().clone(), c.values));
         }
         let broadcast = server.broadcast(contributions, sum_std)?;
@@ -149,9 +198,9 @@ pub fn run_observed(
         .iter()
         .map(|a| server.bytes_sent(a.id()))
         .sum::<u64>()
-        / n as u64;
+        / agents.len().max(1) as u64;
     let totals = RunTotals {
-        method: "dp-fts-de".to_string(),
+        method: super::METHOD.to_string(),
         seed,
         bytes_sent_per_member: bytes,
         aggregations: server.aggregations(),

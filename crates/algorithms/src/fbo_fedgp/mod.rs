@@ -77,5 +77,8 @@ pub use params::{
     KernelKind, LengthscalePrior, LocalScaling, LocalSteps, Method, PriorMean, SupportGrowth,
     SupportSelection, ValidParams,
 };
-pub use run::{pooled_map, run, run_member, run_observed, simulated_client_seed, RoundEvent};
+pub use run::{
+    check_networked, pooled_map, run, run_member, run_observed, run_roster, simulated_client_seed,
+    RoundEvent,
+};
 pub use server::{kmeans_update, Server};

@@ -39,6 +39,11 @@ impl Method {
 }
 
 impl Method {
+    /// Whether it aggregates through the channel (the lone baselines never do).
+    pub fn uses_channel(self) -> bool {
+        !self.is_lone()
+    }
+
     /// The kebab-case name.
     pub fn name(self) -> &'static str {
         match self {

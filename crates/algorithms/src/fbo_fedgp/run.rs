@@ -63,23 +63,27 @@ pub fn run_observed(
     seed: u64,
     observer: &mut dyn FnMut(&RoundEvent),
 ) -> Result<RunResult, AlgorithmError> {
-    let local = members
-        .iter()
-        .enumerate()
-        .map(|(i, m)| Client::new(m.clone(), i, simulated_client_seed(seed, i)))
-        .collect();
-    let roster = Roster {
-        members,
-        local,
-        diagnostics: true,
-    };
-    dispatch(task, method, params, channel, roster, seed, observer)
+    let roster = crate::roster::Roster::simulation(members, seed);
+    run_roster(task, method, params, channel, &roster, seed, observer)
 }
 
 /// The private seed [`run`] gives client `index` of a federation seeded with
 /// `seed` (so a run of [`run_member`] per member can reproduce it).
 pub fn simulated_client_seed(seed: u64, index: usize) -> u64 {
-    mix(seed, index as u64 + 1)
+    crate::roster::simulated_private_seed(seed, index)
+}
+
+/// Refuses settings a member running alone cannot follow.
+pub fn check_networked(params: &ValidParams) -> Result<(), AlgorithmError> {
+    if params.support_selection == SupportSelection::PaperClustering {
+        // Alg. 1 pools every client's local centres in one place.
+        return Err(crate::error::config(
+            "support_selection",
+            "paper-clustering needs every member's local centres in one process; \
+             a member running alone uses secure-kmeans or random",
+        ));
+    }
+    Ok(())
 }
 
 /// One institution's side of a federation whose members run in separate
@@ -102,24 +106,33 @@ pub fn run_member(
     private_seed: u64,
     observer: &mut dyn FnMut(&RoundEvent),
 ) -> Result<RunResult, AlgorithmError> {
-    if params.support_selection == SupportSelection::PaperClustering {
-        // Alg. 1 pools every client's local centres in one place.
-        return Err(crate::error::config(
-            "support_selection",
-            "paper-clustering needs every member's local centres in one process; \
-             a member running alone uses secure-kmeans or random",
-        ));
+    let roster = crate::roster::Roster::member(members, me, private_seed)?;
+    run_roster(task, method, params, channel, &roster, seed, observer)
+}
+
+/// `method` for the members of `roster` (every one in the simulator, one in
+/// an agent): the one code path of [`run`] and [`run_member`].
+pub fn run_roster(
+    task: &Task,
+    method: Method,
+    params: &ValidParams,
+    channel: &mut dyn SecureSum,
+    roster: &crate::roster::Roster<'_>,
+    seed: u64,
+    observer: &mut dyn FnMut(&RoundEvent),
+) -> Result<RunResult, AlgorithmError> {
+    if !roster.is_simulation() {
+        check_networked(params)?;
     }
-    let index = members.iter().position(|m| m == me).ok_or_else(|| {
-        crate::error::config(
-            "members",
-            format!("{me} is not one of the federation's members"),
-        )
-    })?;
+    let members = roster.members();
     let roster = Roster {
         members,
-        local: vec![Client::new(me.clone(), index, private_seed)],
-        diagnostics: false,
+        local: roster
+            .local()
+            .iter()
+            .map(|l| Client::new(members[l.index].clone(), l.index, l.private_seed))
+            .collect(),
+        diagnostics: roster.is_simulation(),
     };
     dispatch(task, method, params, channel, roster, seed, observer)
 }
@@ -446,7 +459,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
             cumulative_regret: None,
             epsilon: None,
             surrogate_rmse: None,
-            maximised: self.task.is_maximised(),
+            maximised: Some(self.task.is_maximised()),
         }
     }
 
@@ -583,7 +596,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
         const POINTS: usize = 256;
         for _ in 0..POINTS {
             let x: Vec<f64> = (0..dim).map(|_| self.public.gen::<f64>()).collect();
-            let truth = self.task.evaluate(0, &x, &mut self.public)?.noise_free;
+            let truth = self.task.noise_free(0, &x, &mut self.public)?;
             let target = scaling.standardise(warp.apply(self.task.utility(truth)));
             sq += (global.predict_point(&x)?.mean - target).powi(2);
         }

@@ -13,6 +13,7 @@
 use super::params::ValidFedPneParams;
 use super::pne::Session;
 use crate::error::stream_seed;
+use crate::roster::{Roster, RoundProgress};
 use crate::{AlgorithmError, RunResult};
 use fedhe_crypto::{MemberId, SecureSum};
 use fedhe_tasks::Task;
@@ -49,7 +50,7 @@ pub fn meshgrid(
         .collect())
 }
 
-/// Runs Fed1-UCB on `task` with `members` as clients.
+/// Runs Fed1-UCB on `task` with `members` as clients, every one in this process.
 pub fn run(
     task: &Task,
     params: &ValidFedPneParams,
@@ -57,9 +58,22 @@ pub fn run(
     members: &[MemberId],
     seed: u64,
 ) -> Result<RunResult, AlgorithmError> {
+    let roster = Roster::simulation(members, seed);
+    let mut silent = |_: &RoundProgress| {};
+    let mut session = Session::new(task, params, channel, &roster, seed, &mut silent)?;
+    run_session(task, params, &mut session, seed)?;
+    Ok(session.finish("fed1-ucb", seed))
+}
+
+/// Fed1-UCB on a session (the server role runs on every member alike).
+pub(crate) fn run_session(
+    task: &Task,
+    params: &ValidFedPneParams,
+    session: &mut Session<'_>,
+    seed: u64,
+) -> Result<(), AlgorithmError> {
     let mut public = ChaCha8Rng::seed_from_u64(stream_seed(seed, 0));
     let arms = meshgrid(params.arms_per_dim, task.dim(), &mut public)?;
-    let mut session = Session::new(task, params, channel, members, seed)?;
     let m = params.members as f64;
     let ln_t = (params.rounds as f64).ln().max(1.0);
     let mut active: Vec<usize> = (0..arms.len()).collect();
@@ -90,7 +104,7 @@ pub fn run(
         active.retain(|&a| means[a] + width >= best - width);
         p += 1;
     }
-    Ok(session.finish("fed1-ucb", seed, None))
+    Ok(())
 }
 #[cfg(test)]
 mod tests {

@@ -255,7 +255,7 @@ pub(crate) fn run(
         tree.update(&path, reward[0], t);
         t += 1;
     }
-    Ok(session.finish("hct", seed, None))
+    Ok(session.finish("hct", seed))
 }
 
 #[cfg(test)]

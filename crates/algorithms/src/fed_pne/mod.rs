@@ -25,11 +25,12 @@ pub use params::{BanditMethod, FedPneParams, ValidFedPneParams};
 pub use partition::{Node, Partition};
 pub use pne::{run as run_fed_pne, run_detailed, Client, FedPneReport, Phase, Server};
 
+use crate::roster::{Roster, RoundProgress};
 use crate::{AlgorithmError, RunResult};
 use fedhe_crypto::{MemberId, SecureSum};
 use fedhe_tasks::Task;
 
-/// Runs `params.method()`.
+/// Runs `params.method()`, every client in this process.
 pub fn run(
     task: &Task,
     params: &ValidFedPneParams,
@@ -37,13 +38,31 @@ pub fn run(
     members: &[MemberId],
     seed: u64,
 ) -> Result<RunResult, AlgorithmError> {
+    let roster = Roster::simulation(members, seed);
+    run_roster(task, params, channel, &roster, seed, &mut |_| {})
+}
+
+/// `params.method()` for the clients of `roster` (every one in the
+/// simulator, one in an agent), calling `observer` after every round.
+pub fn run_roster(
+    task: &Task,
+    params: &ValidFedPneParams,
+    channel: &mut dyn SecureSum,
+    roster: &Roster<'_>,
+    seed: u64,
+    observer: &mut dyn FnMut(&RoundProgress),
+) -> Result<RunResult, AlgorithmError> {
     match params.method() {
         BanditMethod::FedPne | BanditMethod::DpFedPne => {
-            pne::run(task, params, channel, members, seed)
+            Ok(pne::run_phases(task, params, channel, roster, seed, observer)?.result)
         }
-        BanditMethod::Fed1Ucb => fed1_ucb::run(task, params, channel, members, seed),
+        BanditMethod::Fed1Ucb => {
+            let mut session = pne::Session::new(task, params, channel, roster, seed, observer)?;
+            fed1_ucb::run_session(task, params, &mut session, seed)?;
+            Ok(session.finish("fed1-ucb", seed))
+        }
         BanditMethod::Hct => {
-            let session = pne::Session::new(task, params, channel, members, seed)?;
+            let session = pne::Session::new(task, params, channel, roster, seed, observer)?;
             hct::run(session, params, task.dim(), seed)
         }
     }

@@ -118,6 +118,37 @@ impl Federation {
         })
     }
 
+    /// The federation as one member running alone sees it (an agent): its
+    /// own objective from a per-client `base`, `noise_std` noise on every
+    /// pull, and no regret (the global objective averages every member's
+    /// objective, which no member can evaluate).
+    pub fn for_member(base: &Task, clients: usize, noise_std: f64) -> Result<Self, AlgorithmError> {
+        if base.clients().is_none_or(|n| n < clients) {
+            return Err(crate::error::config(
+                "members",
+                format!(
+                    "a member's task {} must have an objective for each of the {clients} members",
+                    base.name()
+                ),
+            ));
+        }
+        let extra_noise = if noise_std > 0.0 {
+            Some(
+                Normal::new(0.0, noise_std)
+                    .map_err(|e| crate::error::config("noise_std", e.to_string()))?,
+            )
+        } else {
+            None
+        };
+        Ok(Self {
+            base: base.clone(),
+            local: base.clone(),
+            clients,
+            optimum: f64::NAN,
+            extra_noise,
+        })
+    }
+
     /// Client `m`'s reward (utility of its observation) at `x`.
     pub fn pull(&self, m: usize, x: &[f64], rng: &mut ChaCha8Rng) -> Result<f64, AlgorithmError> {
         let mut v = self.local.evaluate(m, x, rng)?.observed;
@@ -132,11 +163,11 @@ impl Federation {
     pub fn global_value(&self, x: &[f64]) -> Result<f64, AlgorithmError> {
         let mut scratch = ChaCha8Rng::seed_from_u64(0);
         match self.base.clients() {
-            None => Ok(self.base.evaluate(0, x, &mut scratch)?.noise_free),
+            None => Ok(self.base.noise_free(0, x, &mut scratch)?),
             Some(_) => {
                 let mut sum = 0.0;
                 for m in 0..self.clients {
-                    sum += self.base.evaluate(m, x, &mut scratch)?.noise_free;
+                    sum += self.base.noise_free(m, x, &mut scratch)?;
                 }
                 Ok(sum / self.clients as f64)
             }

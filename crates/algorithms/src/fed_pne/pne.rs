@@ -5,7 +5,7 @@ use super::objectives::Federation;
 use super::params::ValidFedPneParams;
 use super::partition::{Node, Partition};
 use crate::channel::Aggregator;
-use crate::error::stream_seed;
+use crate::roster::{Roster, RoundProgress};
 use crate::{AlgorithmError, RunResult};
 use fedhe_crypto::{MemberId, SecureSum};
 use fedhe_dp::GaussianMechanism;
@@ -183,6 +183,7 @@ pub(crate) struct Session<'a> {
     ledger: Ledger<'a>,
     members: Vec<MemberId>,
     horizon: usize,
+    epsilon: Option<f64>,
     start: Instant,
 }
 
@@ -191,27 +192,33 @@ impl<'a> Session<'a> {
         task: &'a Task,
         params: &ValidFedPneParams,
         channel: &'a mut dyn SecureSum,
-        members: &[MemberId],
+        roster: &Roster<'_>,
         seed: u64,
+        observer: &'a mut dyn FnMut(&RoundProgress),
     ) -> Result<Self, AlgorithmError> {
+        let members = roster.members();
         crate::error::check_members(params.members, members.len())?;
         let start = Instant::now();
-        let federation = Federation::new(
-            task,
-            params.members,
-            params.perturbation,
-            params.noise_std,
-            params.assumed_optimum,
-            seed,
-        )?;
-        let clients = members
+        let federation = if roster.is_simulation() {
+            Federation::new(
+                task,
+                params.members,
+                params.perturbation,
+                params.noise_std,
+                params.assumed_optimum,
+                seed,
+            )?
+        } else {
+            Federation::for_member(task, params.members, params.noise_std)?
+        };
+        let clients = roster
+            .local()
             .iter()
-            .enumerate()
-            .map(|(i, m)| {
+            .map(|l| {
                 Client::new(
-                    m.clone(),
-                    i,
-                    stream_seed(seed, i as u64 + 1),
+                    members[l.index].clone(),
+                    l.index,
+                    l.private_seed,
                     params.dp_sigma(),
                 )
             })
@@ -220,9 +227,10 @@ impl<'a> Session<'a> {
             federation,
             clients,
             aggregator: Aggregator::new(channel, params.channel_bound),
-            ledger: Ledger::new(task),
+            ledger: Ledger::new(task, roster.is_simulation(), observer),
             members: members.to_vec(),
             horizon: params.rounds,
+            epsilon: params.dp_sigma().and(params.epsilon),
             start,
         })
     }
@@ -234,7 +242,7 @@ impl<'a> Session<'a> {
 
     /// Every client pulls `x` for `n` rounds, reporting nothing.
     pub(crate) fn spend(&mut self, x: &[f64], n: u64) -> Result<(), AlgorithmError> {
-        self.ledger.record(&self.federation, x, n)
+        self.ledger.record(&self.federation, x, n, self.epsilon)
     }
 
     /// One phase: every client pulls every point `pulls` times and the server
@@ -266,26 +274,28 @@ impl<'a> Session<'a> {
                 Ok((c.id().clone(), means.iter().map(|v| v / m).collect()))
             })
             .collect::<Result<Vec<_>, AlgorithmError>>()?;
+        let means = self.aggregator.aggregate("local means", contributions)?;
+        self.ledger.learn(&means);
         for x in points {
-            self.ledger.record(&self.federation, x, pulls)?;
+            self.ledger
+                .record(&self.federation, x, pulls, self.epsilon)?;
         }
-        Ok(Some(
-            self.aggregator.aggregate("local means", contributions)?,
-        ))
+        Ok(Some(means))
     }
 
-    pub(crate) fn finish(self, method: &str, seed: u64, epsilon: Option<f64>) -> RunResult {
+    pub(crate) fn finish(self, method: &str, seed: u64) -> RunResult {
+        let epsilon = self.epsilon;
         let bytes = self
-            .members
+            .clients
             .iter()
-            .map(|m| self.aggregator.bytes_sent(m))
+            .map(|c| self.aggregator.bytes_sent(c.id()))
             .sum::<u64>()
-            / self.members.len() as u64;
+            / self.clients.len().max(1) as u64;
         let aggregations = self.aggregator.aggregations();
         self.ledger.finish(
             method,
             seed,
-            self.members.len(),
+            (self.members.len(), self.clients.len()),
             self.start,
             bytes,
             aggregations,
@@ -302,7 +312,21 @@ pub fn run_detailed(
     members: &[MemberId],
     seed: u64,
 ) -> Result<FedPneReport, AlgorithmError> {
-    let mut session = Session::new(task, params, channel, members, seed)?;
+    let roster = Roster::simulation(members, seed);
+    run_phases(task, params, channel, &roster, seed, &mut |_| {})
+}
+
+/// Fed-PNE (or DP-Fed-PNE) for the clients of `roster` (every one in the
+/// simulator, one in an agent); the server role runs on every member alike.
+pub(crate) fn run_phases(
+    task: &Task,
+    params: &ValidFedPneParams,
+    channel: &mut dyn SecureSum,
+    roster: &Roster<'_>,
+    seed: u64,
+    observer: &mut dyn FnMut(&RoundProgress),
+) -> Result<FedPneReport, AlgorithmError> {
+    let mut session = Session::new(task, params, channel, roster, seed, observer)?;
     let partition = Partition::new(params.arity, task.dim());
     let mut server = Server::new(partition);
     let mut phases = Vec::new();
@@ -329,11 +353,7 @@ pub fn run_detailed(
             eliminated,
         });
     }
-    let result = session.finish(
-        params.method().name(),
-        seed,
-        params.dp_sigma().and(params.epsilon),
-    );
+    let result = session.finish(params.method().name(), seed);
     Ok(FedPneReport { result, phases })
 }
 
@@ -350,28 +370,54 @@ pub fn run(
 
 /// Per-round bookkeeping shared by the bandit methods: every client pulls the
 /// same point in a round, so the average cumulative regret per client is the
-/// cumulative regret of that sequence of points.
+/// cumulative regret of that sequence of points. A member running alone
+/// cannot evaluate the global objective: its trace is the best global mean
+/// the sums revealed so far (in the task's units), with no regret.
 pub(crate) struct Ledger<'t> {
     task: &'t Task,
+    simulation: bool,
     regret: f64,
     cumulative: Vec<f64>,
     trace: Vec<f64>,
     best: Option<f64>,
+    observer: &'t mut dyn FnMut(&RoundProgress),
 }
 
 impl<'t> Ledger<'t> {
-    pub(crate) fn new(task: &'t Task) -> Self {
+    pub(crate) fn new(
+        task: &'t Task,
+        simulation: bool,
+        observer: &'t mut dyn FnMut(&RoundProgress),
+    ) -> Self {
         Self {
             task,
+            simulation,
             regret: 0.0,
             cumulative: Vec::new(),
             trace: Vec::new(),
             best: None,
+            observer,
         }
     }
 
     pub(crate) fn rounds(&self) -> usize {
-        self.cumulative.len()
+        self.trace.len()
+    }
+
+    fn improve(&mut self, v: f64) {
+        self.best = Some(match self.best {
+            Some(b) if !self.task.better(v, b) => b,
+            _ => v,
+        });
+    }
+
+    /// A member's view: the global means (utilities) a sum revealed.
+    pub(crate) fn learn(&mut self, means: &[f64]) {
+        if !self.simulation {
+            for m in means {
+                self.improve(self.task.utility(*m));
+            }
+        }
     }
 
     /// `n` rounds in which every client pulls `x`.
@@ -380,50 +426,63 @@ impl<'t> Ledger<'t> {
         fed: &Federation,
         x: &[f64],
         n: u64,
+        epsilon: Option<f64>,
     ) -> Result<(), AlgorithmError> {
-        let r = fed.regret(x)?;
-        let v = fed.global_value(x)?;
-        self.best = Some(match self.best {
-            Some(b) if !self.task.better(v, b) => b,
-            _ => v,
-        });
+        let r = if self.simulation {
+            let r = fed.regret(x)?;
+            self.improve(fed.global_value(x)?);
+            r
+        } else {
+            0.0
+        };
         for _ in 0..n {
-            self.regret += r;
-            self.cumulative.push(self.regret);
-            self.trace.push(self.best.unwrap_or(f64::NAN));
+            if self.simulation {
+                self.regret += r;
+                self.cumulative.push(self.regret);
+            }
+            let best = self.best.unwrap_or(f64::NAN);
+            self.trace.push(best);
+            (self.observer)(&RoundProgress {
+                round: self.trace.len(),
+                best_so_far: best,
+                epsilon,
+            });
         }
         Ok(())
     }
 
+    /// The result; `members` is the federation's size and the clients this
+    /// process played.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn finish(
         self,
         method: &str,
         seed: u64,
-        members: usize,
+        (members, local): (usize, usize),
         start: Instant,
         bytes: u64,
         aggregations: usize,
         epsilon: Option<f64>,
     ) -> RunResult {
         let best = self.best.unwrap_or(f64::NAN);
+        let rounds = self.trace.len();
         RunResult {
             task: self.task.name().to_string(),
             method: method.to_string(),
             seed,
             members,
-            rounds: self.cumulative.len(),
+            rounds,
             best,
-            best_per_member: vec![best; members],
+            best_per_member: vec![best; local],
             trace: self.trace,
             seconds: start.elapsed().as_secs_f64(),
             bytes_sent_per_member: bytes,
             aggregations,
             global_steps: aggregations,
-            epsilon: epsilon.map(|e| vec![e; self.cumulative.len()]),
+            epsilon: epsilon.map(|e| vec![e; rounds]),
             surrogate_rmse: None,
-            cumulative_regret: Some(self.cumulative),
-            maximised: self.task.is_maximised(),
+            cumulative_regret: self.simulation.then_some(self.cumulative),
+            maximised: Some(self.task.is_maximised()),
         }
     }
 }

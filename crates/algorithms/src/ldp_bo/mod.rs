@@ -21,4 +21,4 @@ mod run;
 pub use learners::{AtaGpUcb, Constants, Learner, MomaGpUcb, TgpUcb};
 pub use mechanism::ConvertToLaplace;
 pub use params::{LdpBoParams, LdpKernel, LdpMethod, NoiseModel, ValidLdpParams};
-pub use run::{grid, run, Institution};
+pub use run::{check_networked, grid, run, run_roster, Institution};

@@ -6,6 +6,8 @@ use super::learners::{AtaGpUcb, Constants, Learner, MomaGpUcb, TgpUcb};
 use super::mechanism::ConvertToLaplace;
 use super::params::{LdpKernel, LdpMethod, NoiseModel, ValidLdpParams};
 use crate::channel::Aggregator;
+use crate::error::stream_seed as mix;
+use crate::roster::{Roster, RoundProgress};
 use crate::{AlgorithmError, RunResult};
 use fedhe_crypto::{MemberId, SecureSum};
 use fedhe_gp::{Kernel, KernelParams, Matern52, SquaredExponential};
@@ -19,8 +21,6 @@ use std::time::Instant;
 
 /// The largest domain a run accepts (`grid_points^D`).
 const MAX_DOMAIN: usize = 20_000;
-
-use crate::error::stream_seed as mix;
 
 /// One institution answering queries: it observes `y = f(x) + η` and, for the
 /// private methods, releases only `CTL(ε)(y)`.
@@ -83,7 +83,23 @@ pub fn grid(n: usize, dim: usize) -> Result<DMatrix<f64>, AlgorithmError> {
     }))
 }
 
-/// Runs `params.method()` on `task` with `members` answering every query.
+/// Refuses what a member running alone cannot do: the bound `B` on `f`
+/// (`rkhs_bound`), which CTL(ε) and the confidence widths use, must be
+/// public. The simulator takes it from the objective's values on the whole
+/// domain, which an institution would have to evaluate at every point.
+pub fn check_networked(params: &ValidLdpParams) -> Result<(), AlgorithmError> {
+    if params.rkhs_bound.is_none() {
+        return Err(crate::error::config(
+            "rkhs_bound",
+            "a study over the network needs the public bound B on the objective: \
+             the simulator's default evaluates it on the whole domain",
+        ));
+    }
+    Ok(())
+}
+
+/// Runs `params.method()` on `task` with `members` answering every query,
+/// every institution in this process.
 pub fn run(
     task: &Task,
     params: &ValidLdpParams,
@@ -91,18 +107,44 @@ pub fn run(
     members: &[MemberId],
     seed: u64,
 ) -> Result<RunResult, AlgorithmError> {
-    crate::error::check_members(params.members, members.len())?;
+    let roster = Roster::simulation(members, seed);
+    run_roster(task, params, channel, &roster, seed, &mut |_| {})
+}
+
+/// `params.method()` for the institutions of `roster` (every one in the
+/// simulator, one in an agent); the learner runs on every member alike.
+pub fn run_roster(
+    task: &Task,
+    params: &ValidLdpParams,
+    channel: &mut dyn SecureSum,
+    roster: &Roster<'_>,
+    seed: u64,
+    observer: &mut dyn FnMut(&RoundProgress),
+) -> Result<RunResult, AlgorithmError> {
+    crate::error::check_members(params.members, roster.members().len())?;
+    if !roster.is_simulation() {
+        check_networked(params)?;
+    }
     let p = KernelParams::isotropic(task.dim(), params.lengthscale, 1.0)?;
     match params.kernel {
         LdpKernel::Se => run_with(
             task,
             params,
             channel,
-            members,
+            roster,
             seed,
             SquaredExponential::new(p),
+            observer,
         ),
-        LdpKernel::Matern => run_with(task, params, channel, members, seed, Matern52::new(p)),
+        LdpKernel::Matern => run_with(
+            task,
+            params,
+            channel,
+            roster,
+            seed,
+            Matern52::new(p),
+            observer,
+        ),
     }
 }
 
@@ -110,26 +152,41 @@ fn run_with<K: Kernel + 'static>(
     task: &Task,
     params: &ValidLdpParams,
     channel: &mut dyn SecureSum,
-    members: &[MemberId],
+    roster: &Roster<'_>,
     seed: u64,
     kernel: K,
+    observer: &mut dyn FnMut(&RoundProgress),
 ) -> Result<RunResult, AlgorithmError> {
     let start = Instant::now();
+    let members = roster.members();
     let domain = grid(params.grid_points, task.dim())?;
-    // Noise-free values on 𝒟 (the learner never sees them; they give regret).
     let mut scratch = ChaCha8Rng::seed_from_u64(0);
-    let values: Vec<f64> = (0..domain.nrows())
-        .map(|i| {
-            let x: Vec<f64> = domain.row(i).iter().copied().collect();
-            task.evaluate(0, &x, &mut scratch).map(|e| e.noise_free)
-        })
-        .collect::<Result<_, _>>()?;
-    let utility: Vec<f64> = values.iter().map(|v| task.utility(*v)).collect();
-    let best_utility = utility.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let b = params
-        .rkhs_bound
-        .unwrap_or_else(|| utility.iter().fold(0.0f64, |m, u| m.max(u.abs())))
-        .max(f64::MIN_POSITIVE);
+    // Simulation only: the noise-free values on 𝒟 (the learner never sees
+    // them; they give regret, the trace and the default B).
+    let values: Option<Vec<f64>> = if roster.is_simulation() {
+        Some(
+            (0..domain.nrows())
+                .map(|i| {
+                    let x: Vec<f64> = domain.row(i).iter().copied().collect();
+                    task.noise_free(0, &x, &mut scratch)
+                })
+                .collect::<Result<_, _>>()?,
+        )
+    } else {
+        None
+    };
+    let utility: Option<Vec<f64>> = values
+        .as_ref()
+        .map(|v| v.iter().map(|v| task.utility(*v)).collect());
+    let best_utility = utility
+        .as_ref()
+        .map(|u| u.iter().copied().fold(f64::NEG_INFINITY, f64::max));
+    let b = match (params.rkhs_bound, &utility) {
+        (Some(b), _) => b,
+        (None, Some(u)) => u.iter().fold(0.0f64, |m, u| m.max(u.abs())),
+        (None, None) => check_networked(params).map(|()| 0.0)?,
+    }
+    .max(f64::MIN_POSITIVE);
     let method = params.method();
     let ctl = match (method.is_private(), params.epsilon) {
         (true, Some(e)) => Some(ConvertToLaplace::new(e, b, params.noise_bound)?),
@@ -163,10 +220,13 @@ fn run_with<K: Kernel + 'static>(
             params.moma_plays(),
         )),
     };
-    let mut institutions: Vec<Institution> = members
+    let mut institutions: Vec<(usize, Institution)> = roster
+        .local()
         .iter()
-        .enumerate()
-        .map(|(i, m)| Institution::new(m.clone(), mix(seed, i as u64 + 1), ctl.clone()))
+        .map(|l| {
+            let id = members[l.index].clone();
+            (l.index, Institution::new(id, l.private_seed, ctl.clone()))
+        })
         .collect();
     let mut learner_rng = ChaCha8Rng::seed_from_u64(mix(seed, 0));
     let mut server = Aggregator::new(channel, params.channel_bound);
@@ -179,27 +239,47 @@ fn run_with<K: Kernel + 'static>(
         // public M, so the sum is the mean. A contribution beyond the channel
         // bound is clamped to it (post-processing of a private value; with the
         // defaults it needs |ȳ| > 1024·M, probability below e^{−100} for CTL).
-        let contributions = institutions
-            .iter_mut()
-            .map(|inst| {
-                let y = inst.answer(values[x], params)? / m;
-                Ok((
-                    inst.id().clone(),
-                    vec![y.clamp(-params.channel_bound, params.channel_bound)],
-                ))
-            })
-            .collect::<Result<Vec<_>, AlgorithmError>>()?;
+        let point: Vec<f64> = domain.row(x).iter().copied().collect();
+        // Each institution evaluates its own objective at the queried point.
+        let mut own = Vec::with_capacity(institutions.len());
+        let mut contributions = Vec::with_capacity(institutions.len());
+        for (index, inst) in institutions.iter_mut() {
+            let value = task.evaluate(*index, &point, &mut scratch)?.noise_free;
+            own.push(value);
+            let y = inst.answer(value, params)? / m;
+            contributions.push((
+                inst.id().clone(),
+                vec![y.clamp(-params.channel_bound, params.channel_bound)],
+            ));
+        }
         let reward = server.aggregate("rewards", contributions)?[0];
         learner.observe(t, x, task.utility(reward), &mut learner_rng)?;
-        regret += best_utility - utility[x];
-        cumulative.push(regret);
+        // The trace: the objective's value at the queried point (client 0's
+        // in the simulator, as regret is measured; one's own in an agent).
+        let shown = match &values {
+            Some(v) => v[x],
+            None => own[0],
+        };
+        if let (Some(u), Some(best_u)) = (&utility, best_utility) {
+            regret += best_u - u[x];
+            cumulative.push(regret);
+        }
         best = Some(match best {
-            Some(b) if !task.better(values[x], b) => b,
-            _ => values[x],
+            Some(b) if !task.better(shown, b) => b,
+            _ => shown,
         });
         trace.push(best.unwrap_or(f64::NAN));
+        observer(&RoundProgress {
+            round: t,
+            best_so_far: best.unwrap_or(f64::NAN),
+            epsilon: ctl.as_ref().map(ConvertToLaplace::epsilon),
+        });
     }
-    let bytes = members.iter().map(|m| server.bytes_sent(m)).sum::<u64>() / members.len() as u64;
+    let bytes = institutions
+        .iter()
+        .map(|(_, inst)| server.bytes_sent(inst.id()))
+        .sum::<u64>()
+        / institutions.len().max(1) as u64;
     Ok(RunResult {
         task: task.name().to_string(),
         method: method.name().to_string(),
@@ -207,15 +287,15 @@ fn run_with<K: Kernel + 'static>(
         members: members.len(),
         rounds: params.rounds,
         best: best.unwrap_or(f64::NAN),
-        best_per_member: vec![best.unwrap_or(f64::NAN); members.len()],
+        best_per_member: vec![best.unwrap_or(f64::NAN); institutions.len()],
         trace,
         seconds: start.elapsed().as_secs_f64(),
         bytes_sent_per_member: bytes,
         aggregations: server.aggregations(),
         global_steps: 0,
-        cumulative_regret: Some(cumulative),
+        cumulative_regret: utility.is_some().then_some(cumulative),
         surrogate_rmse: None,
         epsilon: ctl.map(|c| vec![c.epsilon(); params.rounds]),
-        maximised: task.is_maximised(),
+        maximised: Some(task.is_maximised()),
     })
 }

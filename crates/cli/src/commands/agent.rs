@@ -239,23 +239,23 @@ fn run_command(a: AgentRunArgs) -> Result<(), CliError> {
         if interactive {
             if bar.is_hidden() {
                 bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-                bar.set_length(study.params.rounds as u64);
+                bar.set_length(study.method.rounds() as u64);
                 bar.set_style(
                     ProgressStyle::with_template("{bar:30} round {pos}/{len} {elapsed} {msg}")
                         .expect("template is valid"),
                 );
             }
             bar.set_position(e.round as u64);
-            bar.set_message(format!("best {:.6}", e.best_so_far));
+            bar.set_message(format!("best {:.6}{}", e.best_so_far, spent(e.epsilon)));
         } else {
             // Logs and pipes get one line per round.
             eprintln!(
-                "{member}: round {}/{}: {} of {} members stepped globally; my best {:.6}",
+                "{member}: round {}/{} of {}: my best {:.6}{}",
                 e.round,
-                study.params.rounds,
-                e.global_steps,
-                e.global_steps + e.local_steps,
-                e.best_so_far
+                study.method.rounds(),
+                study.method.name(),
+                e.best_so_far,
+                spent(e.epsilon)
             );
         }
     })?;
@@ -270,6 +270,7 @@ fn run_command(a: AgentRunArgs) -> Result<(), CliError> {
                 "rounds": r.rounds,
                 "best": r.best,
                 "optimum": outcome.config.optimum,
+                "epsilon": r.epsilon.as_ref().and_then(|e| e.last()),
                 "aggregations": r.aggregations,
                 "bytes_sent": r.bytes_sent_per_member,
                 "seconds": r.seconds,
@@ -277,9 +278,19 @@ fn run_command(a: AgentRunArgs) -> Result<(), CliError> {
         );
     } else {
         println!(
-            "{member}: study {} finished {} rounds; best {:.6}; {} secure sums; sent {} bytes",
-            a.seat.study, r.rounds, r.best, r.aggregations, r.bytes_sent_per_member
+            "{member}: study {} finished {} rounds; best {:.6}{}; {} secure sums; sent {} bytes",
+            a.seat.study,
+            r.rounds,
+            r.best,
+            spent(r.epsilon.as_ref().and_then(|e| e.last().copied())),
+            r.aggregations,
+            r.bytes_sent_per_member
         );
     }
     Ok(())
+}
+
+/// `; privacy loss ε = …` for a differentially private method, else nothing.
+fn spent(epsilon: Option<f64>) -> String {
+    epsilon.map_or(String::new(), |e| format!("; privacy loss ε = {e:.4}"))
 }

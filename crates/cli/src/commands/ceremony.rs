@@ -391,7 +391,9 @@ pub struct StudyCreateArgs {
     /// The ceremony.
     #[arg(long)]
     ceremony: String,
-    /// The algorithm the agents run.
+    /// The method the agents run: any of `fedhe simulate`'s registry that
+    /// aggregates (fbo-fedgp, fts, dp-fts-de, the ldp-* learners, fed-pne,
+    /// dp-fed-pne, fed1-ucb, hct, the FBO-FedGP ablations).
     #[arg(long, default_value = "fbo-fedgp")]
     algorithm: String,
     /// A round closes at its deadline only with this many contributors.
@@ -403,11 +405,12 @@ pub struct StudyCreateArgs {
     /// Seconds a round waits for decryption shares.
     #[arg(long, default_value_t = 600)]
     decrypt_timeout_secs: u64,
-    /// Algorithm configuration (JSON).
+    /// The study's configuration (JSON): `objective`, `lower`, `upper`,
+    /// `sense`, `optimum`, `seed` and the method's `settings`.
     #[arg(long, default_value = "{}")]
     config: String,
     /// The bound on every |value| members encrypt (fixes the encoding);
-    /// default: the config's `fbo_fedgp.channel_bound`, else 1024.
+    /// default: the method's channel bound from its settings.
     #[arg(long)]
     bound: Option<f64>,
     /// The encoding: `two-limb` (two slots per value, sums close to `f64`
@@ -425,15 +428,34 @@ pub fn run_study(command: StudyCommand) -> Result<(), CliError> {
         StudyCommand::Create(a) => {
             let config: serde_json::Value = serde_json::from_str(&a.config)
                 .map_err(|e| CliError::Usage(format!("--config: {e}")))?;
-            let bound = match a.bound {
-                Some(b) => b,
-                None => config
-                    .pointer("/fbo_fedgp/channel_bound")
-                    .and_then(serde_json::Value::as_f64)
-                    .unwrap_or_else(|| {
-                        fedhe_algorithms::fbo_fedgp::FboFedGpParams::paper_defaults().channel_bound
-                    }),
-            };
+            // The agents refuse a study whose method they cannot run: say so
+            // now, before the study is signed and created.
+            let settings = config
+                .get("settings")
+                .or_else(|| config.get("fbo_fedgp"))
+                .cloned()
+                .ok_or_else(|| {
+                    CliError::Usage(format!(
+                        "--config: no `settings` for {} (its parameters, e.g. \"members\" and \"rounds\")",
+                        a.algorithm
+                    ))
+                })?;
+            let method = fedhe_algorithms::configure(&a.algorithm, settings)
+                .map_err(|e| CliError::Usage(format!("--config settings: {e}")))?;
+            method
+                .check_networked()
+                .map_err(|e| CliError::Usage(format!("--config settings: {e}")))?;
+            let bound = a.bound.unwrap_or_else(|| method.channel_bound());
+            let client = admin_client(&a.server)?;
+            let ceremony = client.ceremony(&a.ceremony)?;
+            if ceremony.members.len() != method.members() {
+                return Err(CliError::Usage(format!(
+                    "--config settings.members: {} configured, but ceremony {} has {} members",
+                    method.members(),
+                    a.ceremony,
+                    ceremony.members.len()
+                )));
+            }
             let spec = StudySpec {
                 id: a.id,
                 ceremony: a.ceremony,
@@ -446,7 +468,7 @@ pub fn run_study(command: StudyCommand) -> Result<(), CliError> {
                 precision: a.precision,
             };
             let signed = SignedStudySpec::sign(spec, &a.admin.identity()?);
-            let status = admin_client(&a.server)?.create_study(&signed)?;
+            let status = client.create_study(&signed)?;
             say(&serde_json::to_string_pretty(&status).unwrap_or_default());
             Ok(())
         }

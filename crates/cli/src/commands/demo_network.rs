@@ -278,7 +278,7 @@ pub fn run(args: DemoArgs) -> Result<(), CliError> {
         sense: task.sense().as_str().to_string(),
         optimum: Some(task.optimum()),
         seed: a.seed,
-        fbo_fedgp: fbo.clone(),
+        settings: serde_json::to_value(&fbo).map_err(|e| CliError::Usage(e.to_string()))?,
     };
     let spec = StudySpec {
         id: "demo-study".into(),

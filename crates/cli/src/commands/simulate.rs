@@ -4,10 +4,7 @@
 use super::member_names;
 use crate::error::CliError;
 use clap::Args;
-use fedhe_algorithms::dp_fts_de::{self, DpFtsDeParams};
-use fedhe_algorithms::fbo_fedgp::{run, FboFedGpParams, Method, ValidParams};
-use fedhe_algorithms::fts::{self, FtsParams, FtsVariant};
-use fedhe_algorithms::RunResult;
+use fedhe_algorithms::{FederatedMethod, ResultsFile, RunResult};
 use fedhe_crypto::{CeremonyId, HeSum, PlainSum, Precision, SecureSum};
 use fedhe_ring::Csprng;
 use fedhe_tasks::Task;
@@ -15,6 +12,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Arguments of `fedhe simulate`.
 #[derive(Args, Debug)]
@@ -90,7 +88,7 @@ pub struct ExperimentConfig {
 /// One configured run.
 #[derive(Debug, Clone, Deserialize)]
 pub struct RunSpec {
-    /// The method (see [`Algorithm::from_config`]).
+    /// The method (see [`configure`]).
     pub method: String,
     /// Its name in the results (default: the method's).
     #[serde(default)]
@@ -100,189 +98,21 @@ pub struct RunSpec {
     pub overrides: toml::Table,
 }
 
-/// A configured algorithm, ready to run on any task and seed. Each algorithm
-/// family parses its own settings from the merged `[algorithm]` table.
-#[derive(Debug, Clone)]
-pub enum Algorithm {
-    /// FBO-FedGP, its ablations and the plaintext baselines.
-    FboFedGp {
-        /// Which variant.
-        method: Method,
-        /// Its settings.
-        params: ValidParams,
-    },
-    /// TS or FTS (paper 002), plaintext baselines that never touch the channel.
-    Fts {
-        /// Which one.
-        variant: FtsVariant,
-        /// Its settings.
-        params: fts::ValidParams,
-    },
-    /// DP-FTS-DE (paper 000) and its configurations FTS-DE, DP-FTS.
-    DpFtsDe {
-        /// Its settings.
-        params: dp_fts_de::ValidParams,
-    },
-    /// LDP-BO (paper 001) and its heavy-tailed non-private versions.
-    LdpBo(fedhe_algorithms::ldp_bo::ValidLdpParams),
-    /// Fed-PNE, DP-Fed-PNE and Fed1-UCB (paper 003).
-    FedPne(fedhe_algorithms::fed_pne::ValidFedPneParams),
+/// The method called `method` (see `fedhe_algorithms::method::names`), with
+/// settings from `table`; the error names the method or the setting.
+pub fn configure(method: &str, table: toml::Table) -> Result<Arc<dyn FederatedMethod>, String> {
+    let settings = serde_json::to_value(table).map_err(|e| e.to_string())?;
+    fedhe_algorithms::configure(method, settings)
+        .map(Arc::from)
+        .map_err(|e| e.to_string())
 }
 
-/// Deserialises a method's settings table; the error is serde's message.
-/// Settings of type `T` from `table`; an unknown name (e.g. `acquisition =
-/// "foo"`) is reported with the key that holds it, which serde's message omits.
-fn settings<T: serde::de::DeserializeOwned>(table: toml::Table) -> Result<T, String> {
-    let strings: Vec<(String, String)> = table
-        .iter()
-        .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())))
-        .collect();
-    toml::Value::Table(table)
-        .try_into()
-        .map_err(|e: toml::de::Error| {
-            let message = e.message().to_string();
-            match strings
-                .iter()
-                .find(|(_, v)| message.contains(&format!("`{v}`")))
-            {
-                Some((key, _)) if !message.contains(key.as_str()) => format!("{key}: {message}"),
-                _ => message,
-            }
-        })
-}
-
-/// The methods of the Thompson-sampling family.
-const FTS_METHODS: [&str; 3] = ["ts", "fts", "dp-fts-de"];
-
-impl Algorithm {
-    /// The algorithm called `method`, with settings from `table`; the error names
-    /// the method or the setting.
-    pub fn from_config(method: &str, table: toml::Table) -> Result<Self, String> {
-        let fbo = Method::all().into_iter().find(|m| m.name() == method);
-        if let Some(method) = fbo {
-            let params: FboFedGpParams = settings(table)?;
-            let params = params.validate().map_err(|e| e.to_string())?;
-            return Ok(Algorithm::FboFedGp { method, params });
-        }
-        let variant = match method {
-            "ts" => Some(FtsVariant::Ts),
-            "fts" => Some(FtsVariant::Fts),
-            _ => None,
-        };
-        if let Some(variant) = variant {
-            let params: FtsParams = settings(table)?;
-            let params = params.validate().map_err(|e| e.to_string())?;
-            return Ok(Algorithm::Fts { variant, params });
-        }
-        if method == "dp-fts-de" {
-            let params: DpFtsDeParams = settings(table)?;
-            let params = params.validate().map_err(|e| e.to_string())?;
-            return Ok(Algorithm::DpFtsDe { params });
-        }
-        use fedhe_algorithms::{fed_pne, ldp_bo};
-        let parse = |table: toml::Table| toml::Value::Table(table);
-        if let Some(m) = ldp_bo::LdpMethod::all()
-            .into_iter()
-            .find(|m| m.name() == method)
-        {
-            let params: ldp_bo::LdpBoParams = parse(table)
-                .try_into()
-                .map_err(|e: toml::de::Error| e.message().to_string())?;
-            return Ok(Algorithm::LdpBo(
-                params.validate(m).map_err(|e| e.to_string())?,
-            ));
-        }
-        if let Some(m) = fed_pne::BanditMethod::all()
-            .into_iter()
-            .find(|m| m.name() == method)
-        {
-            let params: fed_pne::FedPneParams = parse(table)
-                .try_into()
-                .map_err(|e: toml::de::Error| e.message().to_string())?;
-            return Ok(Algorithm::FedPne(
-                params.validate(m).map_err(|e| e.to_string())?,
-            ));
-        }
-        let mut known: Vec<&str> = Method::all().iter().map(|m| m.name()).collect();
-        known.extend(ldp_bo::LdpMethod::all().iter().map(|m| m.name()));
-        known.extend(fed_pne::BanditMethod::all().iter().map(|m| m.name()));
-        known.extend(FTS_METHODS);
-        Err(format!(
-            "unknown method {method:?} (known: {})",
-            known.join(", ")
-        ))
-    }
-
-    /// The number of members of a federation.
-    pub fn members(&self) -> usize {
-        match self {
-            Algorithm::FboFedGp { params, .. } => params.members,
-            Algorithm::Fts { params, .. } => params.shared.members,
-            Algorithm::DpFtsDe { params } => params.shared.members,
-            Algorithm::LdpBo(params) => params.members,
-            Algorithm::FedPne(params) => params.members,
-        }
-    }
-
-    /// The bound every contribution respects (the HE codec's bound).
-    pub fn channel_bound(&self) -> f64 {
-        match self {
-            Algorithm::FboFedGp { params, .. } => params.channel_bound,
-            // FTS sends plaintext messages; any valid bound will do.
-            Algorithm::Fts { .. } => 1.0,
-            Algorithm::DpFtsDe { params } => params.channel_bound(),
-            Algorithm::LdpBo(params) => params.channel_bound,
-            Algorithm::FedPne(params) => params.channel_bound,
-        }
-    }
-
-    /// Whether the algorithm aggregates through the channel (TS and FTS do not:
-    /// they need no key ceremony).
-    pub fn uses_channel(&self) -> bool {
-        !matches!(self, Algorithm::Fts { .. })
-    }
-
-    /// One run on `channel`.
-    pub fn run(
-        &self,
-        task: &Task,
-        channel: &mut dyn SecureSum,
-        members: &[fedhe_crypto::MemberId],
-        seed: u64,
-    ) -> Result<RunResult, CliError> {
-        match self {
-            Algorithm::FboFedGp { method, params } => {
-                Ok(run(task, *method, params, channel, members, seed)?)
-            }
-            Algorithm::Fts { variant, params } => {
-                Ok(fts::run(task, *variant, params, members, seed)?)
-            }
-            Algorithm::DpFtsDe { params } => {
-                Ok(dp_fts_de::run(task, params, channel, members, seed)?)
-            }
-            Algorithm::LdpBo(params) => Ok(fedhe_algorithms::ldp_bo::run(
-                task, params, channel, members, seed,
-            )?),
-            Algorithm::FedPne(params) => Ok(fedhe_algorithms::fed_pne::run(
-                task, params, channel, members, seed,
-            )?),
-        }
-    }
-}
-
-/// One job: a task, a configured algorithm, a seed.
+/// One job: a task, a configured method, a seed.
 struct Job {
     task: Task,
     label: String,
-    algorithm: Algorithm,
+    method: Arc<dyn FederatedMethod>,
     seed: u64,
-}
-
-/// The experiment file of a run.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct Results {
-    /// One entry per run.
-    pub runs: Vec<RunResult>,
 }
 
 fn invalid(path: &Path, reason: impl Into<String>) -> CliError {
@@ -342,14 +172,14 @@ fn jobs(config: &ExperimentConfig, args: &SimulateArgs) -> Result<Vec<Job>, CliE
             table.insert(k.clone(), v.clone());
         }
         let label = spec.label.clone().unwrap_or_else(|| spec.method.clone());
-        let algorithm = Algorithm::from_config(&spec.method, table)
+        let method = configure(&spec.method, table)
             .map_err(|e| invalid(path, format!("run {label:?}: {e}")))?;
         for task in &tasks {
             for seed in 0..seeds {
                 out.push(Job {
                     task: make_task(task.name(), seed)?,
                     label: label.clone(),
-                    algorithm: algorithm.clone(),
+                    method: method.clone(),
                     seed,
                 });
             }
@@ -361,13 +191,13 @@ fn jobs(config: &ExperimentConfig, args: &SimulateArgs) -> Result<Vec<Job>, CliE
 /// Runs one job on a fresh channel (a new key ceremony for HE).
 pub fn run_job(
     task: &Task,
-    algorithm: &Algorithm,
+    method: &dyn FederatedMethod,
     seed: u64,
     channel: ChannelKind,
     he_params: &str,
 ) -> Result<RunResult, CliError> {
-    let members = member_names(algorithm.members())?;
-    let channel = if algorithm.uses_channel() {
+    let members = member_names(method.members())?;
+    let channel = if method.uses_channel() {
         channel
     } else {
         ChannelKind::Plain
@@ -382,17 +212,23 @@ pub fn run_job(
                     set,
                     &ceremony,
                     members.clone(),
-                    algorithm.channel_bound(),
+                    method.channel_bound(),
                     Csprng::from_entropy(),
                 )?
                 .with_precision(Precision::TwoLimb)?,
             )
         }
     };
-    algorithm.run(task, sum.as_mut(), &members, seed)
+    Ok(fedhe_algorithms::method::simulate(
+        method,
+        task,
+        sum.as_mut(),
+        &members,
+        seed,
+    )?)
 }
 
-fn write_results(dir: &Path, results: &Results) -> Result<(), CliError> {
+fn write_results(dir: &Path, results: &ResultsFile) -> Result<(), CliError> {
     let io = |path: &Path| {
         let path = path.display().to_string();
         move |source| CliError::Io { path, source }
@@ -464,8 +300,14 @@ pub fn run_command(args: SimulateArgs) -> Result<(), CliError> {
     let outcomes: Vec<Result<RunResult, CliError>> = pool.install(|| {
         jobs.par_iter()
             .map(|job| {
-                let mut r = run_job(&job.task, &job.algorithm, job.seed, channel, &config.params)
-                    .map_err(|e| {
+                let mut r = run_job(
+                    &job.task,
+                    job.method.as_ref(),
+                    job.seed,
+                    channel,
+                    &config.params,
+                )
+                .map_err(|e| {
                     CliError::Usage(format!(
                         "{} / {} / seed {}: {e}",
                         job.task.name(),
@@ -482,7 +324,7 @@ pub fn run_command(args: SimulateArgs) -> Result<(), CliError> {
     });
     bar.finish_and_clear();
     let runs = outcomes.into_iter().collect::<Result<Vec<_>, _>>()?;
-    let results = Results { runs };
+    let results = ResultsFile { runs };
     write_results(&args.out, &results)?;
     let seconds: Vec<f64> = results.runs.iter().map(|r| r.seconds).collect();
     println!(

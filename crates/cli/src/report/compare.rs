@@ -260,10 +260,7 @@ mod tests {
                 seed: seed as u64,
                 best,
                 trace: vec![best],
-                epsilon: None,
-                cumulative_regret: None,
-                aggregations: None,
-                maximised: None,
+                ..Run::default()
             })
             .collect()
     }

@@ -1,44 +1,10 @@
 //! `results.json` as `fedhe simulate` writes it, read and checked for the report.
 
-use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
 
-/// The file: `{"runs": [...]}`. Unknown fields are ignored, so the simulator
-/// can add fields without breaking the report.
-#[derive(Debug, Deserialize)]
-pub struct ResultsFile {
-    /// One entry per (task, method, seed).
-    pub runs: Vec<Run>,
-}
-
-/// One federation run: the fields the report uses.
-#[derive(Clone, Debug, Deserialize)]
-pub struct Run {
-    /// Objective name as `fedhe objective list` prints it, e.g. `cec2005-f1`.
-    pub task: String,
-    /// Method in kebab case, e.g. `fbo-fedgp`.
-    pub method: String,
-    /// The seed; runs of two methods with the same seed are paired.
-    pub seed: u64,
-    /// Best objective value the federation found.
-    pub best: f64,
-    /// Best-so-far after each round.
-    pub trace: Vec<f64>,
-    /// The privacy loss ε after each round, for differentially private methods.
-    #[serde(default)]
-    pub epsilon: Option<Vec<f64>>,
-    /// The cumulative regret after each round, for the bandit methods
-    /// (papers 001 and 003).
-    #[serde(default)]
-    pub cumulative_regret: Option<Vec<f64>>,
-    /// How many aggregations (communication rounds) the run made.
-    #[serde(default)]
-    pub aggregations: Option<usize>,
-    /// Whether `best` and `trace` are highest-is-best; absent in older files,
-    /// where the task's name decides ([`is_maximised`]).
-    #[serde(default)]
-    pub maximised: Option<bool>,
-}
+/// The file and one run of it: the simulator's own types, so the two never
+/// disagree on a field.
+pub use fedhe_algorithms::{ResultsFile, RunResult as Run};
 
 /// The runs of one method on one task, ordered by seed.
 #[derive(Clone, Debug, Default)]
@@ -161,7 +127,7 @@ pub fn group(runs: Vec<Run>, reference: &str) -> Result<Grouped, String> {
                 return Err(format!("{at}: \"cumulative_regret\" is not finite"));
             }
             entry.final_regret.push(r);
-            entry.aggregations.push(run.aggregations.unwrap_or(0));
+            entry.aggregations.push(run.aggregations);
         }
     }
     let mut tasks: Vec<TaskRuns> = by_task.into_values().collect();
@@ -233,10 +199,7 @@ mod tests {
             seed,
             best: *trace.last().unwrap(),
             trace: trace.to_vec(),
-            epsilon: None,
-            cumulative_regret: None,
-            aggregations: None,
-            maximised: None,
+            ..Run::default()
         }
     }
 

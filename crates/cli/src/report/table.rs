@@ -582,16 +582,15 @@ mod tests {
             seed,
             best: 0.0,
             trace: vec![0.0; 4],
-            epsilon: None,
             cumulative_regret: regret,
             aggregations,
-            maximised: None,
+            ..Run::default()
         };
         let g = group(
             vec![
-                run("fed-pne", 0, Some(vec![1.0, 2.0, 3.0, 4.0]), Some(3)),
-                run("fed-pne", 1, Some(vec![1.0, 2.0, 3.0, 6.0]), Some(5)),
-                run("random-search", 0, None, None),
+                run("fed-pne", 0, Some(vec![1.0, 2.0, 3.0, 4.0]), 3),
+                run("fed-pne", 1, Some(vec![1.0, 2.0, 3.0, 6.0]), 5),
+                run("random-search", 0, None, 0),
             ],
             "fed-pne",
         )
@@ -604,7 +603,7 @@ mod tests {
             "{w}"
         );
         assert!(!w.contains("random-search"), "{w}");
-        let g = group(vec![run("random-search", 0, None, None)], "x").unwrap();
+        let g = group(vec![run("random-search", 0, None, 0)], "x").unwrap();
         let mut w = String::new();
         render_regret(&mut w, &g);
         assert!(w.is_empty());

@@ -36,3 +36,72 @@ pub fn json_stdout(out: &Output) -> serde_json::Value {
     );
     serde_json::from_slice(&out.stdout).expect("stdout is JSON")
 }
+
+/// A toy-parameter ceremony `c` of `names` on the server at `url`: the
+/// administrator (`admin_token`, signing key `admin`) creates it, then a
+/// `fedhe ceremony join` process per member joins with the key folder
+/// `keys(name)`; t-of-n when `threshold` is given.
+#[allow(dead_code)] // the process tests' helper; the other binaries share this module
+pub fn toy_ceremony(
+    url: &str,
+    admin_token: &str,
+    admin: &fedhe_api::Identity,
+    names: &[&str],
+    threshold: Option<u32>,
+    keys: &dyn Fn(&str) -> PathBuf,
+) {
+    use fedhe_client::{Auth, Client};
+    let client = Client::new(url, Auth::Admin(admin_token.to_string().into())).unwrap();
+    let members = names
+        .iter()
+        .map(|n| {
+            let dir = keys(n).display().to_string();
+            let out = fedhe(&["ceremony", "identity", "--keys", &dir]);
+            assert!(out.status.success());
+            fedhe_api::MemberSpec {
+                id: n.to_string(),
+                identity_key: String::from_utf8_lossy(&out.stdout).trim().to_string(),
+            }
+        })
+        .collect();
+    client
+        .create_ceremony(&fedhe_api::CeremonySpec {
+            id: "c".into(),
+            parameter_set: "toy-n1024".into(),
+            members,
+            deadline_secs: 600,
+            allow_insecure: true,
+            admin_key: admin.public_key_hex(),
+            threshold,
+        })
+        .unwrap();
+    let joins: Vec<std::process::Child> = names
+        .iter()
+        .map(|n| {
+            Command::new(env!("CARGO_BIN_EXE_fedhe"))
+                .args(["ceremony", "join", "--server", url, "--ceremony", "c"])
+                .args(["--member", n, "--allow-insecure", "--keys"])
+                .arg(keys(n))
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut j in joins {
+        assert!(j.wait().unwrap().success());
+    }
+}
+
+/// Child processes killed (and reaped) on drop, so a failing test leaves no
+/// server or agent behind.
+#[allow(dead_code)] // the process tests' helper
+pub struct Killed(pub Vec<std::process::Child>);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}

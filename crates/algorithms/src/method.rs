@@ -1,0 +1,416 @@
+//! One registry of federated methods: every algorithm family behind one
+//! trait ([`FederatedMethod`]), built by name from its settings
+//! ([`configure`]), and run on a [`Roster`] that says which members this
+//! process plays.
+//!
+//! A method has one code path. The simulator runs it with every member here
+//! ([`Roster::simulation`]); the service's agent runs the same code with one
+//! member ([`Roster::member`]) over the network channel. Everything a member
+//! computes besides its own client role (the server role: support sets,
+//! learners, eliminations, broadcasts) is a deterministic function of the
+//! public seed and the sums, so every member computes it alike.
+
+use crate::fbo_fedgp::{self, FboFedGpParams, Method};
+pub use crate::roster::{simulated_private_seed, LocalMember, Roster, RoundProgress};
+use crate::{dp_fts_de, fed_pne, fts, ldp_bo, AlgorithmError, RunResult};
+use fedhe_crypto::{MemberId, SecureSum};
+use fedhe_tasks::Task;
+
+/// A federated method, configured and validated.
+pub trait FederatedMethod: std::fmt::Debug + Send + Sync {
+    /// Its registry name.
+    fn name(&self) -> &'static str;
+    /// The federation's size the settings are for.
+    fn members(&self) -> usize;
+    /// Rounds it runs (each member evaluates about one point a round).
+    fn rounds(&self) -> usize;
+    /// The bound every contribution respects (the HE codec's bound).
+    fn channel_bound(&self) -> f64;
+    /// Whether it aggregates through the channel (the lone baselines do not:
+    /// they need no key ceremony and make no study).
+    fn uses_channel(&self) -> bool {
+        true
+    }
+    /// Refuses, naming the setting, what a member cannot run alone over the
+    /// network (a setting that needs a trusted server or every member's data
+    /// in one place).
+    fn check_networked(&self) -> Result<(), AlgorithmError> {
+        if self.uses_channel() {
+            Ok(())
+        } else {
+            Err(crate::error::config(
+                "method",
+                format!(
+                    "{} never aggregates, so it has nothing to run as a study: run it alone",
+                    self.name()
+                ),
+            ))
+        }
+    }
+    /// Runs the members of `roster` on `task` from the public `seed`, summing
+    /// through `channel` (whose members must be the roster's), calling
+    /// `observer` after every round. The result's `best` and
+    /// `best_per_member` are over the roster's local members.
+    fn run(
+        &self,
+        task: &Task,
+        channel: &mut dyn SecureSum,
+        roster: &Roster<'_>,
+        seed: u64,
+        observer: &mut dyn FnMut(&RoundProgress),
+    ) -> Result<RunResult, AlgorithmError>;
+}
+
+/// Runs `method` with every member in this process (the simulator).
+pub fn simulate(
+    method: &dyn FederatedMethod,
+    task: &Task,
+    channel: &mut dyn SecureSum,
+    members: &[MemberId],
+    seed: u64,
+) -> Result<RunResult, AlgorithmError> {
+    method.run(
+        task,
+        channel,
+        &Roster::simulation(members, seed),
+        seed,
+        &mut |_| {},
+    )
+}
+
+/// The names [`configure`] accepts, family by family.
+pub fn names() -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = Method::all().iter().map(|m| m.name()).collect();
+    names.extend([fts::FtsVariant::Ts.name(), fts::FtsVariant::Fts.name()]);
+    names.push(dp_fts_de::METHOD);
+    names.extend(ldp_bo::LdpMethod::all().iter().map(|m| m.name()));
+    names.extend(fed_pne::BanditMethod::all().iter().map(|m| m.name()));
+    names
+}
+
+/// The method called `name` with `settings` (a JSON object; a config file's
+/// TOML table converts to one), validated. The error names the method or
+/// the setting.
+pub fn configure(
+    name: &str,
+    settings: serde_json::Value,
+) -> Result<Box<dyn FederatedMethod>, AlgorithmError> {
+    let parse = |settings: serde_json::Value| Settings { name, settings };
+    if let Some(method) = Method::all().into_iter().find(|m| m.name() == name) {
+        let params: FboFedGpParams = parse(settings).read()?;
+        return Ok(Box::new(FboFedGp {
+            method,
+            params: params.validate()?,
+        }));
+    }
+    for variant in [fts::FtsVariant::Ts, fts::FtsVariant::Fts] {
+        if variant.name() == name {
+            let params: fts::FtsParams = parse(settings).read()?;
+            return Ok(Box::new(Fts {
+                variant,
+                params: params.validate()?,
+            }));
+        }
+    }
+    if name == dp_fts_de::METHOD {
+        let params: dp_fts_de::DpFtsDeParams = parse(settings).read()?;
+        return Ok(Box::new(DpFtsDe(params.validate()?)));
+    }
+    if let Some(m) = ldp_bo::LdpMethod::all()
+        .into_iter()
+        .find(|m| m.name() == name)
+    {
+        let params: ldp_bo::LdpBoParams = parse(settings).read()?;
+        return Ok(Box::new(LdpBo(params.validate(m)?)));
+    }
+    if let Some(m) = fed_pne::BanditMethod::all()
+        .into_iter()
+        .find(|m| m.name() == name)
+    {
+        let params: fed_pne::FedPneParams = parse(settings).read()?;
+        return Ok(Box::new(Bandit(params.validate(m)?)));
+    }
+    Err(AlgorithmError::UnknownMethod {
+        name: name.to_string(),
+        known: names().join(", "),
+    })
+}
+
+/// A method's settings, read into its parameter type.
+struct Settings<'a> {
+    name: &'a str,
+    settings: serde_json::Value,
+}
+
+impl Settings<'_> {
+    /// The settings as `T`. An unknown value (e.g. `acquisition = "foo"`) is
+    /// reported with the key that holds it, which serde's message omits.
+    fn read<T: serde::de::DeserializeOwned>(self) -> Result<T, AlgorithmError> {
+        let strings: Vec<(String, String)> = match &self.settings {
+            serde_json::Value::Object(map) => map
+                .iter()
+                .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())))
+                .collect(),
+            _ => Vec::new(),
+        };
+        serde_json::from_value(self.settings).map_err(|e| {
+            let message = e.to_string();
+            let reason = match strings
+                .iter()
+                .find(|(_, v)| message.contains(&format!("`{v}`")))
+            {
+                Some((key, _)) if !message.contains(key.as_str()) => format!("{key}: {message}"),
+                _ => message,
+            };
+            AlgorithmError::Settings {
+                method: self.name.to_string(),
+                reason,
+            }
+        })
+    }
+}
+
+/// FBO-FedGP, its ablations and the plaintext baselines (paper 004).
+#[derive(Debug, Clone)]
+pub struct FboFedGp {
+    /// Which variant.
+    pub method: Method,
+    /// Its settings.
+    pub params: fbo_fedgp::ValidParams,
+}
+
+impl FederatedMethod for FboFedGp {
+    fn name(&self) -> &'static str {
+        self.method.name()
+    }
+    fn members(&self) -> usize {
+        self.params.members
+    }
+    fn rounds(&self) -> usize {
+        self.params.rounds
+    }
+    fn channel_bound(&self) -> f64 {
+        self.params.channel_bound
+    }
+    fn uses_channel(&self) -> bool {
+        self.method.uses_channel()
+    }
+    fn check_networked(&self) -> Result<(), AlgorithmError> {
+        if !self.uses_channel() {
+            return Err(crate::error::config(
+                "method",
+                format!(
+                    "{} never aggregates, so it has nothing to run as a study: run it alone",
+                    self.name()
+                ),
+            ));
+        }
+        fbo_fedgp::check_networked(&self.params)
+    }
+    fn run(
+        &self,
+        task: &Task,
+        channel: &mut dyn SecureSum,
+        roster: &Roster<'_>,
+        seed: u64,
+        observer: &mut dyn FnMut(&RoundProgress),
+    ) -> Result<RunResult, AlgorithmError> {
+        fbo_fedgp::run_roster(
+            task,
+            self.method,
+            &self.params,
+            channel,
+            roster,
+            seed,
+            &mut |e| {
+                observer(&RoundProgress {
+                    round: e.round,
+                    best_so_far: e.best_so_far,
+                    epsilon: None,
+                })
+            },
+        )
+    }
+}
+
+/// TS or FTS (paper 002).
+#[derive(Debug, Clone)]
+pub struct Fts {
+    /// Which one.
+    pub variant: fts::FtsVariant,
+    /// Its settings.
+    pub params: fts::ValidParams,
+}
+
+impl FederatedMethod for Fts {
+    fn name(&self) -> &'static str {
+        self.variant.name()
+    }
+    fn members(&self) -> usize {
+        self.params.shared.members
+    }
+    fn rounds(&self) -> usize {
+        self.params.shared.rounds
+    }
+    fn channel_bound(&self) -> f64 {
+        self.params.channel_bound
+    }
+    fn uses_channel(&self) -> bool {
+        self.variant == fts::FtsVariant::Fts
+    }
+    fn run(
+        &self,
+        task: &Task,
+        channel: &mut dyn SecureSum,
+        roster: &Roster<'_>,
+        seed: u64,
+        observer: &mut dyn FnMut(&RoundProgress),
+    ) -> Result<RunResult, AlgorithmError> {
+        fts::run_roster(
+            task,
+            self.variant,
+            &self.params,
+            channel,
+            roster,
+            seed,
+            observer,
+        )
+    }
+}
+
+/// DP-FTS-DE and its configurations FTS-DE, DP-FTS (paper 000).
+#[derive(Debug, Clone)]
+pub struct DpFtsDe(pub dp_fts_de::ValidParams);
+
+impl FederatedMethod for DpFtsDe {
+    fn name(&self) -> &'static str {
+        dp_fts_de::METHOD
+    }
+    fn members(&self) -> usize {
+        self.0.shared.members
+    }
+    fn rounds(&self) -> usize {
+        self.0.shared.rounds
+    }
+    fn channel_bound(&self) -> f64 {
+        self.0.channel_bound()
+    }
+    fn check_networked(&self) -> Result<(), AlgorithmError> {
+        dp_fts_de::check_networked(&self.0)
+    }
+    fn run(
+        &self,
+        task: &Task,
+        channel: &mut dyn SecureSum,
+        roster: &Roster<'_>,
+        seed: u64,
+        observer: &mut dyn FnMut(&RoundProgress),
+    ) -> Result<RunResult, AlgorithmError> {
+        dp_fts_de::run_roster(task, &self.0, channel, roster, seed, &mut |e| {
+            observer(&RoundProgress {
+                round: e.round,
+                best_so_far: e.mean_simple_regret,
+                epsilon: e.epsilon,
+            })
+        })
+    }
+}
+
+/// LDP-BO and its heavy-tailed non-private versions (paper 001).
+#[derive(Debug, Clone)]
+pub struct LdpBo(pub ldp_bo::ValidLdpParams);
+
+impl FederatedMethod for LdpBo {
+    fn name(&self) -> &'static str {
+        self.0.method().name()
+    }
+    fn members(&self) -> usize {
+        self.0.members
+    }
+    fn rounds(&self) -> usize {
+        self.0.rounds
+    }
+    fn channel_bound(&self) -> f64 {
+        self.0.channel_bound
+    }
+    fn check_networked(&self) -> Result<(), AlgorithmError> {
+        ldp_bo::check_networked(&self.0)
+    }
+    fn run(
+        &self,
+        task: &Task,
+        channel: &mut dyn SecureSum,
+        roster: &Roster<'_>,
+        seed: u64,
+        observer: &mut dyn FnMut(&RoundProgress),
+    ) -> Result<RunResult, AlgorithmError> {
+        ldp_bo::run_roster(task, &self.0, channel, roster, seed, observer)
+    }
+}
+
+/// Fed-PNE, DP-Fed-PNE, Fed1-UCB and HCT (paper 003).
+#[derive(Debug, Clone)]
+pub struct Bandit(pub fed_pne::ValidFedPneParams);
+
+impl FederatedMethod for Bandit {
+    fn name(&self) -> &'static str {
+        self.0.method().name()
+    }
+    fn members(&self) -> usize {
+        self.0.members
+    }
+    fn rounds(&self) -> usize {
+        self.0.rounds
+    }
+    fn channel_bound(&self) -> f64 {
+        self.0.channel_bound
+    }
+    fn run(
+        &self,
+        task: &Task,
+        channel: &mut dyn SecureSum,
+        roster: &Roster<'_>,
+        seed: u64,
+        observer: &mut dyn FnMut(&RoundProgress),
+    ) -> Result<RunResult, AlgorithmError> {
+        fed_pne::run_roster(task, &self.0, channel, roster, seed, observer)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_configures_and_an_unknown_one_lists_the_known() {
+        for name in names() {
+            let settings = serde_json::json!({ "members": 3, "rounds": 2 });
+            // Some families need more settings; each names what is missing
+            // or wrong rather than failing as an unknown method.
+            match configure(name, settings) {
+                Ok(m) => assert_eq!(m.name(), name),
+                Err(e) => assert!(
+                    !matches!(e, AlgorithmError::UnknownMethod { .. }),
+                    "{name}: {e}"
+                ),
+            }
+        }
+        let err = configure("fbo-fedgpp", serde_json::json!({})).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains("fbo-fedgpp") && text.contains("dp-fts-de"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_wrong_value_is_reported_with_its_key() {
+        let err = configure(
+            "fbo-fedgp",
+            serde_json::json!({ "members": 3, "rounds": 2, "acquisition": "foo" }),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("acquisition") && err.contains("foo"), "{err}");
+    }
+}
