@@ -154,10 +154,7 @@ impl fedhe_tasks::Problem for OffsetClients {
         _rng: &mut rand_chacha::ChaCha8Rng,
     ) -> Result<fedhe_tasks::Evaluation, fedhe_tasks::TaskError> {
         let v = client as f64 + unit[0] * unit[0];
-        Ok(fedhe_tasks::Evaluation {
-            observed: v,
-            noise_free: v,
-        })
+        Ok(fedhe_tasks::Evaluation::exact(v))
     }
 }
 

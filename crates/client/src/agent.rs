@@ -453,10 +453,7 @@ impl Problem for MemberObjective {
                 return Err(TaskError::Evaluation(ASKED.into()));
             }
         };
-        Ok(Evaluation {
-            observed: y,
-            noise_free: y,
-        })
+        Ok(Evaluation::exact(y))
     }
 }
 

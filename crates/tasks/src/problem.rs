@@ -55,6 +55,17 @@ pub struct Evaluation {
     pub noise_free: f64,
 }
 
+impl Evaluation {
+    /// The evaluation of an objective without observation noise: what is
+    /// observed is the value.
+    pub fn exact(value: f64) -> Self {
+        Self {
+            observed: value,
+            noise_free: value,
+        }
+    }
+}
+
 /// Whether an objective's optimum is its minimum or its maximum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Sense {

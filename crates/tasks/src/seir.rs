@@ -263,10 +263,7 @@ impl Problem for CovidRegions {
             ));
         }
         let v = region.infected_percentage(*x);
-        Ok(Evaluation {
-            observed: v,
-            noise_free: v,
-        })
+        Ok(Evaluation::exact(v))
     }
 }
 
