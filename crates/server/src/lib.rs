@@ -9,10 +9,10 @@
 //!
 //! | module | what |
 //! | --- | --- |
-//! | [`api`] | the routes and their handlers, the OpenAPI document |
+//! | [`api`] | the routes and their handlers (a module per resource), the OpenAPI document |
 //! | [`auth`] | member request signatures, the administrator's token |
 //! | [`engine`] | the ceremony and round state machines |
-//! | [`store`] | the SQLite or PostgreSQL store: migrations, transactions, compare-and-swap, the audit table ([`store::audit`]) |
+//! | [`store`] | the SQLite or PostgreSQL store: migrations, transactions, compare-and-swap, queries grouped per resource, the audit table ([`store::audit`]) |
 //! | [`problem`] | `application/problem+json` errors |
 //! | [`metrics`] | Prometheus counters |
 //! | [`tls`] | the rustls configuration from PEM files |

@@ -1,0 +1,412 @@
+//! The REST API under `/v1` and the operational routes. Every route is
+//! registered through `utoipa_axum::routes!`, so `/openapi.json` lists
+//! exactly the routes served.
+//!
+//! Uploads are idempotent PUTs keyed by member: the same bytes again answer
+//! 200 (`created: false`), different bytes for a filled slot 409. A write is
+//! answered 2xx only after its transaction committed.
+//!
+//! Each resource's module owns its handlers and its router, merged here:
+//!
+//! | module | routes |
+//! | --- | --- |
+//! | `ceremonies` | `/v1/ceremonies/…`: key ceremonies, threshold dealings and verdicts |
+//! | `studies` | `/v1/studies`, `/v1/studies/{study}` |
+//! | `rounds` | `/v1/studies/{study}/rounds/{round}`: opening, status, commitments, decryption claims, the aggregate, combined share and result |
+//! | `uploads` | a round's contributions, decryption shares, sum and share digests |
+//! | `operations` | `/healthz`, `/readyz`, `/metrics`, `/openapi.json`, `/v1/audit` |
+//!
+//! This module keeps what they share: the extractors ([`P`], [`Incoming`]),
+//! body reading, long polls and the upload-signature check.
+
+mod ceremonies;
+mod operations;
+mod rounds;
+mod studies;
+mod uploads;
+
+use crate::auth::RequestParts;
+use crate::problem::{ApiError, ApiResult};
+use crate::AppState;
+use axum::body::{Body, Bytes};
+use axum::extract::{FromRequest, FromRequestParts, Request, State};
+use axum::http::{header, request::Parts, HeaderMap, HeaderValue, Method, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use fedhe_api::signing::{verify_hex, HEADER_UPLOAD_SIGNATURE};
+use fedhe_api::*;
+use fedhe_crypto::MemberId;
+use std::sync::Arc;
+use std::time::Duration;
+use utoipa::OpenApi;
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+type Shared = State<Arc<AppState>>;
+
+const OCTET: &str = "application/octet-stream";
+
+/// The OpenAPI document's header.
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "fedhe",
+        description = "Federated Bayesian optimisation over a multiparty-RLWE encrypted-sum channel: the coordinating server.",
+        license(name = "Apache-2.0")
+    ),
+    tags(
+        (name = "ceremonies", description = "Key ceremonies: commit-then-reveal of public-key shares"),
+        (name = "studies", description = "Studies and their rounds"),
+        (name = "audit", description = "The append-only audit trail of state changes (administrator)"),
+        (name = "operations", description = "Health, readiness, metrics, this document")
+    ),
+    components(schemas(Problem)),
+    modifiers(&SecuritySchemes)
+)]
+struct ApiDoc;
+
+struct SecuritySchemes;
+
+impl utoipa::Modify for SecuritySchemes {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::security::{
+            ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme,
+        };
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "admin",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
+        components.add_security_scheme(
+            "member",
+            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
+                fedhe_api::signing::HEADER_SIGNATURE,
+                "ed25519 signature over method, path, BLAKE3(body), fedhe-timestamp and fedhe-nonce, by the member named in fedhe-member",
+            ))),
+        );
+    }
+}
+
+/// The router with every route, the OpenAPI document at `/openapi.json`
+/// (browsable with Swagger UI at `/docs`),
+/// problem+json fallbacks, the request timeout and the response counter.
+pub fn router(state: Arc<AppState>) -> axum::Router {
+    let (router, openapi) = OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .merge(ceremonies::router())
+        .merge(studies::router())
+        .merge(rounds::router())
+        .merge(uploads::router())
+        .merge(operations::router())
+        .routes(routes!(crate::ui::create_ticket))
+        .split_for_parts();
+    let router = router
+        .route("/ui", axum::routing::get(crate::ui::index))
+        .route("/ui/login", axum::routing::get(crate::ui::login))
+        .route("/ui/studies/{study}", axum::routing::get(crate::ui::study));
+    let openapi = Arc::new(openapi);
+    let timeout = Duration::from_millis(state.config.request_timeout_ms);
+    router
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            crate::gate::gate,
+        ))
+        .layer(axum::Extension(openapi))
+        .layer(
+            tower::ServiceBuilder::new()
+                .layer(axum::error_handling::HandleErrorLayer::new(
+                    |_: tower::BoxError| async {
+                        ApiError::timeout(
+                            "the request did not complete within the server's time limit",
+                        )
+                    },
+                ))
+                .timeout(timeout),
+        )
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            count_responses,
+        ))
+        .with_state(state)
+        .merge(swagger_ui_dist::generate_routes(
+            swagger_ui_dist::ApiDefinition {
+                uri_prefix: "/docs",
+                api_definition: swagger_ui_dist::OpenApiSource::Uri("/openapi.json"),
+                title: Some("fedhe API"),
+            },
+        ))
+}
+
+async fn count_responses(
+    State(state): Shared,
+    request: Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let response = next.run(request).await;
+    state.metrics.response(response.status().as_u16());
+    response
+}
+
+async fn not_found(uri: Uri) -> ApiError {
+    ApiError::not_found(format!("no route {}", uri.path()))
+}
+
+async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
+    ApiError::method_not_allowed(format!("{method} is not allowed on {}", uri.path()))
+}
+
+/// Path parameters with problem+json rejections.
+pub struct P<T>(pub T);
+
+impl<S: Send + Sync, T> FromRequestParts<S> for P<T>
+where
+    T: serde::de::DeserializeOwned + Send,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        axum::extract::Path::<T>::from_request_parts(parts, state)
+            .await
+            .map(|p| P(p.0))
+            .map_err(|e| ApiError::bad_request(format!("path: {}", e.body_text())))
+    }
+}
+
+/// A whole request, read by the handler itself (its body limit depends on the route).
+pub struct Incoming {
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Body,
+}
+
+impl<S: Send + Sync> FromRequest<S> for Incoming {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, _: &S) -> Result<Self, Self::Rejection> {
+        let (parts, body) = req.into_parts();
+        Ok(Self {
+            method: parts.method,
+            uri: parts.uri,
+            headers: parts.headers,
+            body,
+        })
+    }
+}
+
+/// A request whose body has been read.
+struct Received {
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+}
+
+impl Received {
+    fn parts(&self) -> RequestParts<'_> {
+        RequestParts {
+            method: &self.method,
+            uri: &self.uri,
+            headers: &self.headers,
+            body: &self.body,
+        }
+    }
+
+    /// The `?wait=` of a long poll, capped by the configuration.
+    fn wait(&self, state: &AppState) -> ApiResult<Duration> {
+        Ok(match self.query("wait")? {
+            None => Duration::ZERO,
+            Some(v) => {
+                let secs: f64 = v
+                    .parse()
+                    .ok()
+                    .filter(|s: &f64| s.is_finite() && *s >= 0.0)
+                    .ok_or_else(|| {
+                        ApiError::bad_request(format!("wait={v:?} is not a number of seconds"))
+                    })?;
+                Duration::from_secs_f64(secs.min(state.config.max_wait_secs as f64))
+            }
+        })
+    }
+
+    fn query(&self, name: &str) -> ApiResult<Option<String>> {
+        let Some(q) = self.uri.query() else {
+            return Ok(None);
+        };
+        for pair in q.split('&') {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            if k == name {
+                return Ok(Some(v.to_string()));
+            }
+        }
+        Ok(None)
+    }
+
+    fn require_content_type(&self, expected: &str) -> ApiResult<()> {
+        let got = self
+            .headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        if got.split(';').next().map(str::trim) == Some(expected) {
+            Ok(())
+        } else {
+            Err(ApiError::unsupported_media_type(format!(
+                "the body must be {expected}, not {:?}",
+                got
+            )))
+        }
+    }
+
+    fn json<T: serde::de::DeserializeOwned>(&self) -> ApiResult<T> {
+        self.require_content_type("application/json")?;
+        serde_json::from_slice(&self.body)
+            .map_err(|e| ApiError::bad_request(format!("invalid JSON body: {e}")))
+    }
+}
+
+impl Incoming {
+    /// Reads the body: at most `limit` bytes, within the slow-body deadline.
+    async fn read(self, state: &AppState, limit: usize) -> ApiResult<Received> {
+        if let Some(declared) = self
+            .headers
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok())
+        {
+            if declared > limit as u64 {
+                return Err(ApiError::payload_too_large(format!(
+                    "the body has {declared} bytes; this route accepts at most {limit}"
+                )));
+            }
+        }
+        let deadline = Duration::from_millis(state.config.body_timeout_ms);
+        let body = tokio::time::timeout(deadline, axum::body::to_bytes(self.body, limit))
+            .await
+            .map_err(|_| {
+                ApiError::request_timeout(format!(
+                    "the body did not arrive within {} ms",
+                    deadline.as_millis()
+                ))
+            })?
+            .map_err(|e| {
+                if e.to_string().contains("length limit") {
+                    ApiError::payload_too_large(format!(
+                        "the body exceeds this route's limit of {limit} bytes"
+                    ))
+                } else {
+                    ApiError::bad_request(format!("the body could not be read: {e}"))
+                }
+            })?;
+        Ok(Received {
+            method: self.method,
+            uri: self.uri,
+            headers: self.headers,
+            body,
+        })
+    }
+}
+
+fn octet_response(bytes: Vec<u8>) -> Response {
+    let mut r = (StatusCode::OK, bytes).into_response();
+    r.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(OCTET));
+    r
+}
+
+fn created_or_ok<T: serde::Serialize>(created: bool, body: T) -> Response {
+    let status = if created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    (status, Json(body)).into_response()
+}
+
+fn parse_round(text: &str) -> ApiResult<u64> {
+    text.parse::<u64>()
+        .ok()
+        .filter(|r| (1..=i64::MAX as u64).contains(r))
+        .ok_or_else(|| ApiError::bad_request(format!("round {text:?} is not a number ≥ 1")))
+}
+
+fn check_id(what: &'static str, id: &str) -> ApiResult<()> {
+    MemberId::new(id).map(|_| ()).map_err(|_| {
+        ApiError::bad_request(format!(
+            "{what} {:?} is not 1-64 characters of [A-Za-z0-9._-]",
+            id.chars().take(80).collect::<String>()
+        ))
+    })
+}
+
+/// Waits (up to `wait`) until `ready` returns `Some`, waking on every state
+/// change and at least every 250 ms (other replicas change the store too).
+async fn long_poll<T, F, Fut>(
+    state: &AppState,
+    wait: Duration,
+    mut ready: F,
+) -> ApiResult<Option<T>>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = ApiResult<Option<T>>>,
+{
+    let until = tokio::time::Instant::now() + wait;
+    loop {
+        let notified = state.changed.notified();
+        if let Some(v) = ready().await? {
+            return Ok(Some(v));
+        }
+        let now = tokio::time::Instant::now();
+        if now >= until {
+            return Ok(None);
+        }
+        let slice = (until - now).min(Duration::from_millis(250));
+        let _ = tokio::time::timeout(slice, notified).await;
+    }
+}
+
+/// The upload signature an octet-stream upload carries in its header.
+fn upload_signature(headers: &HeaderMap) -> ApiResult<String> {
+    headers
+        .get(HEADER_UPLOAD_SIGNATURE)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+        .ok_or_else(|| {
+            ApiError::bad_request(format!("header {HEADER_UPLOAD_SIGNATURE} is missing"))
+        })
+}
+
+/// Verifies `member`'s signature of `statement` under its identity key in
+/// `ceremony`.
+async fn verify_upload_signature(
+    state: &AppState,
+    ceremony: &str,
+    member: &str,
+    statement: &[u8],
+    signature: &str,
+) -> ApiResult<()> {
+    let key = state
+        .store
+        .member_key(ceremony, member)
+        .await?
+        .ok_or_else(|| {
+            ApiError::unauthorized(format!("{member} is not a member of ceremony {ceremony}"))
+        })?;
+    let key = ed25519_dalek::VerifyingKey::from_bytes(&key)
+        .map_err(|_| ApiError::internal("a stored identity key is invalid"))?;
+    verify_hex(&key, statement, signature, "upload")
+        .map_err(|e| ApiError::unprocessable(e.to_string()))
+}
+
+fn not_ready(r: &crate::store::RoundRow, what: &str) -> ApiError {
+    ApiError::conflict(format!(
+        "round {} of study {} is {}{}; no {what} yet",
+        r.round,
+        r.study,
+        r.state.as_str(),
+        r.reason
+            .as_deref()
+            .map(|x| format!(" ({x})"))
+            .unwrap_or_default()
+    ))
+}

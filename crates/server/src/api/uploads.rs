@@ -1,0 +1,575 @@
+//! A round's uploads under `/v1/studies/{study}/rounds/{round}`: the
+//! members' contributions, decryption shares, and sum and share digests.
+//! Each kind has an idempotent PUT per member (the same bytes again answer
+//! 200, different bytes 409), a GET of one upload or a signed list; all
+//! kinds go through one upload path that checks the member's signature and
+//! decodes the object fully before it is stored.
+
+use super::{
+    created_or_ok, long_poll, not_ready, octet_response, parse_round, upload_signature,
+    verify_upload_signature, Incoming, Shared, OCTET, P,
+};
+use crate::auth;
+use crate::engine;
+use crate::problem::{ApiError, ApiResult};
+use crate::store::{Upload, UploadTable};
+use crate::AppState;
+use axum::extract::State;
+use axum::response::Response;
+use axum::Json;
+use fedhe_api::signing::{
+    contribution_statement, now_ms, share_digest_statement, sum_digest_statement, upload_statement,
+};
+use fedhe_api::*;
+use fedhe_crypto::{
+    DecryptionShare, EncryptedVector, SumDigest, ThresholdDecryptionShare, WireObject,
+};
+use std::sync::Arc;
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+/// The routes of this module.
+pub(crate) fn router() -> OpenApiRouter<Arc<AppState>> {
+    OpenApiRouter::new()
+        .routes(routes!(put_contribution, get_contribution))
+        .routes(routes!(put_decryption_share, get_decryption_share))
+        .routes(routes!(list_contributions))
+        .routes(routes!(list_decryption_shares))
+        .routes(routes!(put_sum_digest))
+        .routes(routes!(list_sum_digests))
+        .routes(routes!(put_share_digest))
+        .routes(routes!(list_share_digests))
+}
+
+/// Upload (reveal) a committed contribution: an EncryptedVector under the
+/// ceremony's collective key whose hash is the member's commitment, with the
+/// member's signature of (study, round, hash, frozen commitment list's hash)
+/// in `fedhe-upload-signature`.
+#[utoipa::path(put, path = "/v1/studies/{study}/rounds/{round}/contributions/{member}", tag = "studies",
+    params(("study" = String, Path), ("round" = u64, Path), ("member" = String, Path),
+        ("fedhe-upload-signature" = String, Header, description = "ed25519 signature of the upload statement, hex")),
+    request_body(content = String, content_type = "application/octet-stream", description = "EncryptedVector wire object"),
+    security(("member" = [])),
+    responses((status = 201, body = UploadReceipt), (status = 200, description = "The same bytes again", body = UploadReceipt),
+        (status = 409, description = "Different bytes for this slot, or the round is not collecting", body = Problem, content_type = "application/problem+json"),
+        (status = 413, body = Problem, content_type = "application/problem+json"),
+        (status = 422, body = Problem, content_type = "application/problem+json")))]
+async fn put_contribution(
+    State(state): Shared,
+    P((study, round, member)): P<(String, String, String)>,
+    req: Incoming,
+) -> ApiResult<Response> {
+    put_upload(state, study, round, member, req, UploadTable::Contributions).await
+}
+
+/// Upload a decryption share of the round's aggregate, signed like a contribution.
+#[utoipa::path(put, path = "/v1/studies/{study}/rounds/{round}/decryption-shares/{member}", tag = "studies",
+    params(("study" = String, Path), ("round" = u64, Path), ("member" = String, Path),
+        ("fedhe-upload-signature" = String, Header, description = "ed25519 signature of the upload statement, hex")),
+    request_body(content = String, content_type = "application/octet-stream", description = "DecryptionShare wire object"),
+    security(("member" = [])),
+    responses((status = 201, body = UploadReceipt), (status = 200, body = UploadReceipt),
+        (status = 409, body = Problem, content_type = "application/problem+json"),
+        (status = 422, body = Problem, content_type = "application/problem+json")))]
+async fn put_decryption_share(
+    State(state): Shared,
+    P((study, round, member)): P<(String, String, String)>,
+    req: Incoming,
+) -> ApiResult<Response> {
+    put_upload(
+        state,
+        study,
+        round,
+        member,
+        req,
+        UploadTable::DecryptionShares,
+    )
+    .await
+}
+
+async fn put_upload(
+    state: Arc<AppState>,
+    study: String,
+    round: String,
+    member: String,
+    req: Incoming,
+    table: UploadTable,
+) -> ApiResult<Response> {
+    let req = req.read(&state, state.config.max_upload_bytes).await?;
+    let round = parse_round(&round)?;
+    let spec = state.store.study(&study).await?.spec;
+    let caller = auth::require_member(&state, &spec.ceremony, &req.parts()).await?;
+    auth::require_self(&caller, &member)?;
+    req.require_content_type(OCTET)?;
+    let r = state.store.round(&study, round).await?;
+    let hash = *blake3::hash(&req.body).as_bytes();
+    let signature = upload_signature(&req.headers)?;
+    let statement = match table {
+        // A reveal names the frozen commitment list the member saw.
+        UploadTable::Contributions => {
+            let list_hash = r.commitment_list_hash.as_deref().ok_or_else(|| {
+                ApiError::conflict(format!(
+                    "round {round} of study {study} is {}: contributions are revealed only once the commitments are frozen",
+                    r.state.as_str()
+                ))
+            })?;
+            contribution_statement(&study, &member, round, &hash, list_hash)
+        }
+        UploadTable::DecryptionShares => {
+            upload_statement(UploadKind::DecryptionShare, &study, &member, round, &hash)
+        }
+        // A digest names the contributor's own contribution, the list and the
+        // aggregate whose challenge it was made on.
+        // The list's entries hash is stored when the round aggregates: one
+        // row read per digest, not the whole list.
+        UploadTable::SumDigests => {
+            let aggregate_hash = r.aggregate_hash.ok_or_else(|| not_ready(&r, "aggregate"))?;
+            let contribution_hash = state
+                .store
+                .upload_hash(UploadTable::Contributions, &study, round, &member)
+                .await?
+                .ok_or_else(|| {
+                    ApiError::unprocessable(format!(
+                        "{member} has no contribution in round {round} of study {study} to digest"
+                    ))
+                })?;
+            let entries_hash = match r.contribution_entries_hash {
+                Some(h) => h,
+                // A round aggregated before the column existed.
+                None => ContributionList::entries_hash_of(
+                    &study,
+                    round,
+                    &state
+                        .store
+                        .uploads(UploadTable::Contributions, &study, round)
+                        .await?,
+                ),
+            };
+            sum_digest_statement(
+                &study,
+                &member,
+                round,
+                &contribution_hash,
+                &entries_hash,
+                &aggregate_hash,
+                &req.body,
+            )
+        }
+        // A share digest names the maker's own decryption share, the share
+        // list and combined share stored with the result, the aggregate and,
+        // t-of-n, the decrypting set.
+        UploadTable::ShareDigests => {
+            let (Some(aggregate_hash), Some(combined_hash), Some(entries_hash)) =
+                (r.aggregate_hash, r.combined_hash, r.share_entries_hash)
+            else {
+                return Err(not_ready(&r, "combined decryption share"));
+            };
+            let share_hash = state
+                .store
+                .upload_hash(UploadTable::DecryptionShares, &study, round, &member)
+                .await?
+                .ok_or_else(|| {
+                    ApiError::unprocessable(format!(
+                        "{member} has no decryption share in round {round} of study {study} to digest"
+                    ))
+                })?;
+            let set = match state.store.ceremony(&spec.ceremony).await?.threshold {
+                None => Vec::new(),
+                Some(t) => {
+                    let mut set = state.store.decrypting_set(&study, round, Some(t)).await?;
+                    set.sort();
+                    set
+                }
+            };
+            share_digest_statement(
+                &study,
+                &member,
+                round,
+                &share_hash,
+                &entries_hash,
+                &combined_hash,
+                &aggregate_hash,
+                &set,
+                &req.body,
+            )
+        }
+    };
+    verify_upload_signature(&state, &spec.ceremony, &member, &statement, &signature).await?;
+    let c = state.store.ceremony(&spec.ceremony).await?;
+    let params = state.params(&c.parameter_set, c.allow_insecure)?;
+    // Only a contribution's encoding is checked against the member count.
+    let members = match table {
+        UploadTable::Contributions => state.store.member_count(&spec.ceremony).await?,
+        _ => 0,
+    };
+    let body = req.body.clone();
+    let expected_parts = r.parts;
+    let check_member = member.clone();
+    // t-of-n: a decryption share is made for the round's full decrypting
+    // set, by one of its members.
+    let decrypting_set = match (table, c.threshold) {
+        (UploadTable::DecryptionShares, Some(t)) => {
+            let mut set = state.store.decrypting_set(&study, round, Some(t)).await?;
+            if set.len() < t as usize {
+                return Err(ApiError::conflict(format!(
+                    "round {round} of study {study} has {} of the {t} members of its decrypting set",
+                    set.len()
+                )));
+            }
+            if !set.contains(&member) {
+                return Err(ApiError::unprocessable(format!(
+                    "{member} is not in the decrypting set of round {round} ({})",
+                    set.join(", ")
+                )));
+            }
+            set.sort();
+            Some(set)
+        }
+        _ => None,
+    };
+    // Decode fully (bounds, residues, checksum) before anything is stored.
+    let shape = tokio::task::spawn_blocking(move || -> ApiResult<Option<String>> {
+        match table {
+            UploadTable::Contributions => {
+                let v = EncryptedVector::from_bytes(&params, &body)
+                    .map_err(|e| ApiError::unprocessable(format!("not an encrypted vector: {e}")))?;
+                let e = v.encoding();
+                if (e.members as usize) < members {
+                    return Err(ApiError::unprocessable(format!(
+                        "the vector is encoded for {} members; the ceremony has {members}, so sums could wrap",
+                        e.members
+                    )));
+                }
+                Ok(Some(engine::shape_text(e, v.len() as u64)))
+            }
+            UploadTable::SumDigests | UploadTable::ShareDigests => {
+                SumDigest::from_bytes(&params, &body)
+                    .map_err(|e| ApiError::unprocessable(format!("not a digest: {e}")))?;
+                Ok(None)
+            }
+            UploadTable::DecryptionShares => {
+                let s = match &decrypting_set {
+                    None => DecryptionShare::from_bytes(&params, &body).map_err(|e| {
+                        ApiError::unprocessable(format!("not a decryption share: {e}"))
+                    })?,
+                    Some(set) => {
+                        let t = ThresholdDecryptionShare::from_bytes(&params, &body).map_err(|e| {
+                            ApiError::unprocessable(format!(
+                                "not a threshold decryption share: {e}"
+                            ))
+                        })?;
+                        let named: Vec<&str> = t.active().iter().map(|m| m.as_str()).collect();
+                        if named != set.iter().map(String::as_str).collect::<Vec<_>>() {
+                            return Err(ApiError::unprocessable(format!(
+                                "the share was made for the decrypting set {}, not the round's {}",
+                                named.join(", "),
+                                set.join(", ")
+                            )));
+                        }
+                        t.share().clone()
+                    }
+                };
+                if s.member().as_str() != check_member {
+                    return Err(ApiError::unprocessable(format!(
+                        "the share names member {}, not {check_member}",
+                        s.member()
+                    )));
+                }
+                if let Some(parts) = expected_parts {
+                    if s.polys().len() as i64 != parts {
+                        return Err(ApiError::unprocessable(format!(
+                            "the share has {} polynomials; the aggregate has {parts} ciphertexts",
+                            s.polys().len()
+                        )));
+                    }
+                }
+                Ok(None)
+            }
+        }
+    })
+    .await
+    .map_err(|_| ApiError::internal("decoding task failed"))??;
+    let created = state
+        .store
+        .put_upload(
+            table,
+            &Upload {
+                study: &study,
+                round,
+                member: &member,
+                bytes: &req.body,
+                hash,
+                signature: &signature,
+                shape,
+            },
+            now_ms(),
+        )
+        .await?;
+    if created {
+        state.metrics.uploaded(req.body.len());
+        state.changed.notify_waiters();
+        // A digest changes no round state.
+        if !matches!(table, UploadTable::SumDigests | UploadTable::ShareDigests) {
+            engine::advance_round(&state, &study, round).await?;
+        }
+    }
+    Ok(created_or_ok(
+        created,
+        UploadReceipt {
+            hash: hex::encode(hash),
+            created,
+        },
+    ))
+}
+
+/// One member's contribution.
+#[utoipa::path(get, path = "/v1/studies/{study}/rounds/{round}/contributions/{member}", tag = "studies",
+    params(("study" = String, Path), ("round" = u64, Path), ("member" = String, Path)),
+    security(("admin" = []), ("member" = [])),
+    responses((status = 200, content_type = "application/octet-stream", body = String),
+        (status = 404, body = Problem, content_type = "application/problem+json")))]
+async fn get_contribution(
+    State(state): Shared,
+    P((study, round, member)): P<(String, String, String)>,
+    req: Incoming,
+) -> ApiResult<Response> {
+    get_upload(state, study, round, member, req, UploadTable::Contributions).await
+}
+
+/// One member's decryption share.
+#[utoipa::path(get, path = "/v1/studies/{study}/rounds/{round}/decryption-shares/{member}", tag = "studies",
+    params(("study" = String, Path), ("round" = u64, Path), ("member" = String, Path)),
+    security(("admin" = []), ("member" = [])),
+    responses((status = 200, content_type = "application/octet-stream", body = String),
+        (status = 404, body = Problem, content_type = "application/problem+json")))]
+async fn get_decryption_share(
+    State(state): Shared,
+    P((study, round, member)): P<(String, String, String)>,
+    req: Incoming,
+) -> ApiResult<Response> {
+    get_upload(
+        state,
+        study,
+        round,
+        member,
+        req,
+        UploadTable::DecryptionShares,
+    )
+    .await
+}
+
+async fn get_upload(
+    state: Arc<AppState>,
+    study: String,
+    round: String,
+    member: String,
+    req: Incoming,
+    table: UploadTable,
+) -> ApiResult<Response> {
+    let req = req.read(&state, 0).await?;
+    let round = parse_round(&round)?;
+    let spec = state.store.study(&study).await?.spec;
+    auth::require_reader(&state, &spec.ceremony, &req.parts()).await?;
+    if table == UploadTable::Contributions {
+        // No member may see another's contribution before the round's
+        // contributions are fixed and summed (the copy attack, DESIGN.md §6).
+        let r = state.store.round(&study, round).await?;
+        if r.aggregate_hash.is_none() {
+            return Err(ApiError::conflict(format!(
+                "round {round} of study {study} is {}: contributions can be read only once the aggregate exists",
+                r.state.as_str()
+            )));
+        }
+    }
+    Ok(octet_response(
+        state
+            .store
+            .upload_bytes(table, &study, round, &member)
+            .await?,
+    ))
+}
+
+/// The decryption shares of a round, each with its member's signature, and
+/// the hash of the aggregate they decrypt: a member recombines them itself
+/// rather than trust the result this server decoded.
+#[utoipa::path(get, path = "/v1/studies/{study}/rounds/{round}/decryption-shares", tag = "studies",
+    params(("study" = String, Path), ("round" = u64, Path)),
+    security(("admin" = []), ("member" = [])),
+    responses((status = 200, body = DecryptionShareList), (status = 404, body = Problem, content_type = "application/problem+json")))]
+async fn list_decryption_shares(
+    State(state): Shared,
+    P((study, round)): P<(String, String)>,
+    req: Incoming,
+) -> ApiResult<Json<DecryptionShareList>> {
+    let req = req.read(&state, 0).await?;
+    let round = parse_round(&round)?;
+    let spec = state.store.study(&study).await?.spec;
+    auth::require_reader(&state, &spec.ceremony, &req.parts()).await?;
+    let r = state.store.round(&study, round).await?;
+    Ok(Json(DecryptionShareList {
+        state: r.state,
+        shares: state
+            .store
+            .listed_uploads(UploadTable::DecryptionShares, &study, round, r.state)
+            .await?
+            .to_vec(),
+        aggregate_hash: r.aggregate_hash.map(hex::encode),
+    }))
+}
+
+/// Upload the digest of this member's contribution on the round's challenge
+/// (`fedhe_crypto::sum_digest`), once the aggregate exists; signed (header
+/// `fedhe-upload-signature`) over `fedhe_api::signing::sum_digest_statement`.
+#[utoipa::path(put, path = "/v1/studies/{study}/rounds/{round}/sum-digests/{member}", tag = "studies",
+    params(("study" = String, Path), ("round" = u64, Path), ("member" = String, Path),
+        ("fedhe-upload-signature" = String, Header, description = "ed25519 signature of the sum-digest statement, hex")),
+    request_body(content = String, content_type = "application/octet-stream", description = "SumDigest bytes"),
+    security(("member" = [])),
+    responses((status = 201, body = UploadReceipt), (status = 200, body = UploadReceipt),
+        (status = 409, body = Problem, content_type = "application/problem+json"),
+        (status = 422, body = Problem, content_type = "application/problem+json")))]
+async fn put_sum_digest(
+    State(state): Shared,
+    P((study, round, member)): P<(String, String, String)>,
+    req: Incoming,
+) -> ApiResult<Response> {
+    put_upload(state, study, round, member, req, UploadTable::SumDigests).await
+}
+
+/// The contributors' signed digests of a round; `?wait=SECS&count=K` waits
+/// until at least K are in (or the round is done or failed).
+#[utoipa::path(get, path = "/v1/studies/{study}/rounds/{round}/sum-digests", tag = "studies",
+    params(("study" = String, Path), ("round" = u64, Path),
+        ("wait" = Option<f64>, Query, description = "Long poll: seconds to wait"),
+        ("count" = Option<u64>, Query, description = "Long poll: the number of digests to wait for")),
+    security(("admin" = []), ("member" = [])),
+    responses((status = 200, body = SumDigestList), (status = 404, body = Problem, content_type = "application/problem+json")))]
+async fn list_sum_digests(
+    State(state): Shared,
+    P((study, round)): P<(String, String)>,
+    req: Incoming,
+) -> ApiResult<Json<SumDigestList>> {
+    list_digests(state, study, round, req, UploadTable::SumDigests).await
+}
+
+/// Upload the digest of this member's decryption share on the challenge of
+/// the round's combined share (`SumChallenge::derive_for_shares`), once the
+/// result is published; signed (header `fedhe-upload-signature`) over
+/// `fedhe_api::signing::share_digest_statement`.
+#[utoipa::path(put, path = "/v1/studies/{study}/rounds/{round}/share-digests/{member}", tag = "studies",
+    params(("study" = String, Path), ("round" = u64, Path), ("member" = String, Path),
+        ("fedhe-upload-signature" = String, Header, description = "ed25519 signature of the share-digest statement, hex")),
+    request_body(content = String, content_type = "application/octet-stream", description = "SumDigest bytes"),
+    security(("member" = [])),
+    responses((status = 201, body = UploadReceipt), (status = 200, body = UploadReceipt),
+        (status = 409, body = Problem, content_type = "application/problem+json"),
+        (status = 422, body = Problem, content_type = "application/problem+json")))]
+async fn put_share_digest(
+    State(state): Shared,
+    P((study, round, member)): P<(String, String, String)>,
+    req: Incoming,
+) -> ApiResult<Response> {
+    put_upload(state, study, round, member, req, UploadTable::ShareDigests).await
+}
+
+/// The share makers' signed digests of their decryption shares;
+/// `?wait=SECS&count=K` waits until at least K are in (or the round failed).
+#[utoipa::path(get, path = "/v1/studies/{study}/rounds/{round}/share-digests", tag = "studies",
+    params(("study" = String, Path), ("round" = u64, Path),
+        ("wait" = Option<f64>, Query, description = "Long poll: seconds to wait"),
+        ("count" = Option<u64>, Query, description = "Long poll: the number of digests to wait for")),
+    security(("admin" = []), ("member" = [])),
+    responses((status = 200, body = SumDigestList), (status = 404, body = Problem, content_type = "application/problem+json")))]
+async fn list_share_digests(
+    State(state): Shared,
+    P((study, round)): P<(String, String)>,
+    req: Incoming,
+) -> ApiResult<Json<SumDigestList>> {
+    list_digests(state, study, round, req, UploadTable::ShareDigests).await
+}
+
+/// The digests of a round in `table` (sum or share digests), long-polled
+/// until `count` are in or no more can come: sum digests stop with the
+/// round (done or failed), share digests, made once it is done, only if it
+/// failed.
+async fn list_digests(
+    state: Arc<AppState>,
+    study: String,
+    round: String,
+    req: Incoming,
+    table: UploadTable,
+) -> ApiResult<Json<SumDigestList>> {
+    let req = req.read(&state, 0).await?;
+    let round = parse_round(&round)?;
+    let spec = state.store.study(&study).await?.spec;
+    auth::require_reader(&state, &spec.ceremony, &req.parts()).await?;
+    let count: usize = match req.query("count")? {
+        None => 0,
+        Some(v) => v
+            .parse()
+            .map_err(|_| ApiError::bad_request(format!("count={v:?} is not a number")))?,
+    };
+    let st = &state;
+    let study_ref = &study;
+    let read = || async move {
+        let r = st.store.round(study_ref, round).await?;
+        let rows = st.store.uploads_with_bytes(table, study_ref, round).await?;
+        Ok::<_, ApiError>((r, rows))
+    };
+    // A waiter wakes on every upload of the round: it counts the digests
+    // (on the index) and reads their n rows only once enough are in.
+    let ready = long_poll(st, req.wait(st)?, || async move {
+        let r = st.store.round(study_ref, round).await?;
+        let settled = match table {
+            UploadTable::ShareDigests => r.state == RoundState::Failed,
+            _ => matches!(r.state, RoundState::Done | RoundState::Failed),
+        };
+        if !settled && st.store.upload_count(table, study_ref, round).await? < count {
+            return Ok(None);
+        }
+        read().await.map(Some)
+    })
+    .await?;
+    let (r, rows) = match ready {
+        Some(v) => v,
+        None => read().await?,
+    };
+    Ok(Json(SumDigestList {
+        state: r.state,
+        digests: rows
+            .into_iter()
+            .map(|(member, bytes, signature)| SignedSumDigest {
+                member,
+                digest: hex::encode(bytes),
+                signature,
+            })
+            .collect(),
+        aggregate_hash: r.aggregate_hash.map(hex::encode),
+    }))
+}
+
+/// The contributions of a round, each with its member's signature, and the
+/// hash of their aggregate once it exists.
+#[utoipa::path(get, path = "/v1/studies/{study}/rounds/{round}/contributions", tag = "studies",
+    params(("study" = String, Path), ("round" = u64, Path)),
+    security(("admin" = []), ("member" = [])),
+    responses((status = 200, body = ContributionList), (status = 404, body = Problem, content_type = "application/problem+json")))]
+async fn list_contributions(
+    State(state): Shared,
+    P((study, round)): P<(String, String)>,
+    req: Incoming,
+) -> ApiResult<Json<ContributionList>> {
+    let req = req.read(&state, 0).await?;
+    let round = parse_round(&round)?;
+    let spec = state.store.study(&study).await?.spec;
+    auth::require_reader(&state, &spec.ceremony, &req.parts()).await?;
+    let r = state.store.round(&study, round).await?;
+    Ok(Json(ContributionList {
+        state: r.state,
+        contributions: state
+            .store
+            .listed_uploads(UploadTable::Contributions, &study, round, r.state)
+            .await?
+            .to_vec(),
+        aggregate_hash: r.aggregate_hash.map(hex::encode),
+    }))
+}
