@@ -319,7 +319,34 @@ impl Poly {
 mod tests {
     use super::*;
     use crate::modular::{mul_mod, sub_mod};
-    use crate::Csprng;
+
+    /// Test polynomials with residues from a splitmix64 stream (reduced mod
+    /// each prime), so the ring arithmetic's tests do not depend on the
+    /// samplers built on it (`crate::sampling`).
+    struct TestPolys(u64);
+
+    impl TestPolys {
+        fn from_u128_seed(seed: u128) -> Self {
+            Self(seed as u64 ^ (seed >> 64) as u64)
+        }
+
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        }
+
+        fn uniform_poly(&mut self, ctx: &Arc<RingContext>) -> Poly {
+            let n = ctx.degree();
+            let mut data = Vec::with_capacity(n * ctx.limb_count());
+            for &p in ctx.moduli() {
+                data.extend((0..n).map(|_| self.next() % p));
+            }
+            Poly::from_residues(ctx, Representation::Coefficient, data).unwrap()
+        }
+    }
 
     const P0: u64 = 0x3fffffffffff0001;
     const P1: u64 = 0x3ffffffffffe8001;
@@ -345,7 +372,7 @@ mod tests {
 
     fn check_products(n: usize, seed: u128) {
         let ctx = RingContext::new(n, &[P0, P1]).unwrap();
-        let mut rng = Csprng::from_u128_seed(seed);
+        let mut rng = TestPolys::from_u128_seed(seed);
         let a = rng.uniform_poly(&ctx);
         let b = rng.uniform_poly(&ctx);
         let c = a.mul(&b).unwrap();
@@ -422,7 +449,7 @@ mod tests {
     #[test]
     fn ntt_round_trip_and_reduced_outputs() {
         let ctx = RingContext::new(8192, &[P0, P1]).unwrap();
-        let mut rng = Csprng::from_u128_seed(11);
+        let mut rng = TestPolys::from_u128_seed(11);
         let a = rng.uniform_poly(&ctx);
         let mut t = a.clone();
         t.to_ntt();
@@ -436,7 +463,7 @@ mod tests {
     #[test]
     fn add_sub_neg_agree_with_scalar_arithmetic() {
         let ctx = RingContext::new(1024, &[P0, P1]).unwrap();
-        let mut rng = Csprng::from_u128_seed(5);
+        let mut rng = TestPolys::from_u128_seed(5);
         let a = rng.uniform_poly(&ctx);
         let b = rng.uniform_poly(&ctx);
         let mut s = a.clone();
@@ -461,7 +488,7 @@ mod tests {
     #[test]
     fn scalar_product_matches_scalar_arithmetic() {
         let ctx = RingContext::new(1024, &[P0, P1]).unwrap();
-        let mut rng = Csprng::from_u128_seed(9);
+        let mut rng = TestPolys::from_u128_seed(9);
         let a = rng.uniform_poly(&ctx);
         let c = [P0 - 3, 123_456_789];
         let mut b = a.clone();
@@ -522,7 +549,7 @@ mod tests {
     #[test]
     fn debug_prints_no_residues() {
         let ctx = RingContext::new(1024, &[P0]).unwrap();
-        let mut rng = Csprng::from_u128_seed(1);
+        let mut rng = TestPolys::from_u128_seed(1);
         let a = rng.uniform_poly(&ctx);
         let s = format!("{a:?}");
         assert!(!s.contains(&a.limb(0)[0].to_string()), "{s}");
