@@ -112,8 +112,13 @@ fn seed_agent(root: &Path, name: &str, index: usize, study: &str) {
 }
 
 fn agent(url: &str, root: &Path, name: &str, study: &str) -> Child {
+    agent_with_delay(url, root, name, study, 0.0)
+}
+
+/// `fedhe agent run` for `name`, its objective taking `delay` seconds more.
+fn agent_with_delay(url: &str, root: &Path, name: &str, study: &str, delay: f64) -> Child {
     let objective = format!(
-        "exec '{}' objective value --function garland --dim 1",
+        "sleep {delay}; exec '{}' objective value --function garland --dim 1",
         env!("CARGO_BIN_EXE_fedhe")
     );
     Command::new(env!("CARGO_BIN_EXE_fedhe"))
@@ -281,6 +286,28 @@ fn decrypted_sums(root: &Path, name: &str, study: &str, rounds: usize) -> Vec<Ve
 /// Runs `method` as a study of three agent processes and compares each
 /// member with the simulation; returns the agents' final JSON lines.
 fn study_equals_simulation(method: &str, settings: serde_json::Value) -> Vec<serde_json::Value> {
+    run_study(method, settings, None)
+}
+
+/// The last round `name`'s agent recorded as finished.
+fn progress_round(root: &Path, name: &str, study: &str) -> Option<u64> {
+    let path = keys_of(root, name)
+        .join("studies")
+        .join(study)
+        .join("progress.json");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(path).ok()?).ok()?;
+    v["round"].as_u64()
+}
+
+/// [`study_equals_simulation`]; with `kill_after = Some(r)`, the first
+/// member's agent is killed with `kill -9` once it finished round `r` and
+/// started again (every evaluation then takes 0.2 s, so the kill lands
+/// mid-study).
+fn run_study(
+    method: &str,
+    settings: serde_json::Value,
+    kill_after: Option<u64>,
+) -> Vec<serde_json::Value> {
     let root = tempfile::tempdir().unwrap();
     let server = server_process::serve_sqlite(root.path(), ADMIN);
     let url = server.url.clone();
@@ -290,12 +317,29 @@ fn study_equals_simulation(method: &str, settings: serde_json::Value) -> Vec<ser
     for (i, name) in MEMBERS.iter().enumerate() {
         seed_agent(root.path(), name, i, &study);
     }
+    let delay = if kill_after.is_some() { 0.2 } else { 0.0 };
     let mut agents = Killed(
         MEMBERS
             .iter()
-            .map(|n| agent(&url, root.path(), n, &study))
+            .map(|n| agent_with_delay(&url, root.path(), n, &study, delay))
             .collect(),
     );
+    if let Some(round) = kill_after {
+        let started = std::time::Instant::now();
+        while progress_round(root.path(), MEMBERS[0], &study).is_none_or(|r| r < round) {
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(120),
+                "{method}: round {round} never finished"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        agents.0[0].kill().unwrap(); // SIGKILL
+        agents.0[0].wait().unwrap();
+        let at = progress_round(root.path(), MEMBERS[0], &study).unwrap();
+        let rounds = settings["rounds"].as_u64().unwrap();
+        assert!(at < rounds, "{method}: killed after the study ended");
+        agents.0[0] = agent_with_delay(&url, root.path(), MEMBERS[0], &study, delay);
+    }
     let mut lines = Vec::new();
     for (child, name) in agents.0.iter_mut().zip(MEMBERS) {
         let out = std::mem::replace(
@@ -435,6 +479,17 @@ fn fed_pne_as_a_study_equals_its_simulation() {
             "noise_std": 0.1,
         }),
     );
+}
+
+#[test]
+fn a_dp_fts_de_agent_killed_mid_study_resumes_and_still_equals_the_simulation() {
+    // Equality with the simulation after the restart means the restarted
+    // agent evaluated no point twice and replayed its noise shares exactly.
+    let mut settings = rff_settings();
+    settings["subregions"] = 2.into();
+    settings["noise"] = "distributed".into();
+    settings["rounds"] = 6.into();
+    run_study("dp-fts-de", settings, Some(2));
 }
 
 #[test]
