@@ -32,20 +32,24 @@ pub trait FederatedMethod: std::fmt::Debug + Send + Sync {
         true
     }
     /// Refuses, naming the setting, what a member cannot run alone over the
-    /// network (a setting that needs a trusted server or every member's data
-    /// in one place).
+    /// network: a method that never aggregates, or settings that need a
+    /// trusted server or every member's data in one place
+    /// ([`FederatedMethod::check_networked_settings`]).
     fn check_networked(&self) -> Result<(), AlgorithmError> {
-        if self.uses_channel() {
-            Ok(())
-        } else {
-            Err(crate::error::config(
+        if !self.uses_channel() {
+            return Err(crate::error::config(
                 "method",
                 format!(
                     "{} never aggregates, so it has nothing to run as a study: run it alone",
                     self.name()
                 ),
-            ))
+            ));
         }
+        self.check_networked_settings()
+    }
+    /// The settings part of [`FederatedMethod::check_networked`]; none by default.
+    fn check_networked_settings(&self) -> Result<(), AlgorithmError> {
+        Ok(())
     }
     /// Runs the members of `roster` on `task` from the public `seed`, summing
     /// through `channel` (whose members must be the roster's), calling
@@ -195,16 +199,7 @@ impl FederatedMethod for FboFedGp {
     fn uses_channel(&self) -> bool {
         self.method.uses_channel()
     }
-    fn check_networked(&self) -> Result<(), AlgorithmError> {
-        if !self.uses_channel() {
-            return Err(crate::error::config(
-                "method",
-                format!(
-                    "{} never aggregates, so it has nothing to run as a study: run it alone",
-                    self.name()
-                ),
-            ));
-        }
+    fn check_networked_settings(&self) -> Result<(), AlgorithmError> {
         fbo_fedgp::check_networked(&self.params)
     }
     fn run(
@@ -295,7 +290,7 @@ impl FederatedMethod for DpFtsDe {
     fn channel_bound(&self) -> f64 {
         self.0.channel_bound()
     }
-    fn check_networked(&self) -> Result<(), AlgorithmError> {
+    fn check_networked_settings(&self) -> Result<(), AlgorithmError> {
         dp_fts_de::check_networked(&self.0)
     }
     fn run(
@@ -333,7 +328,7 @@ impl FederatedMethod for LdpBo {
     fn channel_bound(&self) -> f64 {
         self.0.channel_bound
     }
-    fn check_networked(&self) -> Result<(), AlgorithmError> {
+    fn check_networked_settings(&self) -> Result<(), AlgorithmError> {
         ldp_bo::check_networked(&self.0)
     }
     fn run(

@@ -113,6 +113,23 @@ impl StudyConfig {
     /// ceremony of `members` members, and that a member can run the method
     /// alone over the network.
     pub fn validate(self, method: &str, members: usize) -> Result<ValidStudyConfig, ClientError> {
+        let valid = self.check(method)?;
+        if valid.method.members() != members {
+            return Err(invalid(
+                "settings.members",
+                format!(
+                    "{} configured, but the ceremony has {members} members",
+                    valid.method.members()
+                ),
+            ));
+        }
+        Ok(valid)
+    }
+
+    /// [`StudyConfig::validate`] short of the ceremony: the box, the sense,
+    /// the settings of `method`, and that a member can run it alone over the
+    /// network (what `fedhe study create` checks before it asks the server).
+    pub fn check(self, method: &str) -> Result<ValidStudyConfig, ClientError> {
         if self.lower.is_empty() || self.lower.len() != self.upper.len() {
             return Err(invalid(
                 "lower/upper",
@@ -139,15 +156,6 @@ impl StudyConfig {
         })?;
         let configured = fedhe_algorithms::configure(method, self.settings.clone())
             .map_err(|e| invalid("settings", e))?;
-        if configured.members() != members {
-            return Err(invalid(
-                "settings.members",
-                format!(
-                    "{} configured, but the ceremony has {members} members",
-                    configured.members()
-                ),
-            ));
-        }
         configured
             .check_networked()
             .map_err(|e| invalid("settings", e))?;

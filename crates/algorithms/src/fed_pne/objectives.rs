@@ -72,15 +72,6 @@ impl Federation {
                 ))
             }
         };
-        let noise = |sd: f64| -> Result<Option<Normal<f64>>, AlgorithmError> {
-            if sd > 0.0 {
-                Normal::new(0.0, sd)
-                    .map(Some)
-                    .map_err(|e| crate::error::config("noise_std", e.to_string()))
-            } else {
-                Ok(None)
-            }
-        };
         let (local, extra_noise) = match base.clients() {
             None => (
                 Task::per_client(
@@ -107,7 +98,7 @@ impl Federation {
                     ),
                 ))
             }
-            Some(_) => (base.clone(), noise(noise_std)?),
+            Some(_) => (base.clone(), pull_noise(noise_std)?),
         };
         Ok(Self {
             base: base.clone(),
@@ -132,20 +123,12 @@ impl Federation {
                 ),
             ));
         }
-        let extra_noise = if noise_std > 0.0 {
-            Some(
-                Normal::new(0.0, noise_std)
-                    .map_err(|e| crate::error::config("noise_std", e.to_string()))?,
-            )
-        } else {
-            None
-        };
         Ok(Self {
             base: base.clone(),
             local: base.clone(),
             clients,
             optimum: f64::NAN,
-            extra_noise,
+            extra_noise: pull_noise(noise_std)?,
         })
     }
 
@@ -182,6 +165,17 @@ impl Federation {
     /// The base task.
     pub fn task(&self) -> &Task {
         &self.base
+    }
+}
+
+/// The noise a per-client task's pulls get: `N(0, sd²)`, none for `sd = 0`.
+fn pull_noise(sd: f64) -> Result<Option<Normal<f64>>, AlgorithmError> {
+    if sd > 0.0 {
+        Normal::new(0.0, sd)
+            .map(Some)
+            .map_err(|e| crate::error::config("noise_std", e.to_string()))
+    } else {
+        Ok(None)
     }
 }
 

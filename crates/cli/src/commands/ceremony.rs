@@ -429,22 +429,12 @@ pub fn run_study(command: StudyCommand) -> Result<(), CliError> {
             let config: serde_json::Value = serde_json::from_str(&a.config)
                 .map_err(|e| CliError::Usage(format!("--config: {e}")))?;
             // The agents refuse a study whose method they cannot run: say so
-            // now, before the study is signed and created.
-            let settings = config
-                .get("settings")
-                .or_else(|| config.get("fbo_fedgp"))
-                .cloned()
-                .ok_or_else(|| {
-                    CliError::Usage(format!(
-                        "--config: no `settings` for {} (its parameters, e.g. \"members\" and \"rounds\")",
-                        a.algorithm
-                    ))
-                })?;
-            let method = fedhe_algorithms::configure(&a.algorithm, settings)
-                .map_err(|e| CliError::Usage(format!("--config settings: {e}")))?;
-            method
-                .check_networked()
-                .map_err(|e| CliError::Usage(format!("--config settings: {e}")))?;
+            // now, by the agent's own check, before anything is signed or sent.
+            let valid = serde_json::from_value::<fedhe_client::agent::StudyConfig>(config.clone())
+                .map_err(|e| CliError::Usage(format!("--config: {e}")))?
+                .check(&a.algorithm)
+                .map_err(|e| CliError::Usage(format!("--config: {e}")))?;
+            let method = valid.method;
             let bound = a.bound.unwrap_or_else(|| method.channel_bound());
             let client = admin_client(&a.server)?;
             let ceremony = client.ceremony(&a.ceremony)?;
