@@ -163,19 +163,27 @@ pub fn contribution_statement(
 
 /// The statement a contributor signs for the digest of its contribution
 /// (`fedhe_crypto::sum_digest`): the study, the member, the round, BLAKE3 of
-/// its contribution, of the contribution list and of the aggregate the
+/// its contribution, the hash of the frozen commitment list it revealed
+/// against, BLAKE3 of the contribution list and of the aggregate the
 /// challenge was derived from, and the digest's bytes.
+///
+/// Naming the commitment list makes this statement say everything the
+/// reveal's [`contribution_statement`] says, so a member that checks a
+/// contributor's digest signature need not check its reveal signature as
+/// well (issue 16: one signature per contributor before decrypting, not two).
+#[allow(clippy::too_many_arguments)]
 pub fn sum_digest_statement(
     study: &str,
     member: &str,
     round: u64,
     contribution_hash: &[u8; 32],
+    commitment_list_hash: &str,
     list_hash: &[u8; 32],
     aggregate_hash: &[u8; 32],
     digest: &[u8],
 ) -> Vec<u8> {
     format!(
-        "fedhe-sum-digest-v1\n{study}\n{member}\n{round}\n{}\n{}\n{}\n{}",
+        "fedhe-sum-digest-v2\n{study}\n{member}\n{round}\n{}\n{commitment_list_hash}\n{}\n{}\n{}",
         hex::encode(contribution_hash),
         hex::encode(list_hash),
         hex::encode(aggregate_hash),
@@ -324,6 +332,97 @@ pub fn verify_hex(
         .map_err(|_| SignatureError::Mismatch(what))
 }
 
+/// Signatures checked together: one ed25519 batch verification
+/// (`ed25519_dalek::verify_batch`) instead of one verification each, about
+/// three times less work per signature at a thousand (issue 16).
+///
+/// A batch accepts exactly the signatures that satisfy ed25519's
+/// verification equation without the cofactor; [`verify_hex`] (strict) also
+/// refuses some that only their key's holder could have made (a small-order
+/// `R`). Nobody without the signing key can make a signature either accepts,
+/// and a key's holder can sign any statement it likes anyway, so a batch
+/// proves what the single checks prove: each statement was signed by its
+/// member. Keys come from [`parse_public_key`], which refuses small-order
+/// keys. When a batch fails, every signature is checked alone, strictly, to
+/// name the first that does not verify.
+#[derive(Default)]
+pub struct SignatureBatch<L> {
+    keys: Vec<VerifyingKey>,
+    messages: Vec<Vec<u8>>,
+    signatures: Vec<Signature>,
+    labels: Vec<(L, &'static str)>,
+}
+
+impl<L> SignatureBatch<L> {
+    /// An empty batch.
+    pub fn new() -> Self {
+        Self {
+            keys: Vec::new(),
+            messages: Vec::new(),
+            signatures: Vec::new(),
+            labels: Vec::new(),
+        }
+    }
+
+    /// Adds `signature_hex` of `message` under `key`; `label` names it if it
+    /// fails, `what` names its kind in the error. A signature that is not 64
+    /// bytes of hex is refused at once.
+    pub fn push(
+        &mut self,
+        key: VerifyingKey,
+        message: Vec<u8>,
+        signature_hex: &str,
+        what: &'static str,
+        label: L,
+    ) -> Result<(), (L, SignatureError)> {
+        let bytes: [u8; 64] = match decode_fixed(signature_hex, "signature") {
+            Ok(b) => b,
+            Err(e) => return Err((label, e)),
+        };
+        self.keys.push(key);
+        self.messages.push(message);
+        self.signatures.push(Signature::from_bytes(&bytes));
+        self.labels.push((label, what));
+        Ok(())
+    }
+
+    /// How many signatures the batch holds.
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Whether the batch holds no signature.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// Checks every signature; on failure returns the label of the first
+    /// (in the order pushed) that does not verify alone.
+    pub fn verify(self) -> Result<(), (L, SignatureError)> {
+        if self.keys.is_empty() {
+            return Ok(());
+        }
+        let messages: Vec<&[u8]> = self.messages.iter().map(Vec::as_slice).collect();
+        if ed25519_dalek::verify_batch(&messages, &self.signatures, &self.keys).is_ok() {
+            return Ok(());
+        }
+        let mut first = None;
+        for (i, (label, what)) in self.labels.into_iter().enumerate() {
+            if self.keys[i]
+                .verify_strict(&self.messages[i], &self.signatures[i])
+                .is_err()
+            {
+                return Err((label, SignatureError::Mismatch(what)));
+            }
+            first.get_or_insert((label, what));
+        }
+        // Each verifies alone, the batch did not: impossible for ed25519
+        // signatures that verify strictly; refuse rather than accept.
+        let (label, what) = first.expect("a non-empty batch");
+        Err((label, SignatureError::Mismatch(what)))
+    }
+}
+
 /// The current time in unix milliseconds.
 pub fn now_ms() -> i64 {
     std::time::SystemTime::now()
@@ -364,6 +463,79 @@ mod tests {
                 Err(SignatureError::InvalidKey)
             ));
         }
+    }
+
+    /// A batch accepts exactly when every signature verifies alone
+    /// (`verify_hex`, strict, the reference), and names the first that does
+    /// not.
+    #[test]
+    fn a_batch_agrees_with_single_strict_verification_and_names_the_first_failure() {
+        let ids: Vec<Identity> = (0..40).map(|_| Identity::generate()).collect();
+        let statements: Vec<Vec<u8>> = (0..40)
+            .map(|i| {
+                sum_digest_statement(
+                    "s",
+                    &format!("m{i}"),
+                    1,
+                    &[i as u8; 32],
+                    "l",
+                    &[1; 32],
+                    &[2; 32],
+                    &[i as u8],
+                )
+            })
+            .collect();
+        let mut signatures: Vec<String> = ids
+            .iter()
+            .zip(&statements)
+            .map(|(id, m)| id.sign_hex(m))
+            .collect();
+        let keys: Vec<VerifyingKey> = ids
+            .iter()
+            .map(|id| parse_public_key(&id.public_key_hex()).unwrap())
+            .collect();
+        let batch_of = |signatures: &[String]| {
+            let mut batch = SignatureBatch::new();
+            for (i, sig) in signatures.iter().enumerate() {
+                batch
+                    .push(keys[i], statements[i].clone(), sig, "sum digest", i)
+                    .unwrap();
+            }
+            batch
+        };
+        let reference = |signatures: &[String]| {
+            (0..40).find(|&i| {
+                verify_hex(&keys[i], &statements[i], &signatures[i], "sum digest").is_err()
+            })
+        };
+        assert_eq!(reference(&signatures), None);
+        assert_eq!(batch_of(&signatures).len(), 40);
+        assert_eq!(batch_of(&signatures).verify(), Ok(()));
+        assert_eq!(SignatureBatch::<usize>::new().verify(), Ok(()));
+        // Signed by another member's key, and a statement signed for another.
+        signatures[33] = ids[34].sign_hex(&statements[33]);
+        signatures[17] = ids[17].sign_hex(&statements[18]);
+        assert_eq!(reference(&signatures), Some(17));
+        assert_eq!(
+            batch_of(&signatures).verify(),
+            Err((17, SignatureError::Mismatch("sum digest")))
+        );
+        signatures[17] = ids[17].sign_hex(&statements[17]);
+        assert_eq!(reference(&signatures), Some(33));
+        assert_eq!(batch_of(&signatures).verify().unwrap_err().0, 33);
+        // Not a signature's hex: refused when pushed, naming the entry.
+        let mut batch = SignatureBatch::new();
+        assert_eq!(
+            batch.push(keys[0], statements[0].clone(), "zz", "sum digest", 7),
+            Err((
+                7,
+                SignatureError::Encoding {
+                    what: "signature",
+                    bytes: 64
+                }
+            ))
+        );
+        assert!(batch.is_empty());
     }
 
     #[test]

@@ -760,12 +760,14 @@ impl Client {
     /// Uploads this member's signed digest of its own contribution
     /// (`fedhe_crypto::sum_digest`), made on the challenge of the aggregate
     /// with hash `aggregate_hash` and the contribution list with entries hash
-    /// `list_hash`.
+    /// `list_hash`, naming the frozen commitment list it revealed against.
+    #[allow(clippy::too_many_arguments)]
     pub fn put_sum_digest(
         &self,
         study: &str,
         round: u64,
         contribution_hash: &[u8; 32],
+        commitment_list_hash: &str,
         list_hash: &[u8; 32],
         aggregate_hash: &[u8; 32],
         digest: &[u8],
@@ -776,6 +778,7 @@ impl Client {
             member,
             round,
             contribution_hash,
+            commitment_list_hash,
             list_hash,
             aggregate_hash,
             digest,

@@ -12,8 +12,8 @@
 use crate::keys::{self, KeyDir};
 use crate::policy::MemberPolicy;
 use crate::verify::{
-    verify_after_decrypt, verify_before_decrypt, verify_commitments, CommitmentEvidence, Evidence,
-    Refusal, ResultEvidence,
+    verify_after_decrypt, verify_before_decrypt, verify_commitments, CommitmentEvidence,
+    CommitmentSignatures, Evidence, IdentityKeys, Refusal, ResultEvidence,
 };
 use crate::{Client, ClientError};
 use fedhe_api::{
@@ -489,6 +489,8 @@ pub struct MemberSession {
     secret: SecretKeyShare,
     key: CollectivePublicKey,
     members: Vec<MemberSpec>,
+    /// The members' identity keys, parsed once (`members`).
+    identity_keys: IdentityKeys,
     state_dir: PathBuf,
     min_contributors: usize,
     policy: MemberPolicy,
@@ -565,21 +567,24 @@ impl MemberSession {
         let state_dir = state_dir.into();
         std::fs::create_dir_all(&state_dir)
             .map_err(|e| ClientError::Keys(format!("{}: {e}", state_dir.display())))?;
+        let members: Vec<MemberSpec> = verified
+            .transcript
+            .entries
+            .iter()
+            .map(|e| MemberSpec {
+                id: e.member.clone(),
+                identity_key: e.identity_key.clone(),
+            })
+            .collect();
+        let identity_keys = IdentityKeys::parse(&members).map_err(ClientError::Verification)?;
         Ok(Self {
             client,
             params: verified.params.clone(),
             member,
             secret,
             key: verified.key.clone(),
-            members: verified
-                .transcript
-                .entries
-                .iter()
-                .map(|e| MemberSpec {
-                    id: e.member.clone(),
-                    identity_key: e.identity_key.clone(),
-                })
-                .collect(),
+            members,
+            identity_keys,
             state_dir,
             min_contributors,
             policy: MemberPolicy::default(),
@@ -843,11 +848,12 @@ impl MemberSession {
         let list_hash = verify_commitments(&CommitmentEvidence {
             study,
             round,
-            members: &self.members,
+            members: &self.identity_keys,
             spec_hash: &spec_hash,
             min_contributors: self.min_contributors,
             list: &list,
             own: Some((self.member.as_str(), &bytes)),
+            signatures: CommitmentSignatures::Check,
         })?;
         // Recorded before the reveal: decryption checks against this list.
         let list_path = self.record("commitments", study, round);
@@ -872,6 +878,30 @@ impl MemberSession {
         self.client
             .put_contribution(study, round, &bytes, &list_hash)?;
         Ok(bytes)
+    }
+
+    /// The commitment list this member checked and recorded before it
+    /// revealed its contribution to this round ([`Self::reveal`]), if it did.
+    fn recorded_commitments(
+        &self,
+        study: &str,
+        round: u64,
+    ) -> Result<Option<CommitmentList>, ClientError> {
+        match std::fs::read(self.record("commitments", study, round)) {
+            Ok(bytes) => serde_json::from_slice(&bytes)
+                .map(Some)
+                .map_err(|e| ClientError::Decode(format!("recorded commitment list: {e}"))),
+            Err(_) => Ok(None),
+        }
+    }
+
+    fn no_recorded_list(&self, study: &str, round: u64) -> ClientError {
+        Refusal {
+            study: study.into(),
+            round,
+            reason: "I sent a contribution but recorded no commitment list".into(),
+        }
+        .into()
     }
 
     /// Waits until the round's commitments are frozen and returns the list.
@@ -940,29 +970,26 @@ impl MemberSession {
         let (spec_hash, ..) = self.study_terms(study)?;
         // A contributor checks against the list it recorded before revealing;
         // a member that contributed nothing has only the list served now.
-        let commitments: CommitmentList =
-            match std::fs::read(self.record("commitments", study, round)) {
-                Ok(bytes) => serde_json::from_slice(&bytes)
-                    .map_err(|e| ClientError::Decode(format!("recorded commitment list: {e}")))?,
-                Err(_) if own.is_none() => self.client.round_commitments(study, round)?,
-                Err(_) => {
-                    return Err(Refusal {
-                        study: study.into(),
-                        round,
-                        reason: "I sent a contribution but recorded no commitment list".into(),
-                    }
-                    .into())
-                }
-            };
+        // (Its signatures were checked before it was recorded.)
+        let (commitments, recorded) = match self.recorded_commitments(study, round)? {
+            Some(list) => (list, true),
+            None if own.is_none() => (self.client.round_commitments(study, round)?, false),
+            None => return Err(self.no_recorded_list(study, round)),
+        };
         let evidence = Evidence {
             commitments: CommitmentEvidence {
                 study,
                 round,
-                members: &self.members,
+                members: &self.identity_keys,
                 spec_hash: &spec_hash,
                 min_contributors: self.min_contributors,
                 list: &commitments,
                 own: own.as_deref().map(|b| (self.member.as_str(), b)),
+                signatures: if recorded {
+                    CommitmentSignatures::CheckedWhenRecorded
+                } else {
+                    CommitmentSignatures::Check
+                },
             },
             list: &list,
             contributions: &fetched,
@@ -1076,6 +1103,10 @@ impl MemberSession {
         {
             return Ok(());
         }
+        let commitment_list_hash = self
+            .recorded_commitments(study, round)?
+            .and_then(|l| l.list_hash)
+            .ok_or_else(|| self.no_recorded_list(study, round))?;
         let aggregate_hash = blake3::hash(aggregate);
         let entries_hash = list.entries_hash(study, round);
         let v = EncryptedVector::from_bytes(&self.params, own)?;
@@ -1091,6 +1122,7 @@ impl MemberSession {
             study,
             round,
             own_hash.as_bytes(),
+            &commitment_list_hash,
             &entries_hash,
             aggregate_hash.as_bytes(),
             &digest.to_bytes(),
@@ -1248,7 +1280,7 @@ impl MemberSession {
             &ResultEvidence {
                 study,
                 round,
-                members: &self.members,
+                members: &self.identity_keys,
                 aggregate: &aggregate,
                 aggregate_hash: &aggregate_hash,
                 list: &list,

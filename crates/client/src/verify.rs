@@ -19,7 +19,13 @@
 //!    checked before revealing**, with the same hash, and is signed by its
 //!    member as revealed against that same list (so every contributor saw
 //!    the list this member saw), and the bytes of those it fetched have that
-//!    hash;
+//!    hash. The signature is the contributor's digest statement (check 7),
+//!    which names the contribution's hash and that list, or, for a
+//!    contributor that sent no digest, its reveal: one signature per
+//!    contributor, all checked in one batch
+//!    ([`fedhe_api::signing::SignatureBatch`], issue 16). The list's own
+//!    signatures were checked (in full) before revealing and are not checked
+//!    again when it is the list this member recorded then;
 //! 7. at least `min_contributors` members contributed, its own contribution
 //!    (if any) is listed byte for byte, and the aggregate is the sum of the
 //!    listed contributions: its digest on a challenge fixed after it
@@ -41,8 +47,9 @@
 //!
 //! 9. every ceremony member's decryption share (t-of-n: at least T, the
 //!    decrypting set, every fetched share made for that one set) is listed
-//!    once, signed by its member over its hash, and the bytes fetched have
-//!    that hash;
+//!    once, signed by its member over its hash (by its share digest
+//!    statement, which names the hash, or, without a digest, its upload; one
+//!    batch), and the bytes fetched have that hash;
 //! 10. the published combined share `D` is the sum of the listed shares,
 //!     checked on digests (issue 16) as the aggregate is in check 7: on a
 //!     challenge fixed after `D` and the share list
@@ -61,16 +68,17 @@
 //! contribution decrypted alone or decrypt a round twice over different
 //! member sets, and nobody can slip in contributions no member signed.
 
+use ed25519_dalek::VerifyingKey;
 use fedhe_api::signing::{
     contribution_statement, parse_public_key, round_commitment_statement, share_digest_statement,
-    sum_digest_statement, upload_statement, verify_hex, UploadKind,
+    sum_digest_statement, upload_statement, SignatureBatch, SignatureError, UploadKind,
 };
 use fedhe_api::{CommitmentList, ContributionList, DecryptionShareList, MemberSpec, SumDigestList};
 use fedhe_crypto::{
     CombinedShare, DecryptionShare, EncryptedVector, FixedPointCodec, MemberId, Params,
     SumChallenge, SumDigest, ThresholdDecryptionShare, WireObject,
 };
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 /// Why a member refused to reveal its contribution or to produce a
@@ -86,15 +94,64 @@ pub struct Refusal {
     pub reason: String,
 }
 
+/// The ceremony's members with their identity keys, parsed once (from the
+/// member's own verified transcript, not from the server's word of the
+/// moment).
+#[derive(Clone, Debug)]
+pub struct IdentityKeys(BTreeMap<String, VerifyingKey>);
+
+impl IdentityKeys {
+    /// Parses every member's key; a key that is not a valid ed25519 public
+    /// key, or a member listed twice, is refused by name.
+    pub fn parse(members: &[MemberSpec]) -> Result<Self, String> {
+        let mut keys = BTreeMap::new();
+        for m in members {
+            let key = parse_public_key(&m.identity_key)
+                .map_err(|e| format!("identity key of {}: {e}", m.id))?;
+            if keys.insert(m.id.clone(), key).is_some() {
+                return Err(format!(
+                    "{} is listed twice among the ceremony's members",
+                    m.id
+                ));
+            }
+        }
+        Ok(Self(keys))
+    }
+
+    /// The key of ceremony member `id`.
+    fn key(&self, id: &str) -> Result<VerifyingKey, String> {
+        self.0
+            .get(id)
+            .copied()
+            .ok_or_else(|| format!("{id} is not a ceremony member"))
+    }
+
+    /// The members' ids, sorted.
+    fn ids(&self) -> impl Iterator<Item = &str> {
+        self.0.keys().map(String::as_str)
+    }
+}
+
+/// Whether [`verify_commitments`] checks the entries' signatures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CommitmentSignatures {
+    /// Every entry's signature, in one batch.
+    Check,
+    /// None: the list is the one this member recorded before it revealed,
+    /// after checking every signature of it
+    /// ([`crate::MemberSession::reveal`]); its hash, shape and quorum are
+    /// checked again.
+    CheckedWhenRecorded,
+}
+
 /// A round's frozen commitment list, and what a member checks it against.
 pub struct CommitmentEvidence<'a> {
     /// The study.
     pub study: &'a str,
     /// The round.
     pub round: u64,
-    /// The ceremony's members with their identity keys (from the member's own
-    /// verified transcript, not from the server's word of the moment).
-    pub members: &'a [MemberSpec],
+    /// The ceremony's members with their identity keys.
+    pub members: &'a IdentityKeys,
     /// The hash of the study spec this member recorded before its first
     /// contribution.
     pub spec_hash: &'a str,
@@ -104,6 +161,8 @@ pub struct CommitmentEvidence<'a> {
     pub list: &'a CommitmentList,
     /// This member and its own contribution, if it committed one.
     pub own: Option<(&'a str, &'a [u8])>,
+    /// Whether the entries' signatures are still to be checked.
+    pub signatures: CommitmentSignatures,
 }
 
 /// What a member checks before decrypting.
@@ -120,14 +179,6 @@ pub struct Evidence<'a> {
     pub digests: &'a SumDigestList,
     /// The aggregate's bytes, as fetched.
     pub aggregate: &'a [u8],
-}
-
-fn identity_key(members: &[MemberSpec], id: &str) -> Result<ed25519_dalek::VerifyingKey, String> {
-    let member = members
-        .iter()
-        .find(|m| m.id == id)
-        .ok_or_else(|| format!("{id} is not a ceremony member"))?;
-    parse_public_key(&member.identity_key).map_err(|e| format!("identity key of {id}: {e}"))
 }
 
 /// Checks 1-4: the frozen commitment list before revealing. Returns the
@@ -155,11 +206,12 @@ pub fn verify_commitments(ev: &CommitmentEvidence<'_>) -> Result<String, Refusal
         ));
     }
     let mut seen = BTreeSet::new();
+    let mut batch = SignatureBatch::new();
     for c in &entries {
         if !seen.insert(c.member.as_str()) {
             return Err(refuse(format!("{} is listed twice", c.member)));
         }
-        let key = identity_key(ev.members, &c.member).map_err(refuse)?;
+        let key = ev.members.key(&c.member).map_err(refuse)?;
         let hash: [u8; 32] =
             fedhe_api::signing::decode_fixed(&c.hash, "hash").map_err(|e| refuse(e.to_string()))?;
         if c.values != values {
@@ -168,27 +220,23 @@ pub fn verify_commitments(ev: &CommitmentEvidence<'_>) -> Result<String, Refusal
                 c.member, c.values
             )));
         }
-        verify_hex(
-            &key,
-            &round_commitment_statement(
+        if ev.signatures == CommitmentSignatures::Check {
+            let statement = round_commitment_statement(
                 ev.study,
                 &c.member,
                 ev.round,
                 &hash,
                 c.values,
                 ev.spec_hash,
-            ),
-            &c.signature,
-            "commitment",
-        )
-        .map_err(|e| {
-            refuse(format!(
-                "the commitment of {} does not verify for the study spec I recorded ({e}): \
-                 it was made for another spec, or forged",
-                c.member
-            ))
-        })?;
+            );
+            batch
+                .push(key, statement, &c.signature, "commitment", &c.member)
+                .map_err(|(m, e)| refuse(commitment_not_verified(m, e)))?;
+        }
     }
+    batch
+        .verify()
+        .map_err(|(m, e)| refuse(commitment_not_verified(m, e)))?;
     if seen.len() < ev.min_contributors.max(1) {
         return Err(refuse(format!(
             "{} distinct members committed; at least {} are required",
@@ -210,6 +258,57 @@ pub fn verify_commitments(ev: &CommitmentEvidence<'_>) -> Result<String, Refusal
     Ok(list_hash)
 }
 
+fn commitment_not_verified(member: &str, e: SignatureError) -> String {
+    format!(
+        "the commitment of {member} does not verify for the study spec I recorded ({e}): \
+         it was made for another spec, or forged"
+    )
+}
+
+/// The first of each member's entries in `items`, by member (a server that
+/// lists a member twice gains nothing: the first is used, as a search would).
+fn by_member<'a, T>(
+    items: impl IntoIterator<Item = &'a T>,
+    member: impl Fn(&'a T) -> &'a str,
+) -> HashMap<&'a str, &'a T> {
+    let mut map = HashMap::new();
+    for item in items {
+        map.entry(member(item)).or_insert(item);
+    }
+    map
+}
+
+/// Which signature of a listed entry failed: names the entry in a refusal.
+enum Signed<'a> {
+    /// A contribution's reveal (no digest was sent for it).
+    Reveal(&'a str),
+    /// A contributor's digest statement.
+    SumDigest(&'a str),
+    /// A decryption share's upload (no share digest was sent for it).
+    Share(&'a str),
+    /// A share maker's share-digest statement.
+    ShareDigest(&'a str),
+}
+
+impl Signed<'_> {
+    fn refusal(&self, e: SignatureError) -> String {
+        match self {
+            Signed::Reveal(m) => format!(
+                "the contribution listed for {m} was not revealed against the commitment list I saw: {e}"
+            ),
+            Signed::SumDigest(m) => format!(
+                "the digest listed for {m} was not signed by it for this aggregate and list: {e}"
+            ),
+            Signed::Share(m) => {
+                format!("the decryption share listed for {m} is not signed by it: {e}")
+            }
+            Signed::ShareDigest(m) => format!(
+                "the share digest listed for {m} was not signed by it for this combined share and list: {e}"
+            ),
+        }
+    }
+}
+
 /// Runs checks 1-7 and returns the decoded aggregate.
 ///
 /// Check 7's sum is checked on digests (`fedhe_crypto::sum_digest`): every
@@ -219,6 +318,11 @@ pub fn verify_commitments(ev: &CommitmentEvidence<'_>) -> Result<String, Refusal
 /// challenge of this aggregate and list. The aggregate must have the
 /// encoding of the contributions fetched (at least one must be), and its
 /// digest must be the sum of theirs.
+///
+/// One signature per contributor is checked, all in one batch: its digest
+/// statement, which names the contribution's hash and the commitment list
+/// it was revealed against and so says all its reveal says, or, if it sent
+/// no digest, its reveal.
 pub fn verify_before_decrypt(
     params: &Arc<Params>,
     ev: &Evidence<'_>,
@@ -248,113 +352,105 @@ pub fn verify_before_decrypt(
         &entries_hash,
         aggregate_hash.as_bytes(),
     );
-    let mut total = SumDigest::zero(params);
-    let mut fetched_any = false;
+    let committed = by_member(&c.list.commitments, |e| e.member.as_str());
+    let digests = by_member(&ev.digests.digests, |d| d.member.as_str());
+    let fetched = by_member(ev.contributions, |(m, _)| m.as_str());
+    // First every listed entry's shape and signature, then the bytes.
     let mut seen = BTreeSet::new();
+    let mut batch = SignatureBatch::new();
+    let mut listed = Vec::with_capacity(ev.list.contributions.len());
     for upload in &ev.list.contributions {
-        let key = identity_key(c.members, &upload.member).map_err(refuse)?;
-        if !seen.insert(upload.member.as_str()) {
-            return Err(refuse(format!("{} is listed twice", upload.member)));
+        let member = upload.member.as_str();
+        let key = c.members.key(member).map_err(refuse)?;
+        if !seen.insert(member) {
+            return Err(refuse(format!("{member} is listed twice")));
         }
-        let committed = c
-            .list
-            .commitments
-            .iter()
-            .find(|e| e.member == upload.member)
-            .ok_or_else(|| {
-                refuse(format!(
-                    "{} contributed without a commitment in the list I checked",
-                    upload.member
-                ))
-            })?;
-        if committed.hash != upload.hash {
+        let commitment = committed.get(member).ok_or_else(|| {
+            refuse(format!(
+                "{member} contributed without a commitment in the list I checked"
+            ))
+        })?;
+        if commitment.hash != upload.hash {
             return Err(refuse(format!(
-                "the contribution listed for {} is not the one it committed to",
-                upload.member
+                "the contribution listed for {member} is not the one it committed to"
             )));
         }
         let hash: [u8; 32] = fedhe_api::signing::decode_fixed(&upload.hash, "hash")
             .map_err(|e| refuse(e.to_string()))?;
-        verify_hex(
-            &key,
-            &contribution_statement(c.study, &upload.member, c.round, &hash, &list_hash),
-            &upload.signature,
-            "contribution",
-        )
-        .map_err(|e| {
-            refuse(format!(
-                "the contribution listed for {} was not revealed against the commitment list I saw: {e}",
-                upload.member
-            ))
-        })?;
-        // The contributor's signed digest, if it sent one that verifies.
-        let signed = match ev
-            .digests
-            .digests
-            .iter()
-            .find(|d| d.member == upload.member)
-        {
-            None => None,
+        let signed = match digests.get(member) {
+            None => {
+                let statement = contribution_statement(c.study, member, c.round, &hash, &list_hash);
+                batch
+                    .push(
+                        key,
+                        statement,
+                        &upload.signature,
+                        "contribution",
+                        Signed::Reveal(member),
+                    )
+                    .map_err(|(s, e)| refuse(s.refusal(e)))?;
+                None
+            }
             Some(d) => {
                 let bytes = hex::decode(&d.digest)
-                    .map_err(|e| refuse(format!("the digest listed for {}: {e}", upload.member)))?;
-                verify_hex(
-                    &key,
-                    &sum_digest_statement(
-                        c.study,
-                        &upload.member,
-                        c.round,
-                        &hash,
-                        &entries_hash,
-                        aggregate_hash.as_bytes(),
-                        &bytes,
-                    ),
-                    &d.signature,
-                    "sum digest",
-                )
-                .map_err(|e| {
-                    refuse(format!(
-                        "the digest listed for {} was not signed by it for this aggregate and list: {e}",
-                        upload.member
-                    ))
-                })?;
+                    .map_err(|e| refuse(format!("the digest listed for {member}: {e}")))?;
+                let statement = sum_digest_statement(
+                    c.study,
+                    member,
+                    c.round,
+                    &hash,
+                    &list_hash,
+                    &entries_hash,
+                    aggregate_hash.as_bytes(),
+                    &bytes,
+                );
+                batch
+                    .push(
+                        key,
+                        statement,
+                        &d.signature,
+                        "sum digest",
+                        Signed::SumDigest(member),
+                    )
+                    .map_err(|(s, e)| refuse(s.refusal(e)))?;
                 Some(
-                    SumDigest::from_bytes(params, &bytes).map_err(|e| {
-                        refuse(format!("the digest listed for {}: {e}", upload.member))
-                    })?,
+                    SumDigest::from_bytes(params, &bytes)
+                        .map_err(|e| refuse(format!("the digest listed for {member}: {e}")))?,
                 )
             }
         };
-        let digest = match ev.contributions.iter().find(|(m, _)| *m == upload.member) {
+        listed.push((member, hash, signed));
+    }
+    batch.verify().map_err(|(s, e)| refuse(s.refusal(e)))?;
+    let mut total = SumDigest::zero(params);
+    let mut fetched_any = false;
+    for (member, hash, signed) in listed {
+        let digest = match fetched.get(member) {
             Some((_, bytes)) => {
                 if blake3::hash(bytes).as_bytes() != &hash {
                     return Err(refuse(format!(
-                        "the bytes served for {} do not have the signed hash",
-                        upload.member
+                        "the bytes served for {member} do not have the signed hash"
                     )));
                 }
                 let v = EncryptedVector::from_bytes(params, bytes)
-                    .map_err(|e| refuse(format!("the contribution of {}: {e}", upload.member)))?;
+                    .map_err(|e| refuse(format!("the contribution of {member}: {e}")))?;
                 if v.encoding() != aggregate.encoding() || v.len() != aggregate.len() {
                     return Err(refuse(format!(
-                        "the contribution of {} is not encoded like the aggregate",
-                        upload.member
+                        "the contribution of {member} is not encoded like the aggregate"
                     )));
                 }
                 fetched_any = true;
                 let computed = challenge.digest(params, &v);
                 if signed.as_ref().is_some_and(|s| *s != computed) {
                     return Err(refuse(format!(
-                        "{} signed a digest that is not its contribution's",
-                        upload.member
+                        "{member} signed a digest that is not its contribution's"
                     )));
                 }
                 computed
             }
             None => signed.ok_or_else(|| {
                 refuse(format!(
-                    "the contribution of {} was neither fetched nor digested by it",
-                    upload.member
+                    "the contribution of {member} was neither fetched nor digested by it"
                 ))
             })?,
         };
@@ -403,9 +499,8 @@ pub struct ResultEvidence<'a> {
     pub study: &'a str,
     /// The round.
     pub round: u64,
-    /// The ceremony's members with their identity keys (from the member's
-    /// verified transcript).
-    pub members: &'a [MemberSpec],
+    /// The ceremony's members with their identity keys.
+    pub members: &'a IdentityKeys,
     /// The aggregate this member verified before it decrypted.
     pub aggregate: &'a EncryptedVector,
     /// BLAKE3 of that aggregate's bytes (as recorded when it was verified).
@@ -507,91 +602,84 @@ pub fn verify_after_decrypt(
     }
     // n-of-n: every ceremony member's share.
     if ev.threshold.is_none() {
-        if let Some(missing) = ev
-            .members
-            .iter()
-            .find(|m| !ev.list.shares.iter().any(|u| u.member == m.id))
-        {
+        if let Some(missing) = ev.members.ids().find(|m| !seen.contains(m)) {
             return Err(refuse(format!(
-                "the decryption shares do not combine: the share of {} is missing",
-                missing.id
+                "the decryption shares do not combine: the share of {missing} is missing"
             )));
         }
     }
-    let mut total = SumDigest::zero(params);
+    // First every listed share's signature (its share digest statement,
+    // which names the share's hash and so says all its upload says, or, if
+    // its maker sent no digest, its upload), in one batch; then the bytes.
+    let digests = by_member(&ev.digests.digests, |d| d.member.as_str());
+    let held = by_member(ev.shares, |(m, _)| m.as_str());
+    let mut batch = SignatureBatch::new();
+    let mut listed = Vec::with_capacity(ev.list.shares.len());
     for upload in &ev.list.shares {
-        let key = identity_key(ev.members, &upload.member).map_err(refuse)?;
+        let member = upload.member.as_str();
+        let key = ev.members.key(member).map_err(refuse)?;
         let hash: [u8; 32] = fedhe_api::signing::decode_fixed(&upload.hash, "hash")
             .map_err(|e| refuse(e.to_string()))?;
-        verify_hex(
-            &key,
-            &upload_statement(
-                UploadKind::DecryptionShare,
-                ev.study,
-                &upload.member,
-                ev.round,
-                &hash,
-            ),
-            &upload.signature,
-            "decryption share",
-        )
-        .map_err(|e| {
-            refuse(format!(
-                "the decryption share listed for {} is not signed by it: {e}",
-                upload.member
-            ))
-        })?;
-        // The share maker's signed digest, if it sent one that verifies.
-        let signed = match ev
-            .digests
-            .digests
-            .iter()
-            .find(|d| d.member == upload.member)
-        {
-            None => None,
+        let signed = match digests.get(member) {
+            None => {
+                let statement = upload_statement(
+                    UploadKind::DecryptionShare,
+                    ev.study,
+                    member,
+                    ev.round,
+                    &hash,
+                );
+                batch
+                    .push(
+                        key,
+                        statement,
+                        &upload.signature,
+                        "decryption share",
+                        Signed::Share(member),
+                    )
+                    .map_err(|(s, e)| refuse(s.refusal(e)))?;
+                None
+            }
             Some(d) => {
-                let bytes = hex::decode(&d.digest).map_err(|e| {
-                    refuse(format!(
-                        "the share digest listed for {}: {e}",
-                        upload.member
-                    ))
-                })?;
-                verify_hex(
-                    &key,
-                    &share_digest_statement(
-                        ev.study,
-                        &upload.member,
-                        ev.round,
-                        &hash,
-                        &entries_hash,
-                        combined_hash.as_bytes(),
-                        ev.aggregate_hash,
-                        &set,
-                        &bytes,
-                    ),
-                    &d.signature,
-                    "share digest",
+                let bytes = hex::decode(&d.digest)
+                    .map_err(|e| refuse(format!("the share digest listed for {member}: {e}")))?;
+                let statement = share_digest_statement(
+                    ev.study,
+                    member,
+                    ev.round,
+                    &hash,
+                    &entries_hash,
+                    combined_hash.as_bytes(),
+                    ev.aggregate_hash,
+                    &set,
+                    &bytes,
+                );
+                batch
+                    .push(
+                        key,
+                        statement,
+                        &d.signature,
+                        "share digest",
+                        Signed::ShareDigest(member),
+                    )
+                    .map_err(|(s, e)| refuse(s.refusal(e)))?;
+                Some(
+                    SumDigest::from_bytes(params, &bytes).map_err(|e| {
+                        refuse(format!("the share digest listed for {member}: {e}"))
+                    })?,
                 )
-                .map_err(|e| {
-                    refuse(format!(
-                        "the share digest listed for {} was not signed by it for this combined share and list: {e}",
-                        upload.member
-                    ))
-                })?;
-                Some(SumDigest::from_bytes(params, &bytes).map_err(|e| {
-                    refuse(format!(
-                        "the share digest listed for {}: {e}",
-                        upload.member
-                    ))
-                })?)
             }
         };
-        let digest = match ev.shares.iter().find(|(m, _)| *m == upload.member) {
+        listed.push((member, hash, signed));
+    }
+    batch.verify().map_err(|(s, e)| refuse(s.refusal(e)))?;
+    let mut total = SumDigest::zero(params);
+    for (member, hash, signed) in listed {
+        let digest = match held.get(member) {
             Some((_, bytes)) => {
                 if blake3::hash(bytes).as_bytes() != &hash {
                     return Err(refuse(format!(
-                        "the bytes served for the decryption share of {} do not have the signed hash",
-                        upload.member
+                        "the bytes served for the decryption share of {member} do not have the signed hash"
                     )));
                 }
                 let share = match ev.threshold {
@@ -600,11 +688,10 @@ pub fn verify_after_decrypt(
                         ThresholdDecryptionShare::from_bytes(params, bytes).map(Share::Threshold)
                     }
                 }
-                .map_err(|e| refuse(format!("the decryption share of {}: {e}", upload.member)))?;
-                if share.member().as_str() != upload.member {
+                .map_err(|e| refuse(format!("the decryption share of {member}: {e}")))?;
+                if share.member().as_str() != member {
                     return Err(refuse(format!(
-                        "the share listed for {} names {}",
-                        upload.member,
+                        "the share listed for {member} names {}",
                         share.member()
                     )));
                 }
@@ -616,31 +703,27 @@ pub fn verify_after_decrypt(
                         .eq(set.iter().map(String::as_str))
                     {
                         return Err(refuse(format!(
-                            "the share of {} was made for another decrypting set than the listed shares'",
-                            upload.member
+                            "the share of {member} was made for another decrypting set than the listed shares'"
                         )));
                     }
                 }
                 if share.polys().len() != parts {
                     return Err(refuse(format!(
-                        "the share of {} has {} polynomials for an aggregate of {parts} ciphertexts",
-                        upload.member,
+                        "the share of {member} has {} polynomials for an aggregate of {parts} ciphertexts",
                         share.polys().len()
                     )));
                 }
                 let computed = challenge.digest_polys(params, share.polys());
                 if signed.as_ref().is_some_and(|s| *s != computed) {
                     return Err(refuse(format!(
-                        "{} signed a digest that is not its decryption share's",
-                        upload.member
+                        "{member} signed a digest that is not its decryption share's"
                     )));
                 }
                 computed
             }
             None => signed.ok_or_else(|| {
                 refuse(format!(
-                    "the decryption share of {} was neither fetched nor digested by it",
-                    upload.member
+                    "the decryption share of {member} was neither fetched nor digested by it"
                 ))
             })?,
         };
@@ -690,6 +773,7 @@ mod tests {
     struct World {
         params: Arc<Params>,
         members: Vec<MemberSpec>,
+        keys: IdentityKeys,
         identities: Vec<Identity>,
         secrets: Vec<SecretKeyShare>,
         contributions: Vec<(String, Vec<u8>)>,
@@ -727,15 +811,17 @@ mod tests {
                 (n.to_string(), v.to_bytes(&params))
             })
             .collect();
+        let members: Vec<MemberSpec> = names
+            .iter()
+            .zip(&identities)
+            .map(|(n, id)| MemberSpec {
+                id: n.to_string(),
+                identity_key: id.public_key_hex(),
+            })
+            .collect();
         World {
-            members: names
-                .iter()
-                .zip(&identities)
-                .map(|(n, id)| MemberSpec {
-                    id: n.to_string(),
-                    identity_key: id.public_key_hex(),
-                })
-                .collect(),
+            keys: IdentityKeys::parse(&members).unwrap(),
+            members,
             params,
             identities,
             secrets,
@@ -828,6 +914,26 @@ mod tests {
             uploads: &[SignedUpload],
             aggregate: &[u8],
         ) -> SignedSumDigest {
+            let list = self.commitments();
+            self.digest_naming(
+                i,
+                bytes,
+                uploads,
+                aggregate,
+                list.list_hash.as_deref().unwrap(),
+            )
+        }
+
+        /// [`Self::digest`], its statement naming the commitment list
+        /// `commitment_list_hash`.
+        fn digest_naming(
+            &self,
+            i: usize,
+            bytes: &[u8],
+            uploads: &[SignedUpload],
+            aggregate: &[u8],
+            commitment_list_hash: &str,
+        ) -> SignedSumDigest {
             let list = self.listed(uploads.to_vec(), aggregate);
             let entries = list.entries_hash("s", 1);
             let aggregate_hash = blake3::hash(aggregate);
@@ -845,6 +951,7 @@ mod tests {
                     &self.members[i].id,
                     1,
                     own_hash.as_bytes(),
+                    commitment_list_hash,
                     &entries,
                     aggregate_hash.as_bytes(),
                     &digest,
@@ -893,11 +1000,12 @@ mod tests {
                     commitments: CommitmentEvidence {
                         study: "s",
                         round: 1,
-                        members: &self.members,
+                        members: &self.keys,
                         spec_hash: SPEC,
                         min_contributors: min,
                         list: &commitments,
                         own,
+                        signatures: CommitmentSignatures::Check,
                     },
                     list: &list,
                     contributions: &contributions,
@@ -968,6 +1076,77 @@ mod tests {
             .collect();
         let r = w.check_with(all, &substitute, 3, Some(0), &[0], &digests);
         assert!(reason(r).contains("not the sum of the listed"));
+    }
+
+    /// The digest statement names the commitment list its contributor
+    /// revealed against, so one signature per contributor says what the
+    /// digest and the reveal said: a digest signed naming another list is
+    /// refused, as a reveal against another list is.
+    #[test]
+    fn a_digest_naming_another_commitment_list_is_refused() {
+        let w = world();
+        let all: Vec<SignedUpload> = (0..3).map(|i| w.signed(i, &w.contributions[i].1)).collect();
+        let aggregate = w.sum(&[0, 1, 2]);
+        let honest: Vec<SignedSumDigest> = (1..3)
+            .map(|i| w.digest(i, &w.contributions[i].1, &all, &aggregate))
+            .collect();
+        assert!(w
+            .check_with(all.clone(), &aggregate, 3, Some(0), &[0], &honest)
+            .is_ok());
+        let mut split = honest.clone();
+        split[0] = w.digest_naming(1, &w.contributions[1].1, &all, &aggregate, &"0".repeat(64));
+        let r = w.check_with(all, &aggregate, 3, Some(0), &[0], &split);
+        assert!(
+            reason(r).contains("the digest listed for b was not signed by it"),
+            "a digest naming another commitment list was not refused"
+        );
+    }
+
+    /// A list this member recorded after checking it is checked again for
+    /// its hash, shape and quorum, not for its signatures; a list served now
+    /// is checked in full.
+    #[test]
+    fn a_recorded_commitment_list_is_rechecked_but_for_its_signatures() {
+        let w = world();
+        let mut entries = w.commitments().commitments;
+        entries[1].signature = entries[2].signature.clone();
+        let forged = frozen(entries);
+        let check = |list: &CommitmentList, signatures| {
+            verify_commitments(&CommitmentEvidence {
+                study: "s",
+                round: 1,
+                members: &w.keys,
+                spec_hash: SPEC,
+                min_contributors: 3,
+                list,
+                own: Some(("a", w.contributions[0].1.as_slice())),
+                signatures,
+            })
+            .map_err(|e| e.reason)
+        };
+        assert!(check(&forged, CommitmentSignatures::Check)
+            .unwrap_err()
+            .contains("the commitment of b does not verify"));
+        assert_eq!(
+            check(&forged, CommitmentSignatures::CheckedWhenRecorded),
+            Ok(forged.list_hash.clone().unwrap())
+        );
+        let mut rehashed = w.commitments();
+        rehashed.list_hash = Some("0".repeat(64));
+        let mut short = w.commitments();
+        short.commitments.truncate(2);
+        short.list_hash = Some(CommitmentList::canonical_hash("s", 1, &short.commitments));
+        for signatures in [
+            CommitmentSignatures::Check,
+            CommitmentSignatures::CheckedWhenRecorded,
+        ] {
+            assert!(check(&rehashed, signatures)
+                .unwrap_err()
+                .contains("is not the hash of its entries"));
+            assert!(check(&short, signatures)
+                .unwrap_err()
+                .contains("at least 3 are required"));
+        }
     }
 
     #[test]
@@ -1059,11 +1238,12 @@ mod tests {
                 commitments: CommitmentEvidence {
                     study: "s",
                     round: 1,
-                    members: &w.members,
+                    members: &w.keys,
                     spec_hash: SPEC,
                     min_contributors: 2,
                     list: &commitments,
                     own: None,
+                    signatures: CommitmentSignatures::Check,
                 },
                 list: &list,
                 contributions: &w.contributions,
@@ -1083,11 +1263,12 @@ mod tests {
         match verify_commitments(&CommitmentEvidence {
             study: "s",
             round: 1,
-            members: &w.members,
+            members: &w.keys,
             spec_hash: SPEC,
             min_contributors: 2,
             list,
             own,
+            signatures: CommitmentSignatures::Check,
         }) {
             Ok(h) => format!("accepted {h}"),
             Err(e) => e.to_string(),
@@ -1329,7 +1510,7 @@ mod tests {
                 &ResultEvidence {
                     study: "s",
                     round: 1,
-                    members: &w.members,
+                    members: &w.keys,
                     aggregate,
                     aggregate_hash: &self.aggregate_hash,
                     list: &self.list,
@@ -1365,10 +1546,16 @@ mod tests {
         let mut short = dec.clone();
         short.list.shares.pop();
         assert!(refused(check(&short)).contains("do not combine"));
-        // A share signed by someone else.
+        // A share signed by someone else, its maker having sent no digest
+        // (a maker's share digest names its share's hash, so it is the one
+        // signature checked for a share with a digest).
         let mut forged = dec.clone();
         forged.list.shares[1].signature = forged.list.shares[0].signature.clone();
-        assert!(refused(check(&forged)).contains("not signed by it"));
+        let maker = forged.list.shares[1].member.clone();
+        forged.digests.digests.retain(|d| d.member != maker);
+        assert!(refused(check(&forged)).contains(&format!(
+            "the decryption share listed for {maker} is not signed by it"
+        )));
         // Bytes other than the signed ones.
         let mut swapped = dec.clone();
         swapped.fetched[2].1 = dec.fetched[1].1.clone();

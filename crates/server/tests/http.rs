@@ -742,30 +742,51 @@ async fn a_round_runs_end_to_end_over_http(kind: Kind) {
             .to_bytes()
     };
     let own = |who: &str| all.iter().find(|(m, _, _)| *m == who).unwrap().1.clone();
+    // The digest statement names the frozen commitment list (issue 16), so
+    // it says all the reveal says.
+    let frozen_list = h.commitments("alpha", "s1", 1).await.list_hash.unwrap();
+    let put_digest_on =
+        |who: &'static str, digest: Vec<u8>, signed_aggregate: [u8; 32], signed_list: &str| {
+            let signature = h.member(who).identity.sign_hex(&sum_digest_statement(
+                "s1",
+                who,
+                1,
+                blake3::hash(&own(who)).as_bytes(),
+                signed_list,
+                &entries,
+                &signed_aggregate,
+                &digest,
+            ));
+            let h = &h;
+            async move {
+                h.send(
+                    Some(who),
+                    Method::PUT,
+                    &format!("/v1/studies/s1/rounds/1/sum-digests/{who}"),
+                    digest,
+                    "application/octet-stream",
+                    &[(HEADER_UPLOAD_SIGNATURE, signature)],
+                )
+                .await
+            }
+        };
     let put_digest = |who: &'static str, digest: Vec<u8>, signed_aggregate: [u8; 32]| {
-        let signature = h.member(who).identity.sign_hex(&sum_digest_statement(
-            "s1",
-            who,
-            1,
-            blake3::hash(&own(who)).as_bytes(),
-            &entries,
-            &signed_aggregate,
-            &digest,
-        ));
-        let h = &h;
-        async move {
-            h.send(
-                Some(who),
-                Method::PUT,
-                &format!("/v1/studies/s1/rounds/1/sum-digests/{who}"),
-                digest,
-                "application/octet-stream",
-                &[(HEADER_UPLOAD_SIGNATURE, signature)],
-            )
-            .await
-        }
+        put_digest_on(who, digest, signed_aggregate, &frozen_list)
     };
     let alpha_digest = digest_of(&all[0].1);
+    // Signed naming another commitment list: refused.
+    assert_problem(
+        put_digest_on(
+            "alpha",
+            alpha_digest.clone(),
+            aggregate_hash,
+            &"0".repeat(64),
+        )
+        .await,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "does not verify",
+    )
+    .await;
     let r = put_digest("alpha", alpha_digest.clone(), aggregate_hash).await;
     assert_eq!(r.status(), StatusCode::CREATED);
     let r = put_digest("alpha", alpha_digest.clone(), aggregate_hash).await;

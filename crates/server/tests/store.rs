@@ -11,6 +11,7 @@
 use fedhe_api::{CommittedContribution, RoundState, StudySpec};
 use fedhe_server::store::{Backend, Store, Upload, UploadTable};
 use reqwest::StatusCode;
+use std::future::Future;
 use support::databases::{Kind, TestDb};
 
 #[macro_use]
@@ -252,6 +253,76 @@ fn upload<'a>(member: &'a str, bytes: &'a [u8]) -> Upload<'a> {
 
 /// Runs the futures concurrently on the runtime's threads (so the two
 /// replicas' transactions really overlap) and collects their outputs in order.
+/// A write whose request is dropped at any point (a client hanging up, a
+/// member killed mid-request) leaves no pool connection inside a
+/// transaction: later writes still succeed. With sqlx 0.8 a `BEGIN` dropped
+/// between its acknowledgement and the transaction's creation left SQLite's
+/// single write connection at transaction depth 1 for good
+/// (launchbadge/sqlx#3932), and every later write failed ("attempted to call
+/// begin_with at non-zero transaction depth"): seen once in
+/// `agent_process`, where agents are killed mid-round. This test drops
+/// writes at many points under contention; it did not hit that narrow window
+/// on this machine before the fix, so the deterministic reproduction is
+/// `store::tests::a_connection_returned_inside_a_transaction_is_not_reused`.
+async fn a_write_dropped_at_any_point_leaves_the_store_writable(kind: Kind) {
+    let db = TestDb::new(kind);
+    let store = Store::open(&db.url()).await.unwrap();
+    let members: Vec<(String, [u8; 32])> =
+        (0..MEMBERS).map(|i| (member(i), [i as u8; 32])).collect();
+    let create = move |id: String| {
+        let (s, members) = (store.clone(), members.clone());
+        async move {
+            s.create_ceremony(
+                &id,
+                "toy-n1024",
+                true,
+                1,
+                i64::MAX,
+                &[7; 32],
+                &members,
+                &"ab".repeat(32),
+                None,
+            )
+            .await
+        }
+    };
+    // Eight writers at once, each write polled `polls` times, a little
+    // apart, then dropped: its BEGIN, its statements or its COMMIT may be in
+    // flight, and the others queue for the connection meanwhile.
+    let writers = (0..8).map(|w| {
+        let create = create.clone();
+        tokio::spawn(async move {
+            let mut dropped = 0;
+            for polls in 1..120usize {
+                let mut write = Box::pin(create(format!("dropped-{w}-{polls}")));
+                let mut finished = false;
+                for _ in 0..polls {
+                    let poll = std::future::poll_fn(|cx| {
+                        std::task::Poll::Ready(write.as_mut().poll(cx).is_ready())
+                    });
+                    if poll.await {
+                        finished = true;
+                        break;
+                    }
+                    tokio::task::yield_now().await;
+                }
+                drop(write);
+                dropped += usize::from(!finished);
+            }
+            dropped
+        })
+    });
+    let dropped: usize = futures_join(writers)
+        .await
+        .into_iter()
+        .map(Result::unwrap)
+        .sum();
+    assert!(dropped > 0, "no write was dropped mid-way");
+    for i in 0..3 {
+        assert!(create(format!("after-{i}")).await.unwrap());
+    }
+}
+
 async fn futures_join<F>(futures: impl IntoIterator<Item = F>) -> Vec<F::Output>
 where
     F: std::future::Future + Send + 'static,
@@ -361,5 +432,6 @@ async fn a_wrong_postgres_password_is_reported() {
 on_both_backends!(
     async;
     replicas_stay_consistent,
-    a_failed_migration_names_the_database
+    a_failed_migration_names_the_database,
+    a_write_dropped_at_any_point_leaves_the_store_writable
 );

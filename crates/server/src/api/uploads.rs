@@ -144,11 +144,17 @@ async fn put_upload(
                         .await?,
                 ),
             };
+            // Frozen before any contribution could be revealed.
+            let commitment_list_hash = r
+                .commitment_list_hash
+                .as_deref()
+                .ok_or_else(|| not_ready(&r, "commitment list"))?;
             sum_digest_statement(
                 &study,
                 &member,
                 round,
                 &contribution_hash,
+                commitment_list_hash,
                 &entries_hash,
                 &aggregate_hash,
                 &req.body,

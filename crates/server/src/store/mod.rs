@@ -314,6 +314,20 @@ impl Store {
             .max_connections(write_connections)
             .acquire_timeout(ACQUIRE_TIMEOUT)
             .after_connect(move |conn, _| Box::pin(session(backend, conn, true)))
+            // A connection that comes back still inside a transaction is
+            // closed (which rolls the transaction back), not reused. sqlx 0.8
+            // leaves one so when a request is dropped just after its `BEGIN`
+            // was acknowledged (launchbadge/sqlx#3932, fixed in 0.9): on
+            // SQLite's single write connection every later `BEGIN` then
+            // failed ("attempted to call begin_with at non-zero transaction
+            // depth") and the server could write nothing more.
+            .after_release(|conn, _| {
+                let clean = <<sqlx::Any as sqlx::Database>::TransactionManager as sqlx::TransactionManager>::get_transaction_depth(conn) == 0;
+                if !clean {
+                    tracing::warn!("a store connection came back inside a transaction; closing it");
+                }
+                Box::pin(async move { Ok(clean) })
+            })
             .connect_lazy(&write_url)
             .map_err(connect_error)?;
         let read = match read_url {
@@ -482,6 +496,35 @@ fn cas(rows_affected: u64) -> ApiResult<()> {
 mod tests {
     use super::uploads::uploads_query;
     use super::*;
+
+    /// What a request dropped just after its `BEGIN` was acknowledged leaves
+    /// behind with sqlx 0.8 (launchbadge/sqlx#3932): the pool's connection
+    /// at transaction depth 1 with no transaction object to end it. The
+    /// store must not reuse it: the next write begins on a fresh connection.
+    #[tokio::test]
+    async fn a_connection_returned_inside_a_transaction_is_not_reused() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&format!("sqlite://{}/fedhe.db", dir.path().display()))
+            .await
+            .unwrap();
+        {
+            let mut conn = store.write.acquire().await.unwrap();
+            <<sqlx::Any as sqlx::Database>::TransactionManager as sqlx::TransactionManager>::begin(
+                &mut conn,
+                Some("BEGIN IMMEDIATE".into()),
+            )
+            .await
+            .unwrap();
+            assert_eq!(
+                <<sqlx::Any as sqlx::Database>::TransactionManager as sqlx::TransactionManager>::get_transaction_depth(&conn),
+                1
+            );
+        }
+        for _ in 0..2 {
+            let tx = store.begin_write().await.expect("a write can begin");
+            tx.commit().await.unwrap();
+        }
+    }
 
     #[test]
     fn urls_are_checked_and_passwords_redacted() {
