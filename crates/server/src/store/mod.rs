@@ -436,15 +436,6 @@ impl Store {
     }
 }
 
-/// The settings of a new connection.
-///
-/// SQLite: WAL (a property of the file, set by the writer), a commit on disk
-/// before it returns (`synchronous = FULL`, per connection), foreign keys
-/// enforced, and a wait rather than an error while another connection holds
-/// a lock.
-///
-/// PostgreSQL: `synchronous_commit = on`, so a server-wide `off` cannot make
-/// a commit (and its 2xx) precede the write reaching the disk.
 /// How many times [`Store::open`] retries, 100 ms apart, a SQLite connection
 /// refused with "database is locked".
 const SQLITE_OPEN_BUSY_RETRIES: u32 = 50;
@@ -458,6 +449,16 @@ fn is_sqlite_busy(e: &sqlx::Error) -> bool {
         .is_some_and(|code| code & 0xff == 5)
 }
 
+/// The settings of a new connection.
+///
+/// SQLite: WAL (a property of the file, set by the writer), a commit on disk
+/// before it returns (`synchronous = FULL`, per connection; only a request
+/// nonce is recorded without one, `Store::record_nonce`), foreign keys
+/// enforced, and a wait rather than an error while another connection holds
+/// a lock.
+///
+/// PostgreSQL: `synchronous_commit = on`, so a server-wide `off` cannot make
+/// a commit (and its 2xx) precede the write reaching the disk.
 async fn session(
     backend: Backend,
     conn: &mut sqlx::AnyConnection,
@@ -632,6 +633,38 @@ mod tests {
             .execute(&store.read)
             .await
             .is_err());
+        // A nonce is recorded without a commit on disk of its own, and the
+        // writer is back at FULL after it, also when a nonce is a replay and
+        // when the request recording it is dropped at any point.
+        let key = [3u8; 32];
+        assert!(store
+            .record_nonce(&key, &"a".repeat(32), 1, 0)
+            .await
+            .unwrap());
+        assert!(!store
+            .record_nonce(&key, &"a".repeat(32), 2, 0)
+            .await
+            .unwrap());
+        for polls in 1..40 {
+            let nonce = format!("{polls:032}");
+            let mut record = Box::pin(store.record_nonce(&key, &nonce, 3, 0));
+            for _ in 0..polls {
+                let poll = std::future::poll_fn(|cx| {
+                    std::task::Poll::Ready(
+                        std::future::Future::poll(record.as_mut(), cx).is_ready(),
+                    )
+                });
+                if poll.await {
+                    break;
+                }
+                tokio::task::yield_now().await;
+            }
+        }
+        let sync: i64 = sqlx::query_scalar("PRAGMA synchronous")
+            .fetch_one(&store.write)
+            .await
+            .unwrap();
+        assert_eq!(sync, 2, "the writer was left below FULL");
         store.close().await;
     }
 }
