@@ -406,19 +406,20 @@ impl<L> SignatureBatch<L> {
         if ed25519_dalek::verify_batch(&messages, &self.signatures, &self.keys).is_ok() {
             return Ok(());
         }
-        let mut first = None;
-        for (i, (label, what)) in self.labels.into_iter().enumerate() {
-            if self.keys[i]
-                .verify_strict(&self.messages[i], &self.signatures[i])
-                .is_err()
-            {
-                return Err((label, SignatureError::Mismatch(what)));
-            }
-            first.get_or_insert((label, what));
-        }
-        // Each verifies alone, the batch did not: impossible for ed25519
-        // signatures that verify strictly; refuse rather than accept.
-        let (label, what) = first.expect("a non-empty batch");
+        // The first that fails alone. If none does (impossible for ed25519
+        // signatures that verify strictly), refuse rather than accept.
+        let failed = (0..self.keys.len())
+            .find(|&i| {
+                self.keys[i]
+                    .verify_strict(&self.messages[i], &self.signatures[i])
+                    .is_err()
+            })
+            .unwrap_or(0);
+        let (label, what) = self
+            .labels
+            .into_iter()
+            .nth(failed)
+            .expect("an index of a non-empty batch");
         Err((label, SignatureError::Mismatch(what)))
     }
 }
