@@ -9,6 +9,10 @@ Protocol (the lone agent's): 4 uniform random points, then 50 steps of
 live in the unit cube; every value comes from `fedhe objective eval`, so the
 functions are fedhe's own CEC-2005 implementations.
 
+With `--batch 10` it is the pooled batch agent (issue 14, item 4b): the
+federation's 10 x (4 + 50) evaluations with every point in one place, 40
+random points and then 50 batches of q = 10 by joint qLogEI.
+
 Runs are resumable per (function, seed): the fixture is rewritten after each
 one and finished pairs are skipped. Never a product dependency: run it from a
 venv outside the repository, e.g.
@@ -71,21 +75,29 @@ def evaluate(fedhe, function, dim, lower, upper, unit):
     return json.loads(out)["values"]
 
 
-def lone(fedhe, function, dim, seed, initial, steps):
-    """One lone agent; returns the best-so-far trace (minimisation)."""
+def lone(fedhe, function, dim, seed, initial, steps, q=1):
+    """One agent; returns the best-so-far trace (minimisation), one entry per
+    evaluation. With q > 1 it is the pooled batch agent: q * initial random
+    points (every member's initial design in one place), then `steps` batches
+    of q points, each batch maximising the joint qLogEI (BoTorch's default
+    for a batch)."""
     lower, upper = box(fedhe, function, dim)
     torch.manual_seed(seed)
-    x = torch.rand(initial, dim)
+    x = torch.rand(q * initial, dim)
     y = evaluate(fedhe, function, dim, lower, upper, x)
     bounds = torch.stack([torch.zeros(dim), torch.ones(dim)])
-    for _ in range(steps):
+    for step in range(steps):
+        started = time.time()
         train_y = -torch.tensor(y).unsqueeze(-1)  # BoTorch maximises
         model = SingleTaskGP(x, train_y)
         fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
         acq = qLogExpectedImprovement(model, best_f=train_y.max())
-        cand, _ = optimize_acqf(acq, bounds=bounds, q=1, num_restarts=10, raw_samples=512)
+        cand, _ = optimize_acqf(acq, bounds=bounds, q=q, num_restarts=10, raw_samples=512)
         y += evaluate(fedhe, function, dim, lower, upper, cand)
         x = torch.cat([x, cand])
+        if q > 1:
+            print(f"  batch {step + 1}/{steps}: {len(y)} points, best {min(y):.6g}, "
+                  f"{time.time() - started:.1f} s", flush=True)
     best, trace = float("inf"), []
     for v in y:
         best = min(best, v)
@@ -101,16 +113,25 @@ def main():
     ap.add_argument("--dim", type=int, default=10)
     ap.add_argument("--initial", type=int, default=4)
     ap.add_argument("--steps", type=int, default=50)
+    ap.add_argument("--batch", type=int, default=1,
+                    help="q: the pooled batch agent of a q-member federation when > 1")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
     fixture = {"runs": {}}
     if os.path.exists(a.out):
         with open(a.out) as f:
             fixture = json.load(f)
-    fixture["protocol"] = (f"lone agent: {a.initial} uniform random + {a.steps} steps, "
-                           f"CEC-2005 D = {a.dim}, unit-cube inputs")
+    if a.batch > 1:
+        fixture["label"] = f"botorch-pooled-q{a.batch}"
+        fixture["protocol"] = (f"pooled batch agent: {a.batch} x {a.initial} uniform random + "
+                               f"{a.steps} batches of q = {a.batch}, CEC-2005 D = {a.dim}, "
+                               "unit-cube inputs (a federation's evaluations, no privacy)")
+    else:
+        fixture["label"] = "botorch"
+        fixture["protocol"] = (f"lone agent: {a.initial} uniform random + {a.steps} steps, "
+                               f"CEC-2005 D = {a.dim}, unit-cube inputs")
     fixture["method"] = ("BoTorch SingleTaskGP (defaults) + qLogExpectedImprovement, "
-                         "optimize_acqf(num_restarts=10, raw_samples=512)")
+                         f"optimize_acqf(q={a.batch}, num_restarts=10, raw_samples=512)")
     fixture["command"] = " ".join(["python3"] + sys.argv)
     fixture["versions"] = {"python": platform.python_version(), "torch": torch.__version__,
                            "botorch": botorch.__version__, "gpytorch": gpytorch.__version__}
@@ -121,7 +142,7 @@ def main():
             if key in fixture["runs"]:
                 continue
             start = time.time()
-            trace = lone(a.fedhe, f"cec2005-f{fn}", a.dim, seed, a.initial, a.steps)
+            trace = lone(a.fedhe, f"cec2005-f{fn}", a.dim, seed, a.initial, a.steps, a.batch)
             fixture["runs"][key] = {
                 "function": f"f{fn}", "seed": seed, "best": trace[-1], "trace": trace,
                 "seconds": round(time.time() - start, 2),

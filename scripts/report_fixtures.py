@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Writes tests/data/wilcoxon.json: scipy's Wilcoxon signed-rank results for the
-statistics of `fedhe report` (crates/cli/src/report/stats.rs).
+"""Writes tests/data/wilcoxon.json and tests/data/mann_whitney.json: scipy's
+Wilcoxon signed-rank and Mann-Whitney U results for the statistics of
+`fedhe report` (crates/cli/src/report/stats.rs).
 
 Not run by CI; run it by hand and commit what it writes:
 
@@ -11,7 +12,9 @@ Every case is scipy.stats.wilcoxon(a, b, zero_method="wilcox", correction=True,
 alternative="two-sided", method="auto"): the exact null distribution without
 ties or zeros (n <= 50), an exact sign-flip permutation test with ties or zeros
 (n <= 13), the normal approximation with tie and continuity corrections
-otherwise. The values are multiples of 1/64 so that every number has a short
+otherwise. Every rank-sum case is scipy.stats.mannwhitneyu(a, b,
+use_continuity=True, alternative="two-sided", method="auto"). The values are
+multiples of 1/64 so that every number has a short
 decimal form that both Python and Rust parse to the same double, and the
 differences a - b are computed exactly on both sides.
 """
@@ -110,6 +113,58 @@ def main():
         json.dump(out, f, indent=1)
         f.write("\n")
     print(f"wrote {len(cases)} cases")
+    write_mann_whitney(rng)
+
+
+def write_mann_whitney(rng):
+    """scipy.stats.mannwhitneyu on independent samples (fedhe's seeds against
+    a peer's): exact without ties when one sample has at most 8 values,
+    the normal approximation otherwise."""
+    cases = []
+
+    def mw(name, a, b, expect_method):
+        a = [float(v) for v in a]
+        b = [float(v) for v in b]
+        res = stats.mannwhitneyu(a, b, use_continuity=True,
+                                 alternative="two-sided", method="auto")
+        cases.append({"name": name, "a": a, "b": b, "method": expect_method,
+                      "statistic": float(res.statistic),
+                      "p_value": float(res.pvalue)})
+
+    def untied(n, shift):
+        while True:
+            a = dyadic(rng.normal(0.0, 1.0, n[0]), 1 / 4096)
+            b = dyadic(rng.normal(shift, 1.0, n[1]), 1 / 4096)
+            if len(np.unique(np.concatenate([a, b]))) == n[0] + n[1]:
+                return a, b
+
+    # The report's shape: 10 seeds of fedhe against 5 (or 3) of a peer.
+    for n, shift in [((10, 5), 0.0), ((10, 5), 1.5), ((10, 3), -2.0), ((5, 5), 0.8),
+                     ((8, 12), 0.5)]:
+        a, b = untied(n, shift)
+        mw(f"exact-{n[0]}x{n[1]}-shift{shift}", a, b, "exact")
+    # Completely separated: the smallest exact p for 10 and 5.
+    mw("exact-separated-10x5", np.arange(10) / 8.0, 10.0 + np.arange(5) / 8.0, "exact")
+    # Ties: the normal approximation with the tie correction.
+    for n, shift in [((10, 5), 0.5), ((10, 10), 0.0)]:
+        a = dyadic(rng.normal(0.0, 1.0, n[0]), 1 / 2)
+        b = dyadic(rng.normal(shift, 1.0, n[1]), 1 / 2)
+        mw(f"normal-ties-{n[0]}x{n[1]}", a, b, "normal")
+    # Both samples above 8, untied.
+    for n, shift in [((10, 10), 0.7), ((30, 20), -0.4)]:
+        a, b = untied(n, shift)
+        mw(f"normal-{n[0]}x{n[1]}", a, b, "normal")
+    out = {
+        "generator": "scripts/report_fixtures.py",
+        "scipy_version": scipy.__version__,
+        "call": "scipy.stats.mannwhitneyu(a, b, use_continuity=True, "
+                "alternative='two-sided', method='auto')",
+        "cases": cases,
+    }
+    with open(os.path.join(OUT, "mann_whitney.json"), "w") as f:
+        json.dump(out, f, indent=1)
+        f.write("\n")
+    print(f"wrote {len(cases)} rank-sum cases")
 
 
 if __name__ == "__main__":

@@ -187,7 +187,11 @@ fn variants_use_the_channel_as_specified() {
     );
     let global = run(&task, Method::GlobalOnly, &params, &mut PlainSum, &m, 1).unwrap();
     assert_eq!(global.global_steps, 8, "global-only aggregates every round");
-    for method in [Method::IndependentBo, Method::RandomSearch] {
+    for method in [
+        Method::IndependentBo,
+        Method::RandomSearch,
+        Method::PooledBo,
+    ] {
         let r = run(&task, method, &params, &mut PlainSum, &m, 1).unwrap();
         assert_eq!(
             (r.aggregations, r.bytes_sent_per_member),
@@ -683,4 +687,118 @@ fn members_reproduce(
             whole.global_steps
         );
     }
+}
+
+/// The shifted sphere in 2-D for three clients, recording every point a
+/// client evaluates, in order.
+#[derive(Debug)]
+struct RecordingSphere {
+    base: Task,
+    log: std::sync::Mutex<Vec<Vec<Vec<f64>>>>,
+}
+
+impl fedhe_tasks::problem::Problem for RecordingSphere {
+    fn clients(&self) -> usize {
+        3
+    }
+
+    fn evaluate(
+        &self,
+        client: usize,
+        unit: &[f64],
+        rng: &mut ChaCha8Rng,
+    ) -> Result<fedhe_tasks::Evaluation, fedhe_tasks::TaskError> {
+        self.log.lock().unwrap()[client].push(unit.to_vec());
+        self.base.evaluate(0, unit, rng)
+    }
+
+    fn noise_free(
+        &self,
+        _client: usize,
+        unit: &[f64],
+        rng: &mut ChaCha8Rng,
+    ) -> Result<f64, fedhe_tasks::TaskError> {
+        self.base.noise_free(0, unit, rng)
+    }
+
+    fn optimum(&self, _client: usize) -> Option<f64> {
+        Some(self.base.optimum())
+    }
+}
+
+#[test]
+fn pooled_bo_spreads_each_round_over_the_members_and_beats_members_alone() {
+    let base = fedhe_tasks::by_name("cec2005-f1", 2, 0).unwrap();
+    let params = small_params().validate().unwrap();
+    let m = members(3);
+    let recorder = std::sync::Arc::new(RecordingSphere {
+        base: base.clone(),
+        log: std::sync::Mutex::new(vec![Vec::new(); 3]),
+    });
+    let task = Task::per_client(
+        "sphere",
+        2,
+        base.sense(),
+        Some(base.optimum()),
+        recorder.clone(),
+    );
+    let pooled = run(&task, Method::PooledBo, &params, &mut PlainSum, &m, 4).unwrap();
+    assert_eq!(pooled.trace.len(), 8);
+    let log = recorder.log.lock().unwrap().clone();
+    assert!(log.iter().all(|points| points.len() == 3 + 8), "{log:?}");
+    // Round t's batch is every member's point t after its initial design:
+    // local penalisation must keep them apart (three members maximising one
+    // acquisition alone would land on one point).
+    for round in 1..=8 {
+        let batch: Vec<&Vec<f64>> = log.iter().map(|points| &points[2 + round]).collect();
+        for (a, b) in [(0, 1), (0, 2), (1, 2)] {
+            let d: f64 = batch[a]
+                .iter()
+                .zip(batch[b])
+                .map(|(x, y)| (x - y).powi(2))
+                .sum::<f64>()
+                .sqrt();
+            assert!(d > 1e-3, "round {round}: members {a} and {b} {d}");
+        }
+    }
+    // With every member's data in one model, the federation's best beats the
+    // best of three agents alone, in the median over seeds.
+    let median_regret = |method: Method| {
+        let mut regrets: Vec<f64> = (0..7)
+            .map(|seed| {
+                run(&base, method, &params, &mut PlainSum, &m, seed)
+                    .unwrap()
+                    .best
+                    - base.optimum()
+            })
+            .collect();
+        regrets.sort_by(f64::total_cmp);
+        regrets[3]
+    };
+    let (pooled, alone) = (
+        median_regret(Method::PooledBo),
+        median_regret(Method::IndependentBo),
+    );
+    assert!(pooled < alone, "pooled {pooled} vs alone {alone}");
+}
+
+#[test]
+fn pooled_bo_never_runs_as_a_member() {
+    let task = fedhe_tasks::by_name("cec2005-f1", 2, 0).unwrap();
+    let params = small_params().validate().unwrap();
+    let m = members(3);
+    let err = run_member(
+        &task,
+        Method::PooledBo,
+        &params,
+        &mut PlainSum,
+        &m,
+        &m[0],
+        1,
+        2,
+        &mut |_| {},
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("method") && err.contains("pooled-bo"), "{err}");
 }

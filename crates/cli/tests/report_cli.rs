@@ -253,3 +253,80 @@ fn refuses_bad_inputs_with_one_line() {
         let _ = std::fs::remove_dir_all(temp_dir(name));
     }
 }
+
+#[test]
+fn peers_are_set_beside_the_reference_with_rank_sum_tests() {
+    let dir = temp_dir("peers");
+    std::fs::write(dir.join("results.json"), results_json().to_string()).unwrap();
+    // The peer ran f1 only, five seeds, each below every fbo-fedgp seed
+    // (fbo-fedgp's worst is −430.25): significantly better.
+    let runs: serde_json::Map<String, serde_json::Value> = (0..5)
+        .map(|seed| {
+            let best = -449.9 + 0.1 * seed as f64;
+            (
+                format!("f1/{seed}"),
+                json!({"function": "f1", "seed": seed, "best": best, "trace": [0.0, best]}),
+            )
+        })
+        .collect();
+    let peer = dir.join("peer_lib.json");
+    std::fs::write(
+        &peer,
+        json!({"method": "a library's GP-EI", "runs": runs}).to_string(),
+    )
+    .unwrap();
+    let out = fedhe(&[
+        "report",
+        dir.to_str().unwrap(),
+        "--peers",
+        peer.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(report.contains("## Against peers"), "{report}");
+    assert!(report.contains("### peer_lib"), "the file's stem names it");
+    // fbo-fedgp's f1 median: the mean of its 4th and 5th values in order.
+    let mut ours = bests()[0].2;
+    ours.sort_by(f64::total_cmp);
+    let median = (ours[3] + ours[4]) / 2.0;
+    // Ten against five, completely separated: U₁ = 8·5 = 40 of 40 pairs
+    // above, exact p = 2/C(13, 5) = 2/1287; one task, so Holm leaves it.
+    let p = 2.0 / 1287.0;
+    let line = format!(
+        "| cec2005-f1 | {median:.2} (8) | -449.70 (5) | 40 | {p:.4} (exact) | {p:.4} | + |"
+    );
+    assert!(report.contains(&line), "{line}\n{report}");
+    assert!(
+        report.contains("`fbo-fedgp`'s median ≤ peer_lib's on **0 of 1** tasks"),
+        "{report}"
+    );
+    assert!(report.contains("+/≈/− = 1/0/0"), "{report}");
+    assert!(
+        report.contains("peer_lib has no runs on `cec2005-f2`"),
+        "{report}"
+    );
+
+    // A peer with nothing in common, or a malformed run, is refused.
+    let other = dir.join("other.json");
+    std::fs::write(
+        &other,
+        json!({"runs": {"f9/0": {"function": "f9", "seed": 0, "best": 1.0}}}).to_string(),
+    )
+    .unwrap();
+    let args = |p: &std::path::Path| {
+        fedhe(&[
+            "report",
+            dir.to_str().unwrap(),
+            "--peers",
+            p.to_str().unwrap(),
+        ])
+    };
+    assert_fails_with(&args(&other), "no task in common");
+    std::fs::write(
+        &other,
+        json!({"runs": {"f1/0": {"function": "f1", "seed": 3, "best": 1.0}}}).to_string(),
+    )
+    .unwrap();
+    assert_fails_with(&args(&other), "\"function/seed\"");
+    let _ = std::fs::remove_dir_all(&dir);
+}

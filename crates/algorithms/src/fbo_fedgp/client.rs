@@ -82,6 +82,13 @@ impl Client {
     /// (Alg. 2, line 25).
     pub fn evaluate(&mut self, task: &Task, x: Vec<f64>) -> Result<Evaluation, AlgorithmError> {
         let e = task.evaluate(self.index, &x, &mut self.rng)?;
+        self.record(task, x, &e);
+        Ok(e)
+    }
+
+    /// Adds the point `x`, evaluated as `e` (by this client or, for a pooled
+    /// data set, by another), to `D_i`.
+    pub fn record(&mut self, task: &Task, x: Vec<f64>, e: &Evaluation) {
         self.x.push(x);
         self.observed.push(e.observed);
         if self
@@ -90,7 +97,20 @@ impl Client {
         {
             self.best_noise_free = Some(e.noise_free);
         }
-        Ok(e)
+    }
+
+    /// Adds every point of `other`'s data set to this one (`pooled-bo`'s
+    /// pooled data set, a simulation reference without privacy).
+    pub fn absorb(&mut self, task: &Task, other: &Client) {
+        for (x, observed) in other.x.iter().zip(&other.observed) {
+            self.x.push(x.clone());
+            self.observed.push(*observed);
+        }
+        if let Some(b) = other.best_noise_free {
+            if self.best_noise_free.is_none_or(|mine| task.better(b, mine)) {
+                self.best_noise_free = Some(b);
+            }
+        }
     }
 
     /// `count` initial points uniform in the sub-box `[lo, hi]` of the unit cube
@@ -191,10 +211,9 @@ impl Client {
             .fold(f64::NEG_INFINITY, f64::max)
     }
 
-    /// The maximum-likelihood hyper-parameters on `D_i` (log space), started from
-    /// `start` (e.g. the federation's current ones,
-    /// [`Hyperparameters::gp_params`]): the client's contribution to their
-    /// average.
+    /// The hyper-parameters fitted on `D_i` alone (log space; MAP under
+    /// `fit`'s prior, else ML), started from `start` (e.g. the current ones,
+    /// [`Hyperparameters::gp_params`]): a lone agent's own fit. Never sent.
     pub fn fit_hyperparameters<K: Kernel>(
         &self,
         task: &Task,
@@ -334,5 +353,33 @@ impl Client {
     ) -> Result<Vec<f64>, AlgorithmError> {
         let anchors = self.best_points(task, ANCHORS);
         step.propose(surrogate, t, incumbent, &anchors, &mut self.rng)
+    }
+
+    /// `size` points by local penalisation on `surrogate`
+    /// ([`AcquisitionStep::propose_batch`]), searched around this client's
+    /// best points and `sample` uniform ones (`pooled-bo`'s batch).
+    #[allow(clippy::too_many_arguments)]
+    pub fn propose_batch(
+        &mut self,
+        task: &Task,
+        step: &AcquisitionStep,
+        surrogate: &dyn Surrogate,
+        t: usize,
+        incumbent: f64,
+        size: usize,
+        sample: usize,
+        optimism: f64,
+    ) -> Result<Vec<Vec<f64>>, AlgorithmError> {
+        let anchors = self.best_points(task, ANCHORS);
+        step.propose_batch(
+            surrogate,
+            t,
+            incumbent,
+            &anchors,
+            size,
+            sample,
+            optimism,
+            &mut self.rng,
+        )
     }
 }

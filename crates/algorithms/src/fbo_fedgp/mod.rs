@@ -18,7 +18,8 @@
 //! own likelihood or fit is revealed. A fixed prior
 //! ([`HyperparameterMode::Fixed`]) is available as a configured option. A lone
 //! agent (`independent-bo`) fits the MAP hyper-parameters on its own data by
-//! multi-start L-BFGS every `refit_every` rounds.
+//! multi-start L-BFGS every `refit_every` rounds; so does `pooled-bo`, the
+//! upper reference without privacy, on every member's data in one place.
 //!
 //! # Output warping
 //!

@@ -298,7 +298,7 @@ impl Hyperparameters {
         Ok(Self { log })
     }
 
-    /// The log vector (what a client contributes to the average).
+    /// The log vector (length-scales, signal variance, noise variance).
     pub fn log(&self) -> &[f64] {
         &self.log
     }

@@ -27,21 +27,33 @@ pub enum Method {
     IndependentBo,
     /// Baseline: uniform random points.
     RandomSearch,
+    /// Upper reference without privacy: one exact GP on every member's data
+    /// pooled in one place, fitted as a lone agent fits its own (the same
+    /// recipe and settings), and each round a batch of one point per member
+    /// by local penalisation. A simulation reference only: it never runs as
+    /// a study.
+    PooledBo,
 }
 
 impl Method {
-    /// Whether each client runs alone on its own data (`independent-bo`,
-    /// `random-search`): nothing it computes goes through the channel, so
-    /// the `"auto"` settings resolve to the lone agent's recipe.
-    pub fn is_lone(self) -> bool {
-        matches!(self, Method::IndependentBo | Method::RandomSearch)
+    /// Whether it works on plaintext data without the channel: each client
+    /// alone on its own data (`independent-bo`, `random-search`) or every
+    /// client's data in one place (`pooled-bo`). Nothing it computes goes
+    /// through the channel, so the `"auto"` settings resolve to the lone
+    /// agent's recipe.
+    pub fn is_plaintext(self) -> bool {
+        matches!(
+            self,
+            Method::IndependentBo | Method::RandomSearch | Method::PooledBo
+        )
     }
 }
 
 impl Method {
-    /// Whether it aggregates through the channel (the lone baselines never do).
+    /// Whether it aggregates through the channel (the plaintext baselines
+    /// never do).
     pub fn uses_channel(self) -> bool {
-        !self.is_lone()
+        !self.is_plaintext()
     }
 
     /// The kebab-case name.
@@ -53,11 +65,12 @@ impl Method {
             Method::RandomSupport => "random-support",
             Method::IndependentBo => "independent-bo",
             Method::RandomSearch => "random-search",
+            Method::PooledBo => "pooled-bo",
         }
     }
 
     /// Every method.
-    pub fn all() -> [Method; 6] {
+    pub fn all() -> [Method; 7] {
         [
             Method::FboFedGp,
             Method::LocalOnly,
@@ -65,6 +78,7 @@ impl Method {
             Method::RandomSupport,
             Method::IndependentBo,
             Method::RandomSearch,
+            Method::PooledBo,
         ]
     }
 }
@@ -112,7 +126,9 @@ pub enum KernelKind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum HyperparameterMode {
-    /// The average of the clients' MLEs, through the channel. The default.
+    /// The pooled MAP over public candidates: the candidate maximising the
+    /// summed log-likelihoods of the clients' data (one secure sum) plus the
+    /// public log prior (see the module docs). The default.
     #[default]
     FederatedMle,
     /// The configured `lengthscale`, `signal_variance` and `noise_variance`.
@@ -272,9 +288,9 @@ pub enum PriorMean {
     /// Zero, i.e. the mean of the agent's (warped) data.
     Zero,
     /// A constant fitted with the hyper-parameters (its GLS estimate, the
-    /// likelihood's maximiser; BoTorch's `ConstantMean`). Only for
-    /// `independent-bo`: the federation's global posterior has a zero mean,
-    /// so a federated method refuses it.
+    /// likelihood's maximiser; BoTorch's `ConstantMean`). Only for the
+    /// plaintext methods (`independent-bo`, `pooled-bo`): the federation's
+    /// global posterior has a zero mean, so a federated method refuses it.
     Constant,
 }
 
@@ -282,7 +298,7 @@ impl PriorMean {
     /// The concrete prior mean of `method`: `Auto` resolved.
     pub fn resolve(self, method: Method) -> PriorMean {
         match self {
-            PriorMean::Auto if method.is_lone() => PriorMean::Constant,
+            PriorMean::Auto if method.is_plaintext() => PriorMean::Constant,
             PriorMean::Auto => PriorMean::Zero,
             m => m,
         }
@@ -626,7 +642,7 @@ impl ValidParams {
     pub fn acquisition_for(&self, method: Method) -> AcquisitionKind {
         match self.acquisition {
             Some(kind) => kind,
-            None if method.is_lone() => AcquisitionKind::Ei,
+            None if method.is_plaintext() => AcquisitionKind::Ei,
             None => AcquisitionKind::Ucb,
         }
     }

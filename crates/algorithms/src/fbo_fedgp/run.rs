@@ -1,5 +1,6 @@
 //! One federation, in process: Alg. 2 of paper 004 over any `SecureSum`, its
-//! ablations, and the plaintext baselines under the same protocol.
+//! ablations, and the plaintext baselines under the same protocol (each
+//! member alone, random search, and every member's data pooled).
 
 use super::model::choose_warping_and_scaling;
 use super::params::{
@@ -40,8 +41,8 @@ pub struct RoundEvent {
 }
 
 /// Runs `method` on `task` with `members` (who must be the channel's members)
-/// from `seed`, every client in this process. The baselines `independent-bo`
-/// and `random-search` never touch the channel.
+/// from `seed`, every client in this process. The plaintext baselines
+/// `independent-bo`, `random-search` and `pooled-bo` never touch the channel.
 pub fn run(
     task: &Task,
     method: Method,
@@ -122,6 +123,13 @@ pub fn run_roster(
     observer: &mut dyn FnMut(&RoundEvent),
 ) -> Result<RunResult, AlgorithmError> {
     if !roster.is_simulation() {
+        if method == Method::PooledBo {
+            return Err(crate::error::config(
+                "method",
+                "pooled-bo pools every member's data in one place without privacy: \
+                 it is a simulation reference and never runs as a member",
+            ));
+        }
         check_networked(params)?;
     }
     let members = roster.members();
@@ -230,6 +238,39 @@ impl<'a, K: Kernel> LoneRecipe<'a, K> {
         hyper: &mut Option<Hyperparameters>,
         t: usize,
     ) -> Result<Vec<f64>, AlgorithmError> {
+        let (gp, incumbent) = self.model(c, hyper, t)?;
+        c.propose(self.task, &self.step, &gp, t, incumbent)
+    }
+
+    /// `size` points for round `t` by local penalisation on `c`'s model
+    /// (`pooled-bo`, whose `c` holds every member's data).
+    fn propose_batch(
+        &self,
+        c: &mut Client,
+        hyper: &mut Option<Hyperparameters>,
+        t: usize,
+        size: usize,
+    ) -> Result<Vec<Vec<f64>>, AlgorithmError> {
+        let (gp, incumbent) = self.model(c, hyper, t)?;
+        c.propose_batch(
+            self.task,
+            &self.step,
+            &gp,
+            t,
+            incumbent,
+            size,
+            PENALTY_SAMPLE,
+            self.params.global_batch_optimism,
+        )
+    }
+
+    /// Client `c`'s GP at round `t`, refitted when due, and its incumbent.
+    fn model(
+        &self,
+        c: &mut Client,
+        hyper: &mut Option<Hyperparameters>,
+        t: usize,
+    ) -> Result<(fedhe_gp::ExactGp<K>, f64), AlgorithmError> {
         let (p, task) = (self.params, self.task);
         let (warp, scaling) = c.own_warping(task, p.warping.for_lone_agent())?;
         let scheduled = p.refit_every > 0 && (t - 1).is_multiple_of(p.refit_every);
@@ -253,8 +294,7 @@ impl<'a, K: Kernel> LoneRecipe<'a, K> {
             &self.family,
             self.constant_mean,
         )?;
-        let incumbent = c.incumbent(task, warp, &scaling);
-        c.propose(task, &self.step, &gp, t, incumbent)
+        Ok((gp, c.incumbent(task, warp, &scaling)))
     }
 }
 
@@ -469,9 +509,10 @@ impl<'a, K: Kernel> Federation<'a, K> {
         match self.method {
             Method::RandomSearch => self.random_search(start),
             Method::IndependentBo => self.independent_bo(start),
+            Method::PooledBo => self.pooled_bo(start),
             m if self.params.prior_mean.resolve(m) != PriorMean::Zero => Err(crate::error::config(
                 "prior_mean",
-                "a fitted constant mean is for independent-bo only (the global posterior's mean is zero)",
+                "a fitted constant mean is for the plaintext methods only (the global posterior's mean is zero)",
             )),
             _ => self.federated(channel, start),
         }
@@ -527,6 +568,33 @@ impl<'a, K: Kernel> Federation<'a, K> {
             for (c, hyper) in self.clients.iter_mut().zip(hypers.iter_mut()) {
                 let x = lone.propose(c, hyper, t)?;
                 round_best.add(c.evaluate(self.task, x)?.noise_free);
+            }
+            let local = vec![true; self.members.len()];
+            self.end_round(t, &local, false, round_best.value, &mut trace);
+        }
+        Ok(self.result(trace, start, None, 0))
+    }
+
+    /// Every client's data in one place, no privacy (the upper reference):
+    /// each round one exact GP on the pooled data, fitted as a lone agent
+    /// fits its own ([`LoneRecipe`]), proposes a batch of one point per
+    /// member by local penalisation, and member `i` evaluates point `i`.
+    fn pooled_bo(&mut self, start: Instant) -> Result<RunResult, AlgorithmError> {
+        let (p, task) = (self.params, self.task);
+        let lone = LoneRecipe::new(self)?;
+        let mut pooled = Client::new(self.members[0].clone(), 0, mix(self.seed, u64::MAX - 2));
+        for c in &self.clients {
+            pooled.absorb(task, c);
+        }
+        let mut hyper = None;
+        let mut trace = Vec::with_capacity(p.rounds);
+        for t in 1..=p.rounds {
+            let batch = lone.propose_batch(&mut pooled, &mut hyper, t, self.clients.len())?;
+            let mut round_best = RoundBest::new(task);
+            for (c, x) in self.clients.iter_mut().zip(batch) {
+                let e = c.evaluate(task, x.clone())?;
+                pooled.record(task, x, &e);
+                round_best.add(e.noise_free);
             }
             let local = vec![true; self.members.len()];
             self.end_round(t, &local, false, round_best.value, &mut trace);

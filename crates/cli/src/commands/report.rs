@@ -4,6 +4,7 @@
 use super::json_input::read_json;
 use crate::error::CliError;
 use crate::report::baseline::BaselineTable;
+use crate::report::peers::{self, Peer};
 use crate::report::results::{group, ResultsFile};
 use crate::report::table::{render, ReportInput};
 use crate::report::{compare, plot};
@@ -21,6 +22,12 @@ pub struct ReportArgs {
     /// (e.g. configs/experiments/paper004_table1.csv).
     #[arg(long)]
     pub baseline_table: Option<PathBuf>,
+    /// Another library's runs under the same protocol, put beside the
+    /// reference method with a rank-sum test per task (repeatable): JSON
+    /// `{"label"?, "method"?, "runs": {"f1/0": {"function", "seed", "best"}, ...}}`
+    /// as `scripts/peers_botorch.py` writes it.
+    #[arg(long = "peers", value_name = "FILE")]
+    pub peers: Vec<PathBuf>,
     /// The method every other method is compared with.
     #[arg(long, default_value = "fbo-fedgp")]
     pub reference: String,
@@ -67,6 +74,38 @@ pub fn run(args: ReportArgs) -> Result<(), CliError> {
         None => None,
     };
 
+    let mut peers = Vec::with_capacity(args.peers.len());
+    for path in &args.peers {
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| CliError::Io {
+            path: name.clone(),
+            source,
+        })?;
+        let stem = path
+            .file_stem()
+            .map_or("peer".into(), |s| s.to_string_lossy().into_owned());
+        let peer = Peer::parse(&text, &stem, &name).map_err(|reason| CliError::Invalid {
+            path: name.clone(),
+            reason,
+        })?;
+        let comparison = peers::compare(&grouped, &args.reference, peer, args.alpha);
+        if comparison.cells.is_empty() {
+            return Err(CliError::Invalid {
+                path: name,
+                reason: format!(
+                    "no task in common with {results_name} (its tasks: {})",
+                    grouped
+                        .tasks
+                        .iter()
+                        .map(|t| t.task.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            });
+        }
+        peers.push(comparison);
+    }
+
     let per_task = compare::per_task(&grouped, &args.reference, args.alpha);
     let across = compare::across_tasks(&grouped, &args.reference, args.alpha);
 
@@ -95,6 +134,7 @@ pub fn run(args: ReportArgs) -> Result<(), CliError> {
         per_task: &per_task,
         across: &across,
         baseline: baseline.as_ref().map(|(t, n)| (t, n.as_str())),
+        peers: &peers,
         plots: &plots,
     });
     let report_path = args.dir.join("report.md");

@@ -3,11 +3,13 @@
 //!
 //! Entities and algorithms are kept apart: [`results`] reads and groups the
 //! runs, [`stats`] holds the tests, [`compare`] applies them the way the
-//! paper's Tables 1 and 5 do, [`baseline`] reads a published table, and
-//! [`table`] and [`plot`] write the Markdown and the PNGs.
+//! paper's Tables 1 and 5 do, [`baseline`] reads a published table,
+//! [`peers`] sets other libraries' runs beside the reference, and [`table`]
+//! and [`plot`] write the Markdown and the PNGs.
 
 pub mod baseline;
 pub mod compare;
+pub mod peers;
 pub mod plot;
 pub mod results;
 pub mod stats;

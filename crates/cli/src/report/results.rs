@@ -48,11 +48,12 @@ pub struct TaskRuns {
 
 /// The methods `fedhe simulate` knows, in the order the report shows them
 /// after the reference method; any other method follows alphabetically.
-const KNOWN_METHODS: [&str; 6] = [
+const KNOWN_METHODS: [&str; 7] = [
     "fbo-fedgp",
     "local-only",
     "global-only",
     "random-support",
+    "pooled-bo",
     "independent-bo",
     "random-search",
 ];

@@ -241,23 +241,162 @@ fn sign_flip_p(ranks: &[f64], w: f64) -> f64 {
     (2.0 * at_most.min(at_least) as f64 / flips as f64).min(1.0)
 }
 
-/// Two-sided p-value of the normal approximation with tie and continuity corrections.
-fn normal_p(n: usize, w: f64, tie_sizes: &[usize]) -> f64 {
-    let n = n as f64;
-    let mean = n * (n + 1.0) / 4.0;
-    let tie_term: f64 = tie_sizes
+/// Σ_ties (t³ − t) over the tie groups of sizes `tie_sizes` (the variance
+/// correction of both rank tests' normal approximations).
+fn tie_correction(tie_sizes: &[usize]) -> f64 {
+    tie_sizes
         .iter()
         .map(|&t| {
             let t = t as f64;
             t * t * t - t
         })
-        .sum();
+        .sum()
+}
+
+/// Two-sided p-value of the normal approximation with tie and continuity corrections.
+fn normal_p(n: usize, w: f64, tie_sizes: &[usize]) -> f64 {
+    let n = n as f64;
+    let mean = n * (n + 1.0) / 4.0;
+    let tie_term = tie_correction(tie_sizes);
     let sd = ((n * (n + 1.0) * (2.0 * n + 1.0) - tie_term / 2.0) / 24.0).sqrt();
     let mut z = (w - mean) / sd;
     // The continuity correction moves z half a rank towards 0.
     z -= z.signum() * 0.5 / sd;
     // 2·Φ(−|z|) = erfc(|z|/√2).
     libm::erfc(z.abs() / std::f64::consts::SQRT_2).min(1.0)
+}
+
+/// How the p-value of a [`MannWhitney`] test was obtained.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RankSumMethod {
+    /// The exact null distribution of U (no ties, one sample of at most 8).
+    Exact,
+    /// The normal approximation with tie and continuity corrections.
+    Normal,
+}
+
+impl RankSumMethod {
+    /// A short name for the report.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Exact => "exact",
+            Self::Normal => "normal",
+        }
+    }
+}
+
+/// The result of a two-sided Mann-Whitney U (Wilcoxon rank-sum) test of two
+/// independent samples, e.g. fedhe's seeds against a peer's.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MannWhitney {
+    /// Size of the first sample.
+    pub n1: usize,
+    /// Size of the second sample.
+    pub n2: usize,
+    /// U₁ = R₁ − n₁(n₁+1)/2, R₁ the first sample's rank sum in the pooled
+    /// sample (average ranks for ties): the number of pairs (a_i, b_j) with
+    /// a_i > b_j, ties counting ½. scipy's `statistic`.
+    pub u1: f64,
+    /// Two-sided p-value.
+    pub p_value: f64,
+    /// How `p_value` was computed.
+    pub method: RankSumMethod,
+}
+
+impl MannWhitney {
+    /// Whether the first sample tends to be lower: U₁ below its null mean
+    /// n₁n₂/2.
+    pub fn first_is_lower(&self) -> bool {
+        self.u1 < (self.n1 * self.n2) as f64 / 2.0
+    }
+}
+
+/// Largest smaller sample for which scipy's `mannwhitneyu(method="auto")`
+/// uses the exact null distribution (when nothing is tied).
+const RANK_SUM_EXACT_MAX: usize = 8;
+
+/// The two-sided Mann-Whitney U test (Mann & Whitney 1947; Wilcoxon's
+/// rank-sum test) of H0 "a and b come from one distribution", as scipy's
+/// `mannwhitneyu(a, b, use_continuity=True, alternative="two-sided",
+/// method="auto")`:
+/// - no ties and min(n₁, n₂) ≤ 8: exact, p = 2·P(U ≥ max(U₁, n₁n₂ − U₁));
+/// - otherwise the normal approximation
+///   z = (max(U₁, n₁n₂ − U₁) − n₁n₂/2 − ½) / σ with
+///   σ² = n₁n₂/12 · ((n + 1) − Σ_ties (t³ − t) / (n(n − 1))), n = n₁ + n₂,
+///   p = 2·Φ(−z).
+///
+/// Returns `None` when a sample is empty or holds a non-finite value.
+pub fn mann_whitney(a: &[f64], b: &[f64]) -> Option<MannWhitney> {
+    if a.is_empty() || b.is_empty() || a.iter().chain(b).any(|v| !v.is_finite()) {
+        return None;
+    }
+    let (n1, n2) = (a.len(), b.len());
+    let pooled: Vec<f64> = a.iter().chain(b).copied().collect();
+    let (ranks, tie_sizes) = average_ranks(&pooled);
+    let r1: f64 = ranks[..n1].iter().sum();
+    let u1 = r1 - (n1 * (n1 + 1)) as f64 / 2.0;
+    let product = (n1 * n2) as f64;
+    let u = u1.max(product - u1);
+    let has_ties = tie_sizes.iter().any(|&t| t > 1);
+    let (p_value, method) = if !has_ties && n1.min(n2) <= RANK_SUM_EXACT_MAX {
+        (rank_sum_exact_p(n1, n2, u), RankSumMethod::Exact)
+    } else {
+        let n = (n1 + n2) as f64;
+        let tie_term = tie_correction(&tie_sizes);
+        let sd = (product / 12.0 * ((n + 1.0) - tie_term / (n * (n - 1.0)))).sqrt();
+        let p = if sd > 0.0 {
+            let z = (u - product / 2.0 - 0.5) / sd;
+            // 2·Φ(−z) = erfc(z/√2).
+            libm::erfc(z / std::f64::consts::SQRT_2)
+        } else {
+            1.0
+        };
+        (p.min(1.0), RankSumMethod::Normal)
+    };
+    Some(MannWhitney {
+        n1,
+        n2,
+        u1,
+        p_value,
+        method,
+    })
+}
+
+/// Exact two-sided p-value 2·P(U ≥ `u`) of the Mann-Whitney U of untied
+/// samples of sizes `n1` and `n2`, `u` ≥ n₁n₂/2.
+///
+/// Under H0 all C(n₁+n₂, n₁) orderings are equally likely; the number with
+/// U = k is c(n₁, n₂, k), counted by the recursion
+/// c(i, j, k) = c(i − 1, j, k − j) + c(i, j − 1, k) (the largest value is
+/// from the first sample, beating all j of the second, or from the second).
+fn rank_sum_exact_p(n1: usize, n2: usize, u: f64) -> f64 {
+    let max = n1 * n2;
+    // counts[i][j] over k for the current i, built row by row.
+    let mut previous: Vec<Vec<f64>> = (0..=n2)
+        .map(|_| {
+            let mut c = vec![0.0; max + 1];
+            c[0] = 1.0;
+            c
+        })
+        .collect();
+    for _ in 1..=n1 {
+        let mut row: Vec<Vec<f64>> = Vec::with_capacity(n2 + 1);
+        for j in 0..=n2 {
+            let mut c = vec![0.0; max + 1];
+            for (k, slot) in c.iter_mut().enumerate() {
+                let from_first = if k >= j { previous[j][k - j] } else { 0.0 };
+                let from_second = if j > 0 { row[j - 1][k] } else { 0.0 };
+                *slot = from_first + from_second;
+            }
+            row.push(c);
+        }
+        previous = row;
+    }
+    let counts = &previous[n2];
+    let total: f64 = counts.iter().sum();
+    let from = (u.ceil() as usize).min(max + 1);
+    let upper: f64 = counts[from..].iter().sum();
+    (2.0 * upper / total).min(1.0)
 }
 
 /// Holm's step-down adjusted p-values (Holm 1979), in the order given.
@@ -342,6 +481,72 @@ mod tests {
         assert!(wilcoxon(&[f64::NAN], &[1.0]).is_none());
     }
 
+    #[test]
+    fn rank_sum_null_counts_are_the_binomial_total_and_match_the_published_table() {
+        // U's null distribution for 5 and 5: C(10, 5) = 252 orderings; the
+        // smallest U are 0 (1 ordering), 1 (1), 2 (2), 3 (3), so
+        // 2·P(U ≤ 2) = 8/252 and 2·P(U ≤ 3) = 14/252.
+        let p = |a: &[f64], b: &[f64]| mann_whitney(a, b).unwrap();
+        let low: Vec<f64> = vec![1.0, 2.0, 4.0, 6.0, 7.0];
+        let high: Vec<f64> = vec![3.0, 5.0, 8.0, 9.0, 10.0];
+        // U₁ = pairs with a > b: 4 > 3, 6 > 3, 6 > 5, 7 > 3, 7 > 5 → 5.
+        let t = p(&low, &high);
+        assert_eq!((t.u1, t.method), (5.0, RankSumMethod::Exact));
+        let separated = p(&[1.0, 2.0, 3.0, 4.0, 5.0], &[6.0, 7.0, 8.0, 9.0, 10.0]);
+        assert_eq!(separated.u1, 0.0);
+        assert!((separated.p_value - 2.0 / 252.0).abs() < 1e-15);
+        assert!(separated.first_is_lower());
+        let u2 = p(&[1.0, 2.0, 3.0, 6.0, 7.0], &[4.0, 5.0, 8.0, 9.0, 10.0]);
+        assert_eq!(u2.u1, 4.0, "6 and 7 each beat 4 and 5");
+        // 2·P(U ≤ 4) = 2·(1 + 1 + 2 + 3 + 5)/252.
+        assert!((u2.p_value - 24.0 / 252.0).abs() < 1e-15, "{}", u2.p_value);
+        // The published two-sided 5 % critical values of U (e.g. Mann &
+        // Whitney's tables as reprinted in Siegel & Castellan 1988): 2 for
+        // 5 and 5, 8 for 5 and 10: p ≤ 0.05 at the critical U, > 0.05 above.
+        for (n1, n2, critical) in [(5usize, 5usize, 2usize), (5, 10, 8), (8, 8, 13)] {
+            let at = |u: usize| rank_sum_exact_p(n1, n2, (n1 * n2 - u) as f64);
+            assert!(at(critical) <= 0.05, "{n1},{n2}: {}", at(critical));
+            assert!(at(critical + 1) > 0.05, "{n1},{n2}: {}", at(critical + 1));
+        }
+        assert!(mann_whitney(&[], &[1.0]).is_none());
+        assert!(mann_whitney(&[f64::NAN], &[1.0]).is_none());
+    }
+
+    /// A JSON array of numbers.
+    fn floats(v: &serde_json::Value) -> Vec<f64> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect()
+    }
+
+    /// scipy's `mannwhitneyu` values for the cases of
+    /// `scripts/report_fixtures.py`.
+    #[test]
+    fn matches_scipy_mann_whitney() {
+        let fixture: serde_json::Value =
+            serde_json::from_str(include_str!("../../../../tests/data/mann_whitney.json")).unwrap();
+        let cases = fixture["cases"].as_array().unwrap();
+        assert!(cases.len() >= 8);
+        for case in cases {
+            let name = case["name"].as_str().unwrap();
+            let t = mann_whitney(&floats(&case["a"]), &floats(&case["b"])).unwrap();
+            assert_eq!(
+                t.method.as_str(),
+                case["method"].as_str().unwrap(),
+                "{name}"
+            );
+            assert_eq!(t.u1, case["statistic"].as_f64().unwrap(), "{name}");
+            let p = case["p_value"].as_f64().unwrap();
+            assert!(
+                (t.p_value - p).abs() / p < 1e-12,
+                "{name}: p = {} vs scipy {p}",
+                t.p_value
+            );
+        }
+    }
+
     /// scipy's values for the cases of `scripts/report_fixtures.py`.
     #[test]
     fn matches_scipy_wilcoxon() {
@@ -349,13 +554,6 @@ mod tests {
             serde_json::from_str(include_str!("../../../../tests/data/wilcoxon.json")).unwrap();
         let cases = fixture["cases"].as_array().unwrap();
         assert!(cases.len() >= 15);
-        let floats = |v: &serde_json::Value| -> Vec<f64> {
-            v.as_array()
-                .unwrap()
-                .iter()
-                .map(|x| x.as_f64().unwrap())
-                .collect()
-        };
         let mut worst: f64 = 0.0;
         for case in cases {
             let name = case["name"].as_str().unwrap();

@@ -2,6 +2,7 @@
 
 use super::baseline::BaselineTable;
 use super::compare::{mean_best, AcrossTasks, Tally, TaskComparisons};
+use super::peers::PeerComparison;
 use super::results::{natural_cmp, Grouped, MethodRuns, TaskRuns};
 use super::stats::Summary;
 use std::collections::BTreeMap;
@@ -21,6 +22,8 @@ pub struct ReportInput<'a> {
     pub across: &'a [AcrossTasks],
     /// The published table and the path it came from.
     pub baseline: Option<(&'a BaselineTable, &'a str)>,
+    /// Other libraries' runs under the same protocol, against the reference.
+    pub peers: &'a [PeerComparison],
     /// (task, plot path relative to the report).
     pub plots: &'a [(String, String)],
 }
@@ -321,6 +324,8 @@ pub fn render(input: &ReportInput) -> String {
     }
 
     // 6. Plots.
+    render_peers(w, reference, input.alpha, input.peers);
+
     let _ = writeln!(w, "\n## Convergence\n");
     let _ = writeln!(
         w,
@@ -454,6 +459,80 @@ fn render_regret(w: &mut String, g: &Grouped) {
 
 /// The comparison with a published table: its columns beside fedhe's
 /// reference method, and the counts of the issue's acceptance criterion.
+/// The peers' section: per task the medians, the rank-sum test and the mark,
+/// and per peer the counts the acceptance of issue 14 reads.
+fn render_peers(w: &mut String, reference: &str, alpha: f64, peers: &[PeerComparison]) {
+    if peers.is_empty() {
+        return;
+    }
+    let _ = writeln!(w, "\n## Against peers\n");
+    let _ = writeln!(
+        w,
+        "Median `best` of `{reference}` and of each peer (another library under the same \
+         protocol, its own seeds). Test: two-sided Mann-Whitney U (Wilcoxon rank-sum) on \
+         the two independent samples, Holm-corrected over the peer's tasks, α = {alpha}. \
+         The mark says how the peer does against `{reference}`: `+` significantly better, \
+         `≈` no significant difference, `−` significantly worse.\n"
+    );
+    for c in peers {
+        let peer = &c.peer;
+        let _ = writeln!(w, "### {}\n", peer.label);
+        let what = if peer.description.is_empty() {
+            String::new()
+        } else {
+            format!("{}; ", peer.description)
+        };
+        let _ = writeln!(w, "{what}from `{}`.\n", peer.source);
+        let _ = writeln!(
+            w,
+            "| task | {reference} median (n) | {} median (n) | U | p | p (Holm) | mark |",
+            peer.label
+        );
+        let _ = writeln!(w, "| --- | ---: | ---: | ---: | ---: | ---: | :---: |");
+        // p is exact without ties when a sample has at most 8 runs, else normal.
+        for cell in &c.cells {
+            let _ = writeln!(
+                w,
+                "| {} | {} ({}) | {} ({}) | {} | {} ({}) | {} | {} |",
+                cell.task,
+                format_compact(cell.reference_median),
+                cell.reference_runs,
+                format_compact(cell.peer_median),
+                cell.peer_runs,
+                cell.test.u1,
+                format_p(cell.test.p_value),
+                cell.test.method.as_str(),
+                format_p(cell.adjusted_p),
+                cell.mark.symbol()
+            );
+        }
+        let (better, tie, worse) = c.marks();
+        let _ = writeln!(
+            w,
+            "\n`{reference}`'s median ≤ {}'s on **{} of {}** tasks; {} significantly better \
+             on {better}, no significant difference on {tie}, significantly worse on {worse} \
+             (+/≈/− = {better}/{tie}/{worse}).",
+            peer.label,
+            c.reference_at_least_as_good(),
+            c.cells.len(),
+            peer.label,
+        );
+        if !c.missing.is_empty() {
+            let _ = writeln!(
+                w,
+                "\n{} has no runs on {}.",
+                peer.label,
+                c.missing
+                    .iter()
+                    .map(|t| format!("`{t}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+        let _ = writeln!(w);
+    }
+}
+
 fn render_baseline(
     w: &mut String,
     g: &Grouped,
