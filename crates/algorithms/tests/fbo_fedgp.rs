@@ -344,6 +344,27 @@ fn a_clients_own_scaling_is_the_mean_and_deviation_of_its_warped_utilities() {
 /// `Σ_i log p(y_i | θ)` plus the log prior, computed here in plaintext from the
 /// clients' data without clamping or fixed-point rounding; and its warping
 /// (through `PlainSum`) is the one chosen on the pooled raw utilities.
+/// One client per member, client `i` seeded `seed + i` with `points(i)`
+/// uniform points of `task`'s unit cube.
+fn designed_clients(
+    task: &Task,
+    members: &[MemberId],
+    seed: u64,
+    points: impl Fn(usize) -> usize,
+) -> Vec<Client> {
+    let dim = task.dim();
+    members
+        .iter()
+        .enumerate()
+        .map(|(i, id)| {
+            let mut c = Client::new(id.clone(), i, seed + i as u64);
+            c.initial_design(task, points(i), &vec![0.0; dim], &vec![1.0; dim])
+                .unwrap();
+            c
+        })
+        .collect()
+}
+
 #[test]
 fn federated_hyperparameters_and_warping_are_the_pooled_choice() {
     use fedhe_algorithms::fbo_fedgp::{
@@ -353,15 +374,7 @@ fn federated_hyperparameters_and_warping_are_the_pooled_choice() {
     use fedhe_gp::ExactGpParams;
     let task = fedhe_tasks::by_name("cec2005-f9", 10, 0).unwrap();
     let m = members(4);
-    let mut clients: Vec<Client> = m
-        .iter()
-        .enumerate()
-        .map(|(i, id)| Client::new(id.clone(), i, 40 + i as u64))
-        .collect();
-    for (i, c) in clients.iter_mut().enumerate() {
-        c.initial_design(&task, 6 + 3 * i, &[0.0; 10], &[1.0; 10])
-            .unwrap();
-    }
+    let clients = designed_clients(&task, &m, 40, |i| 6 + 3 * i);
     let n_max = 54.0;
     let setting = Warping::Likelihood;
     // The warping through PlainSum (see `Warping::Likelihood` for its limit
@@ -453,6 +466,118 @@ fn federated_hyperparameters_and_warping_are_the_pooled_choice() {
     assert_eq!(ml, reference(None));
     // The prior matters here: MAP and ML pick different candidates.
     eprintln!("MAP candidate {map}, ML candidate {ml}");
+}
+
+#[test]
+fn sparse_hyperparameter_choice_through_he_is_the_argmax_of_the_dense_pitc_evidence() {
+    use fedhe_algorithms::fbo_fedgp::{pooled_map, sparse_evidences};
+    use fedhe_gp::hyperfit::HyperPrior;
+    let task = fedhe_tasks::by_name("cec2005-f9", 10, 0).unwrap();
+    let m = members(4);
+    let clients = designed_clients(&task, &m, 60, |i| 5 + 2 * i);
+    let n_max = 54.0;
+    let warp = OutputWarping::SignedLog;
+    let scaling = OutputScaling {
+        mean: -5.5,
+        std: 0.2,
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(21);
+    let support = DMatrix::from_fn(8, 10, |_, _| rng.gen::<f64>());
+    let family = Matern52::new(KernelParams::isotropic(10, 1.0, 1.0).unwrap());
+    let current = Hyperparameters::new(vec![0.8; 10], 1.0, 1e-2).unwrap();
+    let bounds = fedhe_gp::hyperfit::HyperBounds {
+        lengthscale: (1e-2, 1e2),
+        signal_variance: (0.05, 20.0),
+        noise_variance: (1e-4, 1.0),
+    };
+    let candidates = current.candidates(&bounds, 32, &mut ChaCha8Rng::seed_from_u64(9));
+    let mut he = he_channel("sparse-map", &m, 4);
+    let summed = Server::new(&mut he, 1024.0)
+        .aggregate(
+            "sparse evidence",
+            clients
+                .iter()
+                .map(|c| {
+                    let v = c.sparse_evidence(
+                        &task,
+                        warp,
+                        &scaling,
+                        &candidates,
+                        &family,
+                        &support,
+                        n_max,
+                    );
+                    (c.id().clone(), v)
+                })
+                .collect(),
+        )
+        .unwrap();
+    let evidence = sparse_evidences(&candidates, &family, &support, &summed, n_max).unwrap();
+    let blocks: Vec<_> = clients
+        .iter()
+        .map(|c| c.data(&task, warp, &scaling))
+        .collect();
+    let mut worst: f64 = 0.0;
+    let reference: Vec<f64> = candidates
+        .iter()
+        .zip(&evidence)
+        .map(|(h, ours)| {
+            let dense = fedhe_gp::sparse::dense_pitc_log_marginal_likelihood(
+                &h.kernel(&family).unwrap(),
+                h.noise(),
+                0.0,
+                &support,
+                &blocks,
+            )
+            .unwrap();
+            worst = worst.max((ours - dense).abs() / dense.abs().max(1.0));
+            dense
+        })
+        .collect();
+    assert!(
+        worst < 1e-6,
+        "largest relative deviation from the dense evidence {worst:e}"
+    );
+    let prior = HyperPrior::dim_scaled(10);
+    let argmax = |values: &[f64], prior: Option<&HyperPrior>| {
+        values
+            .iter()
+            .zip(&candidates)
+            .map(|(v, h)| v + prior.map_or(0.0, |p| p.log_prior(h.log()).0))
+            .enumerate()
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .unwrap()
+            .0
+    };
+    let map = pooled_map(&candidates, &evidence, 1.0, Some(&prior)).unwrap();
+    assert_eq!(map, argmax(&reference, Some(&prior)));
+    assert_eq!(
+        pooled_map(&candidates, &evidence, 1.0, None).unwrap(),
+        argmax(&reference, None)
+    );
+    // The evidence of the global model is not the sum of the clients' own.
+    let experts: Vec<f64> = candidates
+        .iter()
+        .map(|h| {
+            blocks
+                .iter()
+                .map(|(x, y)| {
+                    fedhe_gp::ExactGpParams::new(h.kernel(&family).unwrap())
+                        .noise_variance(h.noise())
+                        .fit(x, y)
+                        .unwrap()
+                        .log_marginal_likelihood()
+                })
+                .sum()
+        })
+        .collect();
+    assert!(
+        experts
+            .iter()
+            .zip(&reference)
+            .any(|(e, r)| (e - r).abs() > 1.0),
+        "{experts:?} vs {reference:?}"
+    );
 }
 
 #[test]

@@ -50,6 +50,21 @@ pub struct LocalSummary {
     pub k_ss: DMatrix<f64>,
 }
 
+/// One client's terms of the dPITC evidence: its local summary and the two
+/// scalars the log marginal likelihood adds up over the clients
+/// ([`Dpitc::log_marginal_likelihood`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LocalEvidence {
+    /// The local summary (eqs. 6-7).
+    pub summary: LocalSummary,
+    /// `r_iᵀ Σ_{D_i D_i|S}⁻¹ r_i` with `r_i = y_{D_i} − μ`.
+    pub quadratic: f64,
+    /// `log det Σ_{D_i D_i|S}`.
+    pub log_det: f64,
+    /// `|D_i|`.
+    pub points: usize,
+}
+
 /// The length of a packed summary for `s = |S|`: `s + s(s+1)/2`.
 pub fn packed_len(s: usize) -> usize {
     s + s * (s + 1) / 2
@@ -169,8 +184,24 @@ impl<K: Kernel> Dpitc<K> {
         x: &DMatrix<f64>,
         y: &DVector<f64>,
     ) -> Result<LocalSummary, GpError> {
+        Ok(self.local_evidence(x, y)?.summary)
+    }
+
+    /// A client's local summary and its terms of the dPITC evidence, from its
+    /// data `(x, y)`: with `L_C` and `r = L_C⁻¹ (y − μ)` as in
+    /// [`Dpitc::local_summary`], `quadratic = rᵀr` and `log_det = 2 Σ log (L_C)_jj`.
+    pub fn local_evidence(
+        &self,
+        x: &DMatrix<f64>,
+        y: &DVector<f64>,
+    ) -> Result<LocalEvidence, GpError> {
         if x.nrows() == 0 && y.is_empty() {
-            return Ok(LocalSummary::zeros(self.support_size()));
+            return Ok(LocalEvidence {
+                summary: LocalSummary::zeros(self.support_size()),
+                quadratic: 0.0,
+                log_det: 0.0,
+                points: 0,
+            });
         }
         crate::exact::validate_data(self.kernel.dim(), x, y, false)?;
         let sigma_sd = self.kernel.cross(&self.support, x);
@@ -188,10 +219,41 @@ impl<K: Kernel> Dpitc<K> {
             resid.as_slice(),
         ));
         let k_ss = w.transpose() * &w;
-        Ok(LocalSummary {
-            m_s: (w.transpose() * r).column(0).into_owned(),
-            k_ss: (&k_ss + k_ss.transpose()) * 0.5,
+        Ok(LocalEvidence {
+            summary: LocalSummary {
+                m_s: (w.transpose() * &r).column(0).into_owned(),
+                k_ss: (&k_ss + k_ss.transpose()) * 0.5,
+            },
+            quadratic: r.norm_squared(),
+            log_det: cond_chol.log_det(),
+            points: x.nrows(),
         })
+    }
+
+    /// The log marginal likelihood of every client's data under the dPITC
+    /// model (the PITC evidence of Quiñonero-Candela & Rasmussen 2005, eq. 15
+    /// form), from the summed local summary and the summed scalars of
+    /// [`LocalEvidence`]:
+    ///
+    /// `log p(y) = −½ [Σ_i q_i − m_Sᵀ K_SS⁻¹ m_S + log|K_SS| − log|Σ_SS| + Σ_i log|Λ_i| + n log 2π]`
+    ///
+    /// with `K_SS = Σ_SS + Σ_i K̇_SS⁽ⁱ⁾` (eq. 8): the Woodbury identity and the
+    /// matrix determinant lemma applied to `Q_DD + Λ` (module docs). It
+    /// counts the covariance between clients through `S`, which a sum of the
+    /// clients' own likelihoods ignores.
+    pub fn log_marginal_likelihood(
+        &self,
+        summed: &LocalSummary,
+        quadratic: f64,
+        log_det: f64,
+        points: usize,
+    ) -> Result<f64, GpError> {
+        check_finite("evidence terms", [quadratic, log_det].iter())?;
+        let global = self.global_summary(summed)?;
+        let solved = global.k_ss_chol.solve_vec(&global.m_s);
+        let fit = quadratic - global.m_s.dot(&solved);
+        let complexity = global.k_ss_chol.log_det() - self.sigma_ss_chol.log_det() + log_det;
+        Ok(-0.5 * (fit + complexity + points as f64 * (2.0 * std::f64::consts::PI).ln()))
     }
 
     /// The global summary from the sum of all local summaries (eq. 8).
@@ -331,6 +393,55 @@ impl<K: Kernel> Dpitc<K> {
     }
 }
 
+/// The PITC log marginal likelihood straight from its definition: the
+/// Gaussian log density of `y − μ` under `Q_DD + Λ` (module docs), built as a
+/// dense `n × n` matrix over every client's `blocks` (inputs, outputs) and
+/// factorised by Cholesky, `O(n³)`. The reference that
+/// [`Dpitc::log_marginal_likelihood`] (from sums, `O(|S|³)`) is tested
+/// against; it needs every client's data in one place.
+pub fn dense_pitc_log_marginal_likelihood<K: Kernel>(
+    kernel: &K,
+    noise_variance: f64,
+    prior_mean: f64,
+    support: &DMatrix<f64>,
+    blocks: &[(DMatrix<f64>, DVector<f64>)],
+) -> Result<f64, GpError> {
+    let n: usize = blocks.iter().map(|b| b.0.nrows()).sum();
+    let d = support.ncols();
+    let (mut x, mut y) = (DMatrix::zeros(n, d), DVector::zeros(n));
+    let mut block_of = vec![0usize; n];
+    let mut row = 0;
+    for (b, (bx, by)) in blocks.iter().enumerate() {
+        if bx.ncols() != d || by.len() != bx.nrows() {
+            return Err(GpError::Dimension {
+                what: "client block vs support set",
+                expected: d,
+                got: bx.ncols(),
+            });
+        }
+        x.view_mut((row, 0), (bx.nrows(), d)).copy_from(bx);
+        y.rows_mut(row, bx.nrows()).copy_from(by);
+        block_of[row..row + bx.nrows()].fill(b);
+        row += bx.nrows();
+    }
+    let sss = JitteredCholesky::new(&kernel.gram(support))?;
+    let v = sss.solve_lower(&kernel.cross(support, &x));
+    let q = v.transpose() * &v;
+    let full = kernel.gram(&x);
+    // Q off the clients' diagonal blocks, the exact covariance (and noise) on them.
+    let cov = DMatrix::from_fn(n, n, |i, j| {
+        if block_of[i] == block_of[j] {
+            full[(i, j)] + if i == j { noise_variance } else { 0.0 }
+        } else {
+            q[(i, j)]
+        }
+    });
+    let chol = JitteredCholesky::new(&cov)?;
+    let r = y.map(|v| v - prior_mean);
+    let fit = r.dot(&chol.solve_vec(&r));
+    Ok(-0.5 * (fit + chol.log_det() + n as f64 * (2.0 * std::f64::consts::PI).ln()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -461,6 +572,86 @@ mod tests {
             "variance error {}",
             (&v - &ve).amax()
         );
+    }
+
+    /// The summed evidence terms of `blocks`.
+    fn summed_evidence<K: Kernel>(
+        model: &Dpitc<K>,
+        blocks: &[(DMatrix<f64>, DVector<f64>)],
+    ) -> (LocalSummary, f64, f64, usize) {
+        let parts: Vec<LocalEvidence> = blocks
+            .iter()
+            .map(|(x, y)| model.local_evidence(x, y).unwrap())
+            .collect();
+        let s = model.support_size();
+        (
+            LocalSummary::sum(s, parts.iter().map(|p| &p.summary)),
+            parts.iter().map(|p| p.quadratic).sum(),
+            parts.iter().map(|p| p.log_det).sum(),
+            parts.iter().map(|p| p.points).sum(),
+        )
+    }
+
+    #[test]
+    fn the_evidence_from_sums_equals_the_dense_pitc_density() {
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        let kernel = Matern52::new(KernelParams::new(vec![0.4, 0.7], 1.3).unwrap());
+        let s = random_points(&mut rng, 6, 2);
+        let blocks: Vec<(DMatrix<f64>, DVector<f64>)> = [5, 8, 3]
+            .iter()
+            .map(|&n| {
+                let x = random_points(&mut rng, n, 2);
+                let y = outputs(&x);
+                (x, y)
+            })
+            .collect();
+        for (noise, mu) in [(0.05, 0.0), (1e-3, 0.4)] {
+            let model = Dpitc::new(kernel.clone(), noise, mu, s.clone()).unwrap();
+            let (summary, q, log_det, n) = summed_evidence(&model, &blocks);
+            let ours = model
+                .log_marginal_likelihood(&summary, q, log_det, n)
+                .unwrap();
+            let dense =
+                dense_pitc_log_marginal_likelihood(&kernel, noise, mu, &s, &blocks).unwrap();
+            assert!(
+                (ours - dense).abs() < 1e-8 * dense.abs().max(1.0),
+                "noise {noise}: {ours} vs dense {dense}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_evidence_with_every_input_in_the_support_is_the_exact_gp_evidence() {
+        let mut rng = ChaCha8Rng::seed_from_u64(12);
+        let kernel = SquaredExponential::new(KernelParams::new(vec![0.3, 0.5], 0.9).unwrap());
+        let (a, b) = (random_points(&mut rng, 6, 2), random_points(&mut rng, 4, 2));
+        let mut all = DMatrix::zeros(10, 2);
+        all.view_mut((0, 0), (6, 2)).copy_from(&a);
+        all.view_mut((6, 0), (4, 2)).copy_from(&b);
+        let blocks = vec![(a.clone(), outputs(&a)), (b.clone(), outputs(&b))];
+        let model = Dpitc::new(kernel.clone(), 0.1, 0.0, all.clone()).unwrap();
+        let (summary, q, log_det, n) = summed_evidence(&model, &blocks);
+        let ours = model
+            .log_marginal_likelihood(&summary, q, log_det, n)
+            .unwrap();
+        let exact = ExactGpParams::new(kernel)
+            .noise_variance(0.1)
+            .fit(&all, &outputs(&all))
+            .unwrap()
+            .log_marginal_likelihood();
+        assert!((ours - exact).abs() < 1e-7, "{ours} vs exact {exact}");
+        // A sum of the two clients' own evidences is not it: the cross terms count.
+        let own: f64 = blocks
+            .iter()
+            .map(|(x, y)| {
+                ExactGpParams::new(model.kernel().clone())
+                    .noise_variance(0.1)
+                    .fit(x, y)
+                    .unwrap()
+                    .log_marginal_likelihood()
+            })
+            .sum();
+        assert!((own - exact).abs() > 1e-3, "{own} vs {exact}");
     }
 
     #[test]

@@ -8,7 +8,7 @@ use crate::AlgorithmError;
 use fedhe_bo::clustering::local_kmeans;
 use fedhe_crypto::MemberId;
 use fedhe_gp::hyperfit::{fit_hyperparameters, FitConfig};
-use fedhe_gp::sparse::{Dpitc, LocalSummary};
+use fedhe_gp::sparse::{packed_len, Dpitc, LocalSummary};
 use fedhe_gp::{ExactGp, ExactGpParams, Kernel};
 use fedhe_tasks::{Evaluation, Task};
 use nalgebra::{DMatrix, DVector};
@@ -259,6 +259,54 @@ impl Client {
                 }
             })
             .collect()
+    }
+
+    /// This client's terms of the global dPITC evidence under each candidate
+    /// on `support` ([`fedhe_gp::sparse::Dpitc::local_evidence`]), each
+    /// scaled for the channel: the local summary by [`super::SummaryScaling`]
+    /// for that candidate, then `σ_n² rᵀΛ⁻¹r / n_max` (at most the largest
+    /// squared standardised value, as `Λ ⪰ σ_n² I`), `log det Λ / n_max` and
+    /// `|D_i| / n_max`. A candidate whose model cannot be built on this
+    /// client's data contributes `LML_CLAMP` as its log-determinant term and
+    /// zeros elsewhere, which sinks that candidate's summed evidence (as
+    /// [`Client::log_likelihoods`] gives such a candidate its floor).
+    #[allow(clippy::too_many_arguments)]
+    pub fn sparse_evidence<K: Kernel>(
+        &self,
+        task: &Task,
+        warping: OutputWarping,
+        scaling: &OutputScaling,
+        candidates: &[Hyperparameters],
+        kernel: &K,
+        support: &DMatrix<f64>,
+        n_max: f64,
+    ) -> Vec<f64> {
+        let (x, y) = self.data(task, warping, scaling);
+        let s = support.nrows();
+        let per = packed_len(s) + 3;
+        let mut out = Vec::with_capacity(per * candidates.len());
+        for h in candidates {
+            let terms = h.kernel(kernel).ok().and_then(|k| {
+                let model = Dpitc::new(k, h.noise(), 0.0, support.clone()).ok()?;
+                let e = model.local_evidence(&x, &y).ok()?;
+                let mut v = super::SummaryScaling::new(s, h, n_max).to_channel(&e.summary);
+                v.extend([
+                    h.noise() * e.quadratic / n_max,
+                    e.log_det / n_max,
+                    e.points as f64 / n_max,
+                ]);
+                Some(v)
+            });
+            match terms {
+                Some(v) if v.iter().all(|x| x.is_finite()) => out.extend(v),
+                _ => {
+                    out.extend(std::iter::repeat_n(0.0, per));
+                    let log_det_slot = out.len() - 2;
+                    out[log_det_slot] = LML_CLAMP;
+                }
+            }
+        }
+        out
     }
 
     /// The local exact GP on `D_i` with the given hyper-parameters (and a

@@ -74,12 +74,12 @@ pub use model::{
     Hyperparameters, OutputScaling, OutputWarping, SummaryScaling, Warping, WARP_SCALES,
 };
 pub use params::{
-    BetaSchedule, FboFedGpParams, FitStart, GlobalSteps, HyperparameterMode, InitialDesign,
-    KernelKind, LengthscalePrior, LocalScaling, LocalSteps, Method, PriorMean, SupportGrowth,
-    SupportSelection, ValidParams,
+    BetaSchedule, FboFedGpParams, FitStart, GlobalSteps, HyperLikelihood, HyperparameterMode,
+    InitialDesign, KernelKind, LengthscalePrior, LocalScaling, LocalSteps, Method, PriorMean,
+    SupportGrowth, SupportSelection, ValidParams,
 };
 pub use run::{
     check_networked, pooled_map, run, run_member, run_observed, run_roster, simulated_client_seed,
-    RoundEvent,
+    sparse_evidences, RoundEvent,
 };
 pub use server::{kmeans_update, Server};

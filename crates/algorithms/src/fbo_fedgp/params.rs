@@ -322,6 +322,25 @@ pub enum GlobalSteps {
     Penalised,
 }
 
+/// Which likelihood a federation's hyper-parameter candidates are scored by
+/// (with [`HyperparameterMode::FederatedMle`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HyperLikelihood {
+    /// `Σ_i log p(y_i | θ)`: every client's exact GP evidence on its own
+    /// data, summed (a product of experts; it ignores the covariance between
+    /// clients). One number per candidate. The default.
+    #[default]
+    Experts,
+    /// The evidence of the global dPITC model on every client's data
+    /// (`fedhe_gp::sparse::Dpitc::log_marginal_likelihood`), from each
+    /// client's local summary and two scalars per candidate: the likelihood
+    /// of the model the global steps use, covariance between clients
+    /// included through the support set. `|S|(|S|+3)/2 + 3` numbers per
+    /// candidate; the support set is chosen before the first fit.
+    Sparse,
+}
+
 /// How a federation's members take their local steps (Alg. 2, lines 16-17).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -431,6 +450,9 @@ pub struct FboFedGpParams {
     /// Rounds between hyper-parameter refits (0: fit once at the start).
     #[serde(default = "default_refit_every")]
     pub refit_every: usize,
+    /// The likelihood a federation scores its hyper-parameter candidates by.
+    #[serde(default)]
+    pub hyper_likelihood: HyperLikelihood,
     /// k-means tolerance on the largest centre move (unit cube).
     #[serde(default = "default_kmeans_tol")]
     pub kmeans_tol: f64,
@@ -519,6 +541,7 @@ impl FboFedGpParams {
             signal_variance: None,
             noise_variance: None,
             refit_every: default_refit_every(),
+            hyper_likelihood: HyperLikelihood::default(),
             kmeans_tol: default_kmeans_tol(),
             kmeans_max_iters: default_kmeans_max_iters(),
             hyper_candidates: default_hyper_candidates(),

@@ -4,8 +4,8 @@
 
 use super::model::choose_warping_and_scaling;
 use super::params::{
-    FitStart, GlobalSteps, HyperparameterMode, InitialDesign, KernelKind, LocalScaling, LocalSteps,
-    Method, PriorMean, SupportSelection, ValidParams,
+    FitStart, GlobalSteps, HyperLikelihood, HyperparameterMode, InitialDesign, KernelKind,
+    LocalScaling, LocalSteps, Method, PriorMean, SupportSelection, ValidParams,
 };
 use super::{Client, Hyperparameters, OutputScaling, OutputWarping, Server, SummaryScaling};
 use crate::surrogate::{AcquisitionStep, GlobalPosterior, Surrogate};
@@ -611,35 +611,60 @@ impl<'a, K: Kernel> Federation<'a, K> {
     /// with the largest summed likelihood plus the public log prior wins: the
     /// pooled MAP over the candidates, a stochastic search that never reveals
     /// a client's own likelihood or fit.
+    ///
+    /// With [`HyperLikelihood::Sparse`] the candidates are scored instead by
+    /// the evidence of the global dPITC model on `support`
+    /// ([`Client::sparse_evidence`], [`sparse_evidences`]).
     fn refit(
         &mut self,
         server: &mut Server<'_>,
         warp: OutputWarping,
         scaling: &OutputScaling,
         hyper: &Hyperparameters,
+        support: &DMatrix<f64>,
     ) -> Result<(OutputWarping, OutputScaling, Hyperparameters), AlgorithmError> {
         let p = self.params;
         let (task, n_max) = (self.task, p.max_points());
         let federated = p.hyperparameters == HyperparameterMode::FederatedMle;
+        let sparse = p.hyper_likelihood == HyperLikelihood::Sparse;
         let fit = p.fit_config(self.dim());
         let candidates = if federated {
             hyper.candidates(&fit.bounds, p.hyper_candidates, &mut self.public)
         } else {
             Vec::new()
         };
+        let family = &self.family;
         let contributions = self
             .clients
             .iter()
             .map(|c| {
                 let mut v = c.warp_contribution(task, p.warping, n_max);
-                v.extend(c.log_likelihoods(task, warp, scaling, &candidates, &self.family, n_max));
+                if sparse {
+                    v.extend(c.sparse_evidence(
+                        task,
+                        warp,
+                        scaling,
+                        &candidates,
+                        family,
+                        support,
+                        n_max,
+                    ));
+                } else {
+                    v.extend(c.log_likelihoods(task, warp, scaling, &candidates, family, n_max));
+                }
                 (c.id().clone(), v)
             })
             .collect();
         let sum = server.aggregate("statistics and log-likelihoods", contributions)?;
         let split = 1 + 3 * p.warping.candidates().len();
         let (new_warp, new_scaling) = choose_warping_and_scaling(p.warping, &sum[..split])?;
-        let hyper = match pooled_map(&candidates, &sum[split..], n_max, fit.prior.as_ref()) {
+        let best = if sparse {
+            let evidence = sparse_evidences(&candidates, family, support, &sum[split..], n_max)?;
+            pooled_map(&candidates, &evidence, 1.0, fit.prior.as_ref())
+        } else {
+            pooled_map(&candidates, &sum[split..], n_max, fit.prior.as_ref())
+        };
+        let hyper = match best {
             Some(best) => candidates[best].clone(),
             None => hyper.clone(),
         };
@@ -752,19 +777,33 @@ impl<'a, K: Kernel> Federation<'a, K> {
         let (mut warp, mut scaling) =
             choose_warping_and_scaling(p.warping, &server.aggregate("statistics", stats)?)?;
         let mut hyper = self.initial_hyperparameters()?;
-        if p.hyperparameters == HyperparameterMode::FederatedMle {
-            hyper = self.refit(&mut server, warp, &scaling, &hyper)?.2;
-        }
-        // The shared support set (Alg. 2, lines 3-7).
+        let sparse = p.hyper_likelihood == HyperLikelihood::Sparse;
+        // The shared support set (Alg. 2, lines 3-7): before the first fit
+        // when the fit scores candidates on it, else after (the paper's order).
         let mut k = p.support_size_at(0);
-        let mut support = self.select_support(&mut server, k)?;
+        let mut support = if sparse {
+            Some(self.select_support(&mut server, k)?)
+        } else {
+            None
+        };
+        if p.hyperparameters == HyperparameterMode::FederatedMle {
+            let on = support
+                .clone()
+                .unwrap_or_else(|| DMatrix::zeros(0, self.dim()));
+            hyper = self.refit(&mut server, warp, &scaling, &hyper, &on)?.2;
+        }
+        let mut support = match support.take() {
+            Some(s) => s,
+            None => self.select_support(&mut server, k)?,
+        };
         let schedule = MixingSchedule::power(p.schedule_exponent)?;
         let mut trace = Vec::with_capacity(p.rounds);
         let mut global_steps = 0;
         let mut last_global: Option<(GlobalPosterior<K>, OutputWarping, OutputScaling)> = None;
         for t in 1..=p.rounds {
             if t > 1 && p.refit_every > 0 && (t - 1) % p.refit_every == 0 {
-                (warp, scaling, hyper) = self.refit(&mut server, warp, &scaling, &hyper)?;
+                (warp, scaling, hyper) =
+                    self.refit(&mut server, warp, &scaling, &hyper, &support)?;
             }
             if p.support_size_at(t - 1) != k {
                 k = p.support_size_at(t - 1);
@@ -855,6 +894,54 @@ fn global_slot(local: &[bool], index: usize, batch: usize) -> Option<usize> {
         return None;
     }
     Some(local[..index].iter().filter(|l| !**l).count() % batch.max(1))
+}
+
+/// The evidence of the global dPITC model on `support` under each candidate,
+/// from the channel's sum of every client's [`Client::sparse_evidence`]
+/// (`summed`, one block of `|S|(|S|+3)/2 + 3` values per candidate):
+/// [`Dpitc::log_marginal_likelihood`] of the unscaled sums. A candidate whose
+/// model cannot be built, or whose sums cannot be factorised, gets `−∞`.
+pub fn sparse_evidences<K: Kernel>(
+    candidates: &[Hyperparameters],
+    family: &K,
+    support: &DMatrix<f64>,
+    summed: &[f64],
+    n_max: f64,
+) -> Result<Vec<f64>, AlgorithmError> {
+    let s = support.nrows();
+    let per = fedhe_gp::sparse::packed_len(s) + 3;
+    if summed.len() != per * candidates.len() {
+        return Err(crate::error::config(
+            "hyper_likelihood",
+            format!(
+                "expected {} summed evidence values for {} candidates, got {}",
+                per * candidates.len(),
+                candidates.len(),
+                summed.len()
+            ),
+        ));
+    }
+    Ok(candidates
+        .iter()
+        .zip(summed.chunks(per))
+        .map(|(h, block)| {
+            let evidence = || -> Option<f64> {
+                let model =
+                    Dpitc::new(h.kernel(family).ok()?, h.noise(), 0.0, support.clone()).ok()?;
+                let summary = SummaryScaling::new(s, h, n_max)
+                    .from_channel(&block[..per - 3])
+                    .ok()?;
+                let quadratic = block[per - 3] * n_max / h.noise();
+                let log_det = block[per - 2] * n_max;
+                let points = (block[per - 1] * n_max).round().max(0.0) as usize;
+                model
+                    .log_marginal_likelihood(&summary, quadratic, log_det, points)
+                    .ok()
+                    .filter(|v| v.is_finite())
+            };
+            evidence().unwrap_or(f64::NEG_INFINITY)
+        })
+        .collect())
 }
 
 /// The index of the candidate maximising the pooled log marginal likelihood
