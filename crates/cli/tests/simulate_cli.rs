@@ -170,6 +170,11 @@ fn bad_configs_are_refused_naming_the_field() {
             "fit_starts",
         ),
         (
+            "unknown hyper-parameter likelihood",
+            SMALL.replace("rounds = 3", "rounds = 3\nhyper_likelihood = \"exact\""),
+            "hyper_likelihood",
+        ),
+        (
             "unknown raw sampling",
             SMALL.replace("rounds = 3", "rounds = 3\nacq_raw = \"halton\""),
             "acq_raw",
