@@ -660,7 +660,12 @@ impl<'a, K: Kernel> Federation<'a, K> {
         let (new_warp, new_scaling) = choose_warping_and_scaling(p.warping, &sum[..split])?;
         let best = if sparse {
             let evidence = sparse_evidences(&candidates, family, support, &sum[split..], n_max)?;
-            pooled_map(&candidates, &evidence, 1.0, fit.prior.as_ref())
+            // No candidate scored: keep the current hyper-parameters.
+            if evidence.iter().any(|v| v.is_finite()) {
+                pooled_map(&candidates, &evidence, 1.0, fit.prior.as_ref())
+            } else {
+                None
+            }
         } else {
             pooled_map(&candidates, &sum[split..], n_max, fit.prior.as_ref())
         };
