@@ -28,11 +28,11 @@ import datetime
 import json
 import os
 import platform
-import subprocess
 import sys
-import tempfile
 import time
 import warnings
+
+import fedhe_objective
 
 import torch
 import botorch
@@ -48,31 +48,11 @@ torch.set_default_dtype(torch.float64)
 torch.set_num_threads(1)
 
 
-def box(fedhe, function, dim):
-    """The function's box, parsed from the `[lo, hi]` column of `fedhe objective list`."""
-    out = subprocess.run([fedhe, "objective", "list"], check=True,
-                         capture_output=True, text=True).stdout
-    for line in out.splitlines()[1:]:
-        if line.split()[0] == function:
-            lo, hi = line[line.index("[") + 1:line.index("]")].split(",")
-            return [float(lo)] * dim, [float(hi)] * dim
-    sys.exit(f"{function} not in `fedhe objective list`")
-
-
 def evaluate(fedhe, function, dim, lower, upper, unit):
     """fedhe's values at unit-cube points (rows of `unit`)."""
     points = [[lo + (hi - lo) * float(u) for u, lo, hi in zip(row, lower, upper)]
               for row in unit.tolist()]
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-        json.dump({"x": points}, f)
-        path = f.name
-    try:
-        out = subprocess.run([fedhe, "objective", "eval", "--function", function,
-                              "--dim", str(dim), "--points", path],
-                             check=True, capture_output=True, text=True).stdout
-    finally:
-        os.unlink(path)
-    return json.loads(out)["values"]
+    return fedhe_objective.evaluate(fedhe, function, dim, points)
 
 
 def lone(fedhe, function, dim, seed, initial, steps, q=1):
@@ -81,7 +61,8 @@ def lone(fedhe, function, dim, seed, initial, steps, q=1):
     points (every member's initial design in one place), then `steps` batches
     of q points, each batch maximising the joint qLogEI (BoTorch's default
     for a batch)."""
-    lower, upper = box(fedhe, function, dim)
+    lo, hi = fedhe_objective.box(fedhe, function)
+    lower, upper = [lo] * dim, [hi] * dim
     torch.manual_seed(seed)
     x = torch.rand(q * initial, dim)
     y = evaluate(fedhe, function, dim, lower, upper, x)

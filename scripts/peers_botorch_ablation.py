@@ -53,7 +53,8 @@ from gpytorch.mlls import ExactMarginalLogLikelihood
 from gpytorch.priors import LogNormalPrior
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from peers_botorch import box, evaluate  # noqa: E402
+import fedhe_objective  # noqa: E402
+from peers_botorch import evaluate  # noqa: E402
 
 warnings.filterwarnings("ignore")
 torch.set_default_dtype(torch.float64)
@@ -138,7 +139,8 @@ def fit_fedhe(model, previous, a, gen):
 
 
 def lone(fedhe, function, dim, seed, initial, steps, a):
-    lower, upper = box(fedhe, function, dim)
+    lo, hi = fedhe_objective.box(fedhe, function)
+    lower, upper = [lo] * dim, [hi] * dim
     torch.manual_seed(seed)
     x = torch.rand(initial, dim)
     y = evaluate(fedhe, function, dim, lower, upper, x)

@@ -11,35 +11,11 @@ distribution of the mean and median of as many independent runs.
 """
 import argparse
 import json
-import os
-import subprocess
 import sys
-import tempfile
 
 import numpy as np
 
-
-def box(fedhe, function):
-    out = subprocess.run([fedhe, "objective", "list"], check=True,
-                         capture_output=True, text=True).stdout
-    for line in out.splitlines()[1:]:
-        if line.split()[0] == function:
-            lo, hi = line[line.index("[") + 1:line.index("]")].split(",")
-            return float(lo), float(hi)
-    sys.exit(f"{function} not in `fedhe objective list`")
-
-
-def evaluate(fedhe, function, dim, points):
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-        json.dump({"x": points.tolist()}, f)
-        path = f.name
-    try:
-        out = subprocess.run([fedhe, "objective", "eval", "--function", function,
-                              "--dim", str(dim), "--points", path],
-                             check=True, capture_output=True, text=True).stdout
-    finally:
-        os.unlink(path)
-    return np.array(json.loads(out)["values"])
+from fedhe_objective import box, evaluate
 
 
 def main():
@@ -70,7 +46,7 @@ def main():
         for start in range(0, a.reps, chunk):
             reps = min(chunk, a.reps - start)
             x = lo + (hi - lo) * rng.random((reps * a.points, a.dim))
-            v = evaluate(a.fedhe, name, a.dim, x).reshape(reps, a.points)
+            v = np.array(evaluate(a.fedhe, name, a.dim, x.tolist())).reshape(reps, a.points)
             bests.extend(v.min(axis=1).tolist())
         bests = np.array(bests)
         # The distribution of the mean (median) of len(ours) independent runs.

@@ -1,0 +1,34 @@
+"""fedhe's objectives for the reference scripts: a function's box from
+`fedhe objective list` and its values from `fedhe objective eval`, so that a
+peer evaluates fedhe's own verified implementations."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+
+def box(fedhe, function):
+    """The function's box `(lo, hi)` (the same in every coordinate), parsed
+    from the `[lo, hi]` column of `fedhe objective list`."""
+    out = subprocess.run([fedhe, "objective", "list"], check=True,
+                         capture_output=True, text=True).stdout
+    for line in out.splitlines()[1:]:
+        if line.split()[0] == function:
+            lo, hi = line[line.index("[") + 1:line.index("]")].split(",")
+            return float(lo), float(hi)
+    sys.exit(f"{function} not in `fedhe objective list`")
+
+
+def evaluate(fedhe, function, dim, points):
+    """fedhe's noise-free values at `points` (a list of points in the box)."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump({"x": points}, f)
+        path = f.name
+    try:
+        out = subprocess.run([fedhe, "objective", "eval", "--function", function,
+                              "--dim", str(dim), "--points", path],
+                             check=True, capture_output=True, text=True).stdout
+    finally:
+        os.unlink(path)
+    return json.loads(out)["values"]
