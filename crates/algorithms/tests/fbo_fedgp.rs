@@ -338,12 +338,6 @@ fn a_clients_own_scaling_is_the_mean_and_deviation_of_its_warped_utilities() {
     assert!((own.std - std).abs() < 1e-12, "{} vs {std}", own.std);
 }
 
-/// The federation's hyper-parameter choice (one secure sum of every client's
-/// clamped log-likelihoods of the public candidates, then [`pooled_map`]) is
-/// the argmax over the same candidates of the pooled log-likelihood
-/// `Σ_i log p(y_i | θ)` plus the log prior, computed here in plaintext from the
-/// clients' data without clamping or fixed-point rounding; and its warping
-/// (through `PlainSum`) is the one chosen on the pooled raw utilities.
 /// One client per member, client `i` seeded `seed + i` with `points(i)`
 /// uniform points of `task`'s unit cube.
 fn designed_clients(
@@ -365,6 +359,131 @@ fn designed_clients(
         .collect()
 }
 
+/// The pooled reference: every client's raw utility in one place, each
+/// recomputed from its input by evaluating `task` again (noise-free).
+fn pooled_utilities(task: &Task, clients: &[Client]) -> Vec<f64> {
+    let mut pooled = Vec::new();
+    for c in clients {
+        let (x, _) = c.data(
+            task,
+            OutputWarping::None,
+            &OutputScaling {
+                mean: 0.0,
+                std: 1.0,
+            },
+        );
+        for i in 0..x.nrows() {
+            let p: Vec<f64> = x.row(i).iter().copied().collect();
+            let y = task
+                .evaluate(0, &p, &mut ChaCha8Rng::seed_from_u64(0))
+                .unwrap();
+            pooled.push(task.utility(y.noise_free));
+        }
+    }
+    pooled
+}
+
+/// The federation's choice among `warps` and its output scaling: one secure
+/// sum of every client's warp contribution through `server`.
+fn federated_warping(
+    server: &mut Server<'_>,
+    task: &Task,
+    clients: &[Client],
+    warps: &[OutputWarping],
+    n_max: f64,
+) -> (OutputWarping, OutputScaling) {
+    use fedhe_algorithms::fbo_fedgp::choose_warping_and_scaling;
+    let sums = server
+        .aggregate(
+            "statistics",
+            clients
+                .iter()
+                .map(|c| (c.id().clone(), c.warp_contribution(task, warps, n_max)))
+                .collect(),
+        )
+        .unwrap();
+    choose_warping_and_scaling(warps, &sums).unwrap()
+}
+
+/// The clipped warping through the HE channel at its default bound: the
+/// threshold is `exp(μ + 3σ) − 1` of the pooled log-magnitudes and the
+/// standardisation that of the pooled clipped utilities, both computed here
+/// from the raw utilities in one place by the textbook formulas; on F6, whose
+/// raw sums of squares the same channel refuses, the clip binds on few values
+/// and the standardised values equal the unwarped ones wherever it does not.
+#[test]
+fn clipped_warping_through_he_is_the_pooled_standardisation_within_the_bound() {
+    use fedhe_algorithms::fbo_fedgp::Warping;
+    use fedhe_algorithms::AlgorithmError;
+    let task = fedhe_tasks::by_name("cec2005-f6", 10, 0).unwrap();
+    let m = members(4);
+    let clients = designed_clients(&task, &m, 70, |i| 5 + 4 * i);
+    let n_max = 54.0;
+    let mut he = he_channel("clipped-warping", &m, 11);
+    let mut server = Server::new(&mut he, 1024.0);
+    let magnitudes = server
+        .aggregate(
+            "log-magnitudes",
+            clients
+                .iter()
+                .map(|c| (c.id().clone(), c.magnitude_contribution(&task, n_max)))
+                .collect(),
+        )
+        .unwrap();
+    let warps = Warping::Clipped.candidates(Some(&magnitudes)).unwrap();
+    let (warp, scaling) = federated_warping(&mut server, &task, &clients, &warps, n_max);
+    let OutputWarping::Clipped(t) = warp else {
+        panic!("{warp:?}")
+    };
+
+    let u = pooled_utilities(&task, &clients);
+    let n = u.len() as f64;
+    let logs: Vec<f64> = u.iter().map(|v| (1.0 + v.abs()).ln()).collect();
+    let mu = logs.iter().sum::<f64>() / n;
+    let sigma = (logs.iter().map(|l| (l - mu).powi(2)).sum::<f64>() / n).sqrt();
+    let t_ref = (mu + 3.0 * sigma).exp() - 1.0;
+    assert!(
+        (t - t_ref).abs() <= 1e-9 * t_ref,
+        "T = {t}, reference {t_ref}"
+    );
+    let clipped: Vec<f64> = u.iter().map(|v| v.clamp(-t_ref, t_ref)).collect();
+    let mean = clipped.iter().sum::<f64>() / n;
+    let std = (clipped.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n).sqrt();
+    let raw_mean = u.iter().sum::<f64>() / n;
+    let raw_std = (u.iter().map(|v| (v - raw_mean).powi(2)).sum::<f64>() / n).sqrt();
+    let mut unclipped = 0;
+    for (v, c) in u.iter().zip(&clipped) {
+        let z = scaling.standardise(warp.apply(*v));
+        assert!((z - (c - mean) / std).abs() < 1e-6, "{z} at u = {v}");
+        if v.abs() <= t_ref {
+            unclipped += 1;
+        }
+    }
+    // The clip keeps nearly all values.
+    assert!(unclipped as f64 >= 0.95 * n, "{unclipped} of {n}");
+    if unclipped == u.len() {
+        assert!((mean - raw_mean).abs() < 1e-12 * raw_std);
+    }
+    // The same data unwarped: refused by the same bound before sending.
+    let none = [OutputWarping::None];
+    let err = server
+        .aggregate(
+            "statistics",
+            clients
+                .iter()
+                .map(|c| (c.id().clone(), c.warp_contribution(&task, &none, n_max)))
+                .collect(),
+        )
+        .unwrap_err();
+    assert!(matches!(err, AlgorithmError::OutOfBound { .. }), "{err}");
+}
+
+/// The federation's hyper-parameter choice (one secure sum of every client's
+/// clamped log-likelihoods of the public candidates, then [`pooled_map`]) is
+/// the argmax over the same candidates of the pooled log-likelihood
+/// `Σ_i log p(y_i | θ)` plus the log prior, computed here in plaintext from the
+/// clients' data without clamping or fixed-point rounding; and its warping
+/// (through `PlainSum`) is the one chosen on the pooled raw utilities.
 #[test]
 fn federated_hyperparameters_and_warping_are_the_pooled_choice() {
     use fedhe_algorithms::fbo_fedgp::{
@@ -377,40 +496,20 @@ fn federated_hyperparameters_and_warping_are_the_pooled_choice() {
     let clients = designed_clients(&task, &m, 40, |i| 6 + 3 * i);
     let n_max = 54.0;
     let setting = Warping::Likelihood;
+    let warps = setting.candidates(None).unwrap();
     // The warping through PlainSum (see `Warping::Likelihood` for its limit
     // through the fixed-point channel), the hyper-parameters through HE.
     let mut plain = PlainSum;
-    let sums = Server::new(&mut plain, 1024.0)
-        .aggregate(
-            "statistics",
-            clients
-                .iter()
-                .map(|c| (c.id().clone(), c.warp_contribution(&task, setting, n_max)))
-                .collect(),
-        )
-        .unwrap();
-    let (warp, scaling) = choose_warping_and_scaling(setting, &sums).unwrap();
-    // The pooled reference: every raw utility in one place.
-    let mut pooled_u = Vec::new();
-    for c in &clients {
-        let (x, _) = c.data(
-            &task,
-            fedhe_algorithms::fbo_fedgp::OutputWarping::None,
-            &OutputScaling {
-                mean: 0.0,
-                std: 1.0,
-            },
-        );
-        for i in 0..x.nrows() {
-            let p: Vec<f64> = x.row(i).iter().copied().collect();
-            let y = task
-                .evaluate(0, &p, &mut ChaCha8Rng::seed_from_u64(0))
-                .unwrap();
-            pooled_u.push(task.utility(y.noise_free));
-        }
-    }
+    let (warp, scaling) = federated_warping(
+        &mut Server::new(&mut plain, 1024.0),
+        &task,
+        &clients,
+        &warps,
+        n_max,
+    );
+    let pooled_u = pooled_utilities(&task, &clients);
     let (pooled_warp, pooled_scaling) =
-        choose_warping_and_scaling(setting, &warp_contribution(setting, &pooled_u, 1.0)).unwrap();
+        choose_warping_and_scaling(&warps, &warp_contribution(&warps, &pooled_u, 1.0)).unwrap();
     assert_eq!(warp, pooled_warp);
     assert!((scaling.mean - pooled_scaling.mean).abs() < 1e-9);
     assert!((scaling.std - pooled_scaling.std).abs() < 1e-9);
@@ -609,11 +708,17 @@ fn auto_warping_standardises_a_lone_agent_and_keeps_the_federation_in_the_channe
     assert_ne!(lone.trace, signed_log.trace, "the setting must matter");
     let fed = go(Method::FboFedGp, Warping::Auto).unwrap();
     let fed_signed_log = go(Method::FboFedGp, Warping::SignedLog).unwrap();
-    assert_eq!(fed.trace, fed_signed_log.trace);
     // Standardised raw values in a federation are refused by the channel's
     // bound, naming what was sent.
     let err = go(Method::FboFedGp, Warping::None).unwrap_err().to_string();
     assert!(err.contains("statistics"), "{err}");
+    // Clipped standardised values fit it, at the cost of a secure sum of the
+    // log-magnitudes before each sum of the statistics.
+    // A federation's default.
+    let fed_clipped = go(Method::FboFedGp, Warping::Clipped).unwrap();
+    assert!(fed_clipped.aggregations > fed_signed_log.aggregations);
+    assert_eq!(fed.trace, fed_clipped.trace);
+    assert_eq!(fed.aggregations, fed_clipped.aggregations);
 }
 
 /// Issue 14 diagnosis: a fitted constant prior mean (`prior_mean =
@@ -654,8 +759,8 @@ fn a_constant_prior_mean_is_for_a_lone_agent_only() {
 
 /// Issue 14: the defaults are per method. A lone agent's defaults are the
 /// measured best lone recipe (standardised outputs, LogEI, a fitted constant
-/// mean); a federation's are unchanged (signed-log, GP-UCB, zero mean), so
-/// its seeded runs equal the explicit settings bit for bit.
+/// mean); a federation's are clipped standardised outputs, GP-UCB and a zero
+/// mean, so its seeded runs equal the explicit settings bit for bit.
 #[test]
 fn the_default_settings_resolve_per_method() {
     use fedhe_algorithms::fbo_fedgp::{LocalSteps, PriorMean, Warping};
@@ -688,7 +793,7 @@ fn the_default_settings_resolve_per_method() {
         run(&task, method, p, &mut PlainSum, &m, 5).unwrap().trace
     };
     let lone_recipe = explicit(Warping::None, AcquisitionKind::Ei, PriorMean::Constant);
-    let federated_recipe = explicit(Warping::SignedLog, AcquisitionKind::Ucb, PriorMean::Zero);
+    let federated_recipe = explicit(Warping::Clipped, AcquisitionKind::Ucb, PriorMean::Zero);
     // The federation's own settings resolve as before; compared with the
     // paper's local steps, which use only the federation's settings.
     assert_eq!(defaults.local_steps, LocalSteps::Lone);

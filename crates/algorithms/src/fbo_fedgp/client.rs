@@ -1,7 +1,7 @@
 //! The client role of FBO-FedGP: one institution's data, its local GP, and the
 //! vectors it contributes to the channel (paper 004, Alg. 2).
 
-use super::model::{warp_contribution, Warping};
+use super::model::{magnitude_contribution, warp_contribution, Warping};
 use super::{Hyperparameters, OutputScaling, OutputWarping};
 use crate::surrogate::{AcquisitionStep, Surrogate};
 use crate::AlgorithmError;
@@ -158,10 +158,26 @@ impl Client {
         ]
     }
 
-    /// The contribution to the choice of the output warping (and the output
-    /// statistics of every candidate): see [`super::model::warp_contribution`].
-    pub fn warp_contribution(&self, task: &Task, setting: Warping, n_max: f64) -> Vec<f64> {
-        warp_contribution(setting, &self.utilities(task, OutputWarping::None), n_max)
+    /// The contribution to the choice of the output warping among
+    /// `candidates` (and the output statistics of every candidate): see
+    /// [`super::model::warp_contribution`].
+    pub fn warp_contribution(
+        &self,
+        task: &Task,
+        candidates: &[OutputWarping],
+        n_max: f64,
+    ) -> Vec<f64> {
+        warp_contribution(
+            candidates,
+            &self.utilities(task, OutputWarping::None),
+            n_max,
+        )
+    }
+
+    /// The contribution to the federation's log-magnitudes, which a clipped
+    /// warping's threshold needs: see [`super::model::magnitude_contribution`].
+    pub fn magnitude_contribution(&self, task: &Task, n_max: f64) -> Vec<f64> {
+        magnitude_contribution(&self.utilities(task, OutputWarping::None), n_max)
     }
 
     /// The warping `setting` chooses on `D_i` alone and the standardisation of
@@ -172,9 +188,13 @@ impl Client {
         task: &Task,
         setting: Warping,
     ) -> Result<(OutputWarping, OutputScaling), AlgorithmError> {
+        let magnitudes = setting
+            .needs_magnitudes()
+            .then(|| self.magnitude_contribution(task, 1.0));
+        let candidates = setting.candidates(magnitudes.as_deref())?;
         super::model::choose_warping_and_scaling(
-            setting,
-            &self.warp_contribution(task, setting, 1.0),
+            &candidates,
+            &self.warp_contribution(task, &candidates, 1.0),
         )
     }
 

@@ -23,10 +23,14 @@
 //!
 //! # Output warping
 //!
-//! By default ([`Warping::Auto`]) a federation warps every value by
-//! `sign(u) ln(1 + |u|)`, which keeps its sums within the channel's bound,
-//! and a lone agent standardises its outputs, as BoTorch's `Standardize`
-//! does ([`Warping::None`] or [`Warping::SignedLog`] set one for both). With
+//! By default ([`Warping::Auto`]) both a federation and a lone agent
+//! standardise the utility itself, as BoTorch's `Standardize` does. A
+//! federation's sums must stay within the channel's bound, so it clips
+//! every value to `[−T, T]` ([`Warping::Clipped`]) at a public threshold `T`
+//! far in the tail of its data's magnitudes, learnt from one secure sum of
+//! `(n_i, Σ ln(1 + |u|), Σ ln²(1 + |u|))` before the sum of its output
+//! statistics. [`Warping::None`], [`Warping::SignedLog`] or
+//! [`Warping::Clipped`] set one for both. With
 //! [`Warping::Likelihood`] the warping is chosen by the data among public
 //! candidates ([`WARP_SCALES`]) by the Gaussian likelihood of the warped values
 //! with their Jacobian; a federation computes it from the secure sum of every
@@ -70,8 +74,9 @@ mod server;
 
 pub use client::Client;
 pub use model::{
-    choose_warping, choose_warping_and_scaling, warp_contribution, warp_log_likelihood,
-    Hyperparameters, OutputScaling, OutputWarping, SummaryScaling, Warping, WARP_SCALES,
+    choose_warping, choose_warping_and_scaling, clip_threshold, magnitude_contribution,
+    warp_contribution, warp_log_likelihood, Hyperparameters, OutputScaling, OutputWarping,
+    SummaryScaling, Warping, CLIP_DEVIATIONS, WARP_SCALES,
 };
 pub use params::{
     BetaSchedule, FboFedGpParams, FitStart, GlobalSteps, HyperLikelihood, HyperparameterMode,

@@ -414,10 +414,11 @@ pub struct FboFedGpParams {
     #[serde(default)]
     pub kernel: KernelKind,
     /// The output warping: `"auto"` (the default: standardised for a lone
-    /// agent, signed-log in a federation; see [`Warping::Auto`]),
-    /// `"signed-log"`, `"none"` (standardised), or `"likelihood"` (chosen by
-    /// the data; see [`Warping::Likelihood`] for its limit through the
-    /// channel). A lone agent's default is the measured best lone recipe
+    /// agent, standardised and clipped far in the tail in a federation; see
+    /// [`Warping::Auto`]), `"clipped"`, `"signed-log"`, `"none"`
+    /// (standardised; beyond the channel's bound in a federation on
+    /// objectives of large magnitude), or `"likelihood"` (chosen by the data;
+    /// see [`Warping::Likelihood`] for its limit through the channel). A lone agent's default is the measured best lone recipe
     /// together with LogEI and a fitted constant mean
     /// (`docs/results/optimiser-2026-11-24`, Addendum 2).
     #[serde(default = "default_warping")]

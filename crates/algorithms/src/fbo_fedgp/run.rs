@@ -633,12 +633,13 @@ impl<'a, K: Kernel> Federation<'a, K> {
         } else {
             Vec::new()
         };
+        let warps = self.warp_candidates(server)?;
         let family = &self.family;
         let contributions = self
             .clients
             .iter()
             .map(|c| {
-                let mut v = c.warp_contribution(task, p.warping, n_max);
+                let mut v = c.warp_contribution(task, &warps, n_max);
                 if sparse {
                     v.extend(c.sparse_evidence(
                         task,
@@ -656,8 +657,8 @@ impl<'a, K: Kernel> Federation<'a, K> {
             })
             .collect();
         let sum = server.aggregate("statistics and log-likelihoods", contributions)?;
-        let split = 1 + 3 * p.warping.candidates().len();
-        let (new_warp, new_scaling) = choose_warping_and_scaling(p.warping, &sum[..split])?;
+        let split = 1 + 3 * warps.len();
+        let (new_warp, new_scaling) = choose_warping_and_scaling(&warps, &sum[..split])?;
         let best = if sparse {
             let evidence = sparse_evidences(&candidates, family, support, &sum[split..], n_max)?;
             // No candidate scored: keep the current hyper-parameters.
@@ -674,6 +675,31 @@ impl<'a, K: Kernel> Federation<'a, K> {
             None => hyper.clone(),
         };
         Ok((new_warp, new_scaling, hyper))
+    }
+
+    /// The candidate warpings of the setting; for one that needs the
+    /// federation's log-magnitudes ([`super::Warping::Clipped`]) one secure sum of
+    /// every client's `(n_i, Σℓ, Σℓ²)` first.
+    fn warp_candidates(
+        &self,
+        server: &mut Server<'_>,
+    ) -> Result<Vec<OutputWarping>, AlgorithmError> {
+        let p = self.params;
+        if !p.warping.needs_magnitudes() {
+            return p.warping.candidates(None);
+        }
+        let contributions = self
+            .clients
+            .iter()
+            .map(|c| {
+                (
+                    c.id().clone(),
+                    c.magnitude_contribution(self.task, p.max_points()),
+                )
+            })
+            .collect();
+        let sum = server.aggregate("log-magnitudes", contributions)?;
+        p.warping.candidates(Some(&sum))
     }
 
     /// Simulation-only diagnostic: the RMSE of the last global posterior mean
@@ -774,13 +800,14 @@ impl<'a, K: Kernel> Federation<'a, K> {
         let mut server = Server::new(channel, p.channel_bound);
         // Output warping and scaling, then hyper-parameters fitted on them
         // (Alg. 2, line 9).
+        let warps = self.warp_candidates(&mut server)?;
         let stats = self
             .clients
             .iter()
-            .map(|c| (c.id().clone(), c.warp_contribution(task, p.warping, n_max)))
+            .map(|c| (c.id().clone(), c.warp_contribution(task, &warps, n_max)))
             .collect();
         let (mut warp, mut scaling) =
-            choose_warping_and_scaling(p.warping, &server.aggregate("statistics", stats)?)?;
+            choose_warping_and_scaling(&warps, &server.aggregate("statistics", stats)?)?;
         let mut hyper = self.initial_hyperparameters()?;
         let sparse = p.hyper_likelihood == HyperLikelihood::Sparse;
         // The shared support set (Alg. 2, lines 3-7): before the first fit
