@@ -63,8 +63,9 @@ pub enum Warping {
     /// whose raw sums of squares would exceed the channel's bound on
     /// objectives of large magnitude (CEC-2005 F6 reaches 10¹⁰). Both
     /// standardise the utility itself; the federation's clip binds only far
-    /// in the tail (`docs/results/optimiser-2026-11-25`, §5: better than the
-    /// signed-log warping on 16 of 20 functions over HE).
+    /// in the tail (`docs/results/optimiser-2026-11-25`, §5: as good as the
+    /// signed-log warping over HE at |S| = 16, and better with a growing
+    /// support set).
     Auto,
     /// No warping: the utility standardised (BoTorch's `Standardize`).
     None,
