@@ -678,8 +678,9 @@ impl<'a, K: Kernel> Federation<'a, K> {
     }
 
     /// The candidate warpings of the setting; for one that needs the
-    /// federation's log-magnitudes ([`super::Warping::Clipped`]) one secure sum of
-    /// every client's `(n_i, Σℓ, Σℓ²)` first.
+    /// federation's log-magnitudes ([`super::Warping::Clipped`], and
+    /// [`super::Warping::Auto`] in a federation) one secure sum of every
+    /// client's `(n_i, Σℓ, Σℓ²)` first.
     fn warp_candidates(
         &self,
         server: &mut Server<'_>,
