@@ -254,6 +254,85 @@ fn refuses_bad_inputs_with_one_line() {
     }
 }
 
+/// A reference labelled as a variant (here `clipped-grow`, FBO-FedGP with
+/// other settings) matches no column of the published table by name, so the
+/// paper's own FBO-FedGP column counted as a baseline; `--paper-method` names
+/// it. On f2 fedhe's mean (−41) is ≤ the baselines A (0) and B (100) but not
+/// ≤ FBO-FedGP (−100).
+#[test]
+fn paper_method_names_the_papers_column_for_a_labelled_reference() {
+    let dir = temp_dir("paper-method");
+    let mut results = results_json();
+    for run in results["runs"].as_array_mut().unwrap() {
+        if run["method"] == "fbo-fedgp" {
+            run["method"] = json!("clipped-grow");
+        }
+    }
+    std::fs::write(dir.join("results.json"), results.to_string()).unwrap();
+    let table = dir.join("paper.csv");
+    std::fs::write(
+        &table,
+        "task,method,mean,std
+         cec2005-f1,A,-300,
+cec2005-f1,B,-500,
+cec2005-f1,FBO-FedGP,-440,1.5
+         cec2005-f2,A,0,
+cec2005-f2,B,100,
+cec2005-f2,FBO-FedGP,-100,
+",
+    )
+    .unwrap();
+    let (dir_arg, table_arg) = (dir.to_str().unwrap(), table.to_str().unwrap());
+    // `fedhe report` on the labelled reference with the table and `extra`.
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "report",
+            dir_arg,
+            "--reference",
+            "clipped-grow",
+            "--baseline-table",
+            table_arg,
+        ];
+        args.extend_from_slice(extra);
+        fedhe(&args)
+    };
+    let report = |extra: &[&str]| {
+        let out = run(extra);
+        assert!(out.status.success(), "{out:?}");
+        std::fs::read_to_string(dir.join("report.md")).unwrap()
+    };
+    let f2_row = |report: &str| {
+        report
+            .lines()
+            .find(|l| l.starts_with("| cec2005-f2 | 0 |"))
+            .unwrap_or_else(|| panic!("{report}"))
+            .to_string()
+    };
+    let unnamed = report(&[]);
+    assert!(f2_row(&unnamed).ends_with("| no | – |"), "{unnamed}");
+    assert!(unnamed.contains("(none: no column matches the reference)"));
+    let named = report(&["--paper-method", "fbo-fedgp"]);
+    assert!(f2_row(&named).ends_with("| yes | no |"), "{named}");
+    assert!(
+        named.contains("lowest of the table's other methods (A, B)"),
+        "{named}"
+    );
+    // Refused: a method the table lacks, or no table at all.
+    assert_fails_with(&run(&["--paper-method", "nope"]), "--paper-method \"nope\"");
+    assert_fails_with(
+        &fedhe(&[
+            "report",
+            dir_arg,
+            "--reference",
+            "clipped-grow",
+            "--paper-method",
+            "FBO-FedGP",
+        ]),
+        "--baseline-table",
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 #[test]
 fn peers_are_set_beside_the_reference_with_rank_sum_tests() {
     let dir = temp_dir("peers");

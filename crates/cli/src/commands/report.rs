@@ -31,6 +31,12 @@ pub struct ReportArgs {
     /// The method every other method is compared with.
     #[arg(long, default_value = "fbo-fedgp")]
     pub reference: String,
+    /// The published table's column of the method the reference runs, when
+    /// the reference is a labelled variant (e.g. `FBO-FedGP` for a run
+    /// labelled `clipped-grow`): it is "the paper" and not a baseline. By
+    /// default the column named like the reference, if any.
+    #[arg(long, value_name = "METHOD", requires = "baseline_table")]
+    pub paper_method: Option<String>,
     /// Significance level of the Holm-corrected tests.
     #[arg(long, default_value_t = 0.05)]
     pub alpha: f64,
@@ -69,6 +75,14 @@ pub fn run(args: ReportArgs) -> Result<(), CliError> {
                 path: name.clone(),
                 reason,
             })?;
+            if let Some(m) = &args.paper_method {
+                if table.find_method(m).is_none() {
+                    return Err(CliError::Usage(format!(
+                        "--paper-method {m:?} is not a method of {name} (methods: {})",
+                        table.methods.join(", ")
+                    )));
+                }
+            }
             Some((table, name))
         }
         None => None,
@@ -130,6 +144,7 @@ pub fn run(args: ReportArgs) -> Result<(), CliError> {
     let markdown = render(&ReportInput {
         grouped: &grouped,
         reference: &args.reference,
+        paper_method: args.paper_method.as_deref(),
         alpha: args.alpha,
         per_task: &per_task,
         across: &across,

@@ -14,6 +14,9 @@ pub struct ReportInput<'a> {
     pub grouped: &'a Grouped,
     /// The reference method.
     pub reference: &'a str,
+    /// The published table's column of the method the reference runs
+    /// (`None`: the column named like the reference).
+    pub paper_method: Option<&'a str>,
     /// Significance level.
     pub alpha: f64,
     /// Per-task comparisons (Table 1 style).
@@ -320,7 +323,7 @@ pub fn render(input: &ReportInput) -> String {
 
     // 5. The published table.
     if let Some((table, path)) = input.baseline {
-        render_baseline(w, g, reference, table, path);
+        render_baseline(w, g, reference, input.paper_method, table, path);
     }
 
     // 6. Plots.
@@ -537,10 +540,11 @@ fn render_baseline(
     w: &mut String,
     g: &Grouped,
     reference: &str,
+    paper_method: Option<&str>,
     table: &BaselineTable,
     path: &str,
 ) {
-    let paper_reference = table.find_method(reference);
+    let paper_reference = table.find_method(paper_method.unwrap_or(reference));
     let paper_baselines: Vec<&String> = table
         .methods
         .iter()
