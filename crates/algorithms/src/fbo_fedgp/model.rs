@@ -191,8 +191,8 @@ pub fn clip_threshold(sums: &[f64]) -> Result<f64, AlgorithmError> {
             "no data in the federation's log-magnitudes",
         ));
     }
-    let mean = s / n;
-    let sd = (s2 / n - mean * mean).max(0.0).sqrt();
+    let (mean, var) = mean_and_variance(*n, *s, *s2);
+    let sd = var.sqrt();
     let t = (mean + CLIP_DEVIATIONS * sd).clamp(0.0, 700.0).exp_m1();
     Ok(if t > 0.0 { t } else { 1.0 })
 }
@@ -231,6 +231,13 @@ pub const WARP_SCALES: [f64; 27] = [
     1e12,
 ];
 
+/// The mean and population variance (clamped at 0 against rounding) from the
+/// sums `(n, Σv, Σv²)`, each divided by the same constant, which cancels.
+fn mean_and_variance(n: f64, sum: f64, sum_sq: f64) -> (f64, f64) {
+    let mean = sum / n;
+    (mean, (sum_sq / n - mean * mean).max(0.0))
+}
+
 /// Per-point log-likelihood differences below this are ties in [`choose_warping`].
 pub const WARP_TIE: f64 = 1e-6;
 
@@ -245,8 +252,7 @@ pub fn warp_log_likelihood(n: f64, sum: f64, sum_sq: f64, sum_log_jacobian: f64)
     if n.is_nan() || n <= 0.0 {
         return f64::NEG_INFINITY;
     }
-    let mean = sum / n;
-    let var = sum_sq / n - mean * mean;
+    let (_, var) = mean_and_variance(n, sum, sum_sq);
     if var.is_nan() || var <= 0.0 {
         return f64::NEG_INFINITY;
     }
@@ -342,8 +348,7 @@ impl OutputScaling {
                 "no data in the federation",
             ));
         }
-        let mean = s / n;
-        let var = (s2 / n - mean * mean).max(0.0);
+        let (mean, var) = mean_and_variance(*n, *s, *s2);
         let std = var.sqrt();
         Ok(Self {
             mean,
@@ -674,7 +679,7 @@ mod tests {
             OutputScaling::from_sums(&warp_contribution(&[OutputWarping::None], &u, 1.0)[..3])
                 .unwrap();
         let sums = warp_contribution(&[w], &u, 1.0);
-        let clipped = OutputScaling::from_sums(&[sums[0], sums[1], sums[2]]).unwrap();
+        let clipped = OutputScaling::from_sums(&sums[..3]).unwrap();
         for v in u {
             let a = raw.standardise(v);
             let b = clipped.standardise(w.apply(v));

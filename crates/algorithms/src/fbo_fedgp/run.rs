@@ -602,7 +602,8 @@ impl<'a, K: Kernel> Federation<'a, K> {
         Ok(self.result(trace, start, None, 0))
     }
 
-    /// A refit round, one secure sum: every client's warp contribution (the
+    /// A refit round, one secure sum: every client's warp contribution among
+    /// `warps` (from [`Self::warp_candidates`] on the current data; the
     /// output statistics of every candidate warping, see
     /// [`super::model::warp_contribution`]) and, with federated
     /// hyper-parameters, its log-likelihoods of the public candidates around
@@ -618,6 +619,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
     fn refit(
         &mut self,
         server: &mut Server<'_>,
+        warps: &[OutputWarping],
         warp: OutputWarping,
         scaling: &OutputScaling,
         hyper: &Hyperparameters,
@@ -633,13 +635,12 @@ impl<'a, K: Kernel> Federation<'a, K> {
         } else {
             Vec::new()
         };
-        let warps = self.warp_candidates(server)?;
         let family = &self.family;
         let contributions = self
             .clients
             .iter()
             .map(|c| {
-                let mut v = c.warp_contribution(task, &warps, n_max);
+                let mut v = c.warp_contribution(task, warps, n_max);
                 if sparse {
                     v.extend(c.sparse_evidence(
                         task,
@@ -658,7 +659,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
             .collect();
         let sum = server.aggregate("statistics and log-likelihoods", contributions)?;
         let split = 1 + 3 * warps.len();
-        let (new_warp, new_scaling) = choose_warping_and_scaling(&warps, &sum[..split])?;
+        let (new_warp, new_scaling) = choose_warping_and_scaling(warps, &sum[..split])?;
         let best = if sparse {
             let evidence = sparse_evidences(&candidates, family, support, &sum[split..], n_max)?;
             // No candidate scored: keep the current hyper-parameters.
@@ -823,7 +824,10 @@ impl<'a, K: Kernel> Federation<'a, K> {
             let on = support
                 .clone()
                 .unwrap_or_else(|| DMatrix::zeros(0, self.dim()));
-            hyper = self.refit(&mut server, warp, &scaling, &hyper, &on)?.2;
+            // The data have not changed since `warps` was chosen.
+            hyper = self
+                .refit(&mut server, &warps, warp, &scaling, &hyper, &on)?
+                .2;
         }
         let mut support = match support.take() {
             Some(s) => s,
@@ -835,8 +839,9 @@ impl<'a, K: Kernel> Federation<'a, K> {
         let mut last_global: Option<(GlobalPosterior<K>, OutputWarping, OutputScaling)> = None;
         for t in 1..=p.rounds {
             if t > 1 && p.refit_every > 0 && (t - 1) % p.refit_every == 0 {
+                let warps = self.warp_candidates(&mut server)?;
                 (warp, scaling, hyper) =
-                    self.refit(&mut server, warp, &scaling, &hyper, &support)?;
+                    self.refit(&mut server, &warps, warp, &scaling, &hyper, &support)?;
             }
             if p.support_size_at(t - 1) != k {
                 k = p.support_size_at(t - 1);
