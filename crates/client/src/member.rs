@@ -13,7 +13,8 @@ use crate::keys::{self, KeyDir};
 use crate::policy::MemberPolicy;
 use crate::verify::{
     verify_after_decrypt, verify_before_decrypt, verify_commitments, CommitmentEvidence,
-    CommitmentSignatures, Evidence, IdentityKeys, Refusal, ResultEvidence,
+    CommitmentSignatures, Evidence, IdentityKeys, Refusal, ResultEvidence, SignatureChecks,
+    SignatureSample,
 };
 use crate::{Client, ClientError};
 use fedhe_api::{
@@ -509,10 +510,15 @@ pub struct MemberSession {
     /// whose digest is missing.
     pub digest_wait: Duration,
     /// How many contributions with a signed digest [`Self::decrypt`] also
-    /// downloads, chosen at random, to check their digests, and how many
-    /// decryption shares [`Self::result`] does likewise (the policy's
+    /// downloads, chosen at random, to check their digests (the policy's
     /// `spot_checks`, [`crate::policy::DEFAULT_SPOT_CHECKS`] by default).
+    /// Decryption shares are not spot-checked ([`Self::result`]).
     pub spot_checks: usize,
+    /// λ of the signatures this member checks, at random, before it reveals
+    /// and before it decrypts (the policy's `signature_sampling`,
+    /// [`crate::policy::DEFAULT_SIGNATURE_SAMPLING`] by default;
+    /// [`crate::verify::SignatureSample`]).
+    pub signature_sampling: usize,
     /// Where the latest decryption and result check spent their time.
     pub timings: PhaseTimings,
     /// What [`Self::send_digest`] fetched (study, round, aggregate, list),
@@ -522,6 +528,10 @@ pub struct MemberSession {
     /// What [`Self::send_share_digest`] fetched (study, round, share list,
     /// combined share), its share digest sent: [`Self::result`] takes it.
     prepared_result: Option<(String, u64, DecryptionShareList, Vec<u8>)>,
+    /// The aggregate [`Self::decrypt`] verified (study, round, bytes):
+    /// [`Self::result`] of that round checks against it without fetching it
+    /// again (it still compares it with the recorded hash).
+    verified_aggregate: Option<(String, u64, Vec<u8>)>,
 }
 
 /// A contribution's bytes as held by a verifying member, with its member.
@@ -595,9 +605,11 @@ impl MemberSession {
             round_timeout: Duration::from_secs(600),
             digest_wait: Duration::from_secs(5),
             spot_checks: crate::policy::DEFAULT_SPOT_CHECKS,
+            signature_sampling: crate::policy::DEFAULT_SIGNATURE_SAMPLING,
             timings: PhaseTimings::default(),
             prepared: None,
             prepared_result: None,
+            verified_aggregate: None,
         })
     }
 
@@ -613,8 +625,25 @@ impl MemberSession {
         if let Some(k) = policy.spot_checks {
             self.spot_checks = k;
         }
+        if let Some(lambda) = policy.signature_sampling {
+            self.signature_sampling = lambda;
+        }
         self.policy = policy;
         Ok(self)
+    }
+
+    /// A fresh random choice of which listed signatures to check: λ is
+    /// [`Self::signature_sampling`], and T the shares a decryption needs (the
+    /// ceremony's threshold, or every member).
+    fn signature_checks(&mut self) -> SignatureChecks {
+        SignatureChecks::Sampled(SignatureSample {
+            security: self.signature_sampling,
+            decrypting: self
+                .threshold
+                .as_ref()
+                .map_or(self.members.len(), |(t, _)| *t),
+            seed: self.rng.seed_bytes(),
+        })
     }
 
     /// Loads the secret key share from a key folder; a sealed share is
@@ -845,6 +874,7 @@ impl MemberSession {
             ))
         })?;
         let list = self.frozen_commitments(study, round)?;
+        let checks = self.signature_checks();
         let list_hash = verify_commitments(&CommitmentEvidence {
             study,
             round,
@@ -853,7 +883,7 @@ impl MemberSession {
             min_contributors: self.min_contributors,
             list: &list,
             own: Some((self.member.as_str(), &bytes)),
-            signatures: CommitmentSignatures::Check,
+            signatures: CommitmentSignatures::Check(checks),
         })?;
         // Recorded before the reveal: decryption checks against this list.
         let list_path = self.record("commitments", study, round);
@@ -976,6 +1006,8 @@ impl MemberSession {
             None if own.is_none() => (self.client.round_commitments(study, round)?, false),
             None => return Err(self.no_recorded_list(study, round)),
         };
+        let (commitment_checks, contribution_checks) =
+            (self.signature_checks(), self.signature_checks());
         let evidence = Evidence {
             commitments: CommitmentEvidence {
                 study,
@@ -988,13 +1020,14 @@ impl MemberSession {
                 signatures: if recorded {
                     CommitmentSignatures::CheckedWhenRecorded
                 } else {
-                    CommitmentSignatures::Check
+                    CommitmentSignatures::Check(commitment_checks)
                 },
             },
             list: &list,
             contributions: &fetched,
             digests: &digests,
             aggregate: &aggregate,
+            signatures: contribution_checks,
         };
         let decoded = verify_before_decrypt(&self.params, &evidence)?;
         self.timings.verify = started.elapsed().as_secs_f64();
@@ -1020,6 +1053,7 @@ impl MemberSession {
                 false,
             )?,
         }
+        self.verified_aggregate = Some((study.to_string(), round, aggregate.clone()));
         let share_path = self.record("share", study, round);
         let active = match &self.threshold {
             None => None,
@@ -1184,7 +1218,7 @@ impl MemberSession {
             .iter()
             .map(|u| u.member.as_str())
             .collect();
-        for m in self.pick_downloads(&listed, &digests) {
+        for m in self.pick_downloads(&listed, &digests, self.spot_checks) {
             held.push((m.clone(), self.client.contribution(study, round, &m)?));
         }
         Ok((digests, held))
@@ -1192,14 +1226,21 @@ impl MemberSession {
 
     /// Which of the `listed` members' objects to download in full, besides
     /// this member's own: those without a digest in `digests`, and
-    /// [`Self::spot_checks`] of the others chosen at random.
-    fn pick_downloads(&mut self, listed: &[&str], digests: &SumDigestList) -> Vec<String> {
+    /// `spot_checks` of the others chosen at random.
+    fn pick_downloads(
+        &mut self,
+        listed: &[&str],
+        digests: &SumDigestList,
+        spot_checks: usize,
+    ) -> Vec<String> {
         let me = self.member.as_str();
+        let digested_members: std::collections::HashSet<&str> =
+            digests.digests.iter().map(|d| d.member.as_str()).collect();
         let (mut download, mut digested): (Vec<&str>, Vec<&str>) = listed
             .iter()
             .filter(|m| **m != me)
-            .partition(|m| !digests.digests.iter().any(|d| d.member == **m));
-        for _ in 0..self.spot_checks {
+            .partition(|m| !digested_members.contains(**m));
+        for _ in 0..spot_checks {
             if digested.is_empty() {
                 break;
             }
@@ -1241,7 +1282,14 @@ impl MemberSession {
                 "the result of round {round} is not of the aggregate I decrypted"
             )));
         }
-        let aggregate = self.client.aggregate(study, round, Duration::ZERO)?;
+        let held = self
+            .verified_aggregate
+            .take()
+            .filter(|(s, r, _)| s == study && *r == round);
+        let aggregate = match held {
+            Some((_, _, bytes)) => bytes,
+            None => self.client.aggregate(study, round, Duration::ZERO)?,
+        };
         if blake3::hash(&aggregate).as_bytes()[..] != recorded[..32] {
             return Err(refuse(
                 "the aggregate served now is not the one I decrypted",
@@ -1272,7 +1320,12 @@ impl MemberSession {
             fetched.push((self.member.to_string(), own));
         }
         let listed: Vec<&str> = list.shares.iter().map(|u| u.member.as_str()).collect();
-        for m in self.pick_downloads(&listed, &digests) {
+        // No share is spot-checked: a maker that signed a false digest with
+        // the server's help could as well have uploaded the share the
+        // server wanted (shares are not committed before they are seen, and
+        // nothing proves a share correct), so a download would catch
+        // nothing a maker cannot do unseen (SECURITY.md, step 6).
+        for m in self.pick_downloads(&listed, &digests, 0) {
             fetched.push((m.clone(), self.client.decryption_share(study, round, &m)?));
         }
         let values = verify_after_decrypt(

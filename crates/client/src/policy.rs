@@ -9,7 +9,8 @@
 //! min_contributors = 4              # decrypt no round with fewer distinct contributors
 //! parameter_sets = ["n8192-q124"]   # join studies only under these sets
 //! max_rounds = 50                   # decrypt at most rounds 1..=50 of a study
-//! spot_checks = 32                  # download 32 digested contributions and 32 shares per round
+//! spot_checks = 32                  # download 32 digested contributions per round
+//! signature_sampling = 32           # check ⌈32·L/T⌉ of a list's L signatures before decrypting
 //! ```
 
 use crate::keys::KeyDir;
@@ -32,15 +33,28 @@ pub struct MemberPolicy {
     /// decrypted round releases one more sum of its data).
     pub max_rounds: Option<u64>,
     /// How many contributions that came with a signed digest this member
-    /// still downloads in full, at random, before it decrypts, and likewise
-    /// how many digested decryption shares before it uses the result
+    /// still downloads in full, at random, before it decrypts
     /// ([`DEFAULT_SPOT_CHECKS`] if unset; `crate::verify`, `SECURITY.md`):
-    /// more catch a contributor or share maker that colludes with the server
-    /// by signing a false digest with higher probability, at one download
-    /// each. A federation of at most this many + 1 members is checked in
-    /// full.
+    /// more catch a contributor that colludes with the server by signing a
+    /// false digest with higher probability, at one download each. A
+    /// federation of at most this many + 1 members is checked in full.
+    /// (Decryption shares are not spot-checked: a share maker colluding with
+    /// the server could upload any share it liked in the open.)
     pub spot_checks: Option<usize>,
+    /// λ of the signatures this member checks before it reveals and before
+    /// it decrypts ([`DEFAULT_SIGNATURE_SAMPLING`] if unset;
+    /// `crate::verify::SignatureSample`): of a list of L signed entries it
+    /// checks a random ⌈λ·L/T⌉ (T: the shares a decryption needs), so a
+    /// server's forged entry escapes every member of a decryption with
+    /// probability at most e^−λ. A value of at least T checks every entry.
+    pub signature_sampling: Option<usize>,
 }
+
+/// λ of the sampled signature checks unless a member's policy says
+/// otherwise: a forged entry escapes a whole decryption with probability at
+/// most e^−16 (about 10^−7), and a federation of up to 16 members (n-of-n) is
+/// checked in full.
+pub const DEFAULT_SIGNATURE_SAMPLING: usize = 16;
 
 /// Digested contributions a member downloads per round unless its policy
 /// says otherwise: a federation of up to 17 members is checked in full, as
@@ -78,6 +92,7 @@ impl MemberPolicy {
             parameter_sets: over.parameter_sets.or(self.parameter_sets),
             max_rounds: over.max_rounds.or(self.max_rounds),
             spot_checks: over.spot_checks.or(self.spot_checks),
+            signature_sampling: over.signature_sampling.or(self.signature_sampling),
         }
         .validated()
     }
@@ -86,6 +101,11 @@ impl MemberPolicy {
         if self.min_contributors == Some(0) {
             return Err(ClientError::Usage(
                 "policy min_contributors = 0: a round needs at least one contributor".into(),
+            ));
+        }
+        if self.signature_sampling == Some(0) {
+            return Err(ClientError::Usage(
+                "policy signature_sampling = 0 would check no signature; use at least 1".into(),
             ));
         }
         if self.max_rounds == Some(0) {
@@ -164,7 +184,7 @@ mod tests {
         open.check_parameter_set("toy-n1024").unwrap();
         keys.write(
             POLICY_FILE,
-            b"min_contributors = 4\nparameter_sets = [\"n8192-q124\"]\nmax_rounds = 3\nspot_checks = 2\n",
+            b"min_contributors = 4\nparameter_sets = [\"n8192-q124\"]\nmax_rounds = 3\nspot_checks = 2\nsignature_sampling = 40\n",
             false,
         )
         .unwrap();
@@ -197,6 +217,7 @@ mod tests {
         assert_eq!(flagged.min_contributors, Some(2));
         assert_eq!(flagged.max_rounds, Some(3));
         assert_eq!(flagged.spot_checks, Some(2));
+        assert_eq!(flagged.signature_sampling, Some(40));
     }
 
     #[test]
@@ -209,6 +230,7 @@ mod tests {
             ("min_contributors = -1\n", "min_contributors"),
             ("min_contributors = \"four\"\n", "min_contributors"),
             ("spot_checks = -1\n", "spot_checks"),
+            ("signature_sampling = 0\n", "signature_sampling = 0"),
         ] {
             let (_d, keys) = folder();
             keys.write(POLICY_FILE, text.as_bytes(), false).unwrap();

@@ -62,6 +62,17 @@
 //!     exactly the values the server published (the member then uses its
 //!     own decoding).
 //!
+//! **Sampled signatures** (issue 16). In checks 2 and 6 a member verifies
+//! not every listed signature but a uniformly random `k = min(L, ⌈λ·L/T⌉)` of
+//! the list's `L` ([`SignatureSample`]), and always those of the
+//! contributions it downloaded, with its own randomness drawn after it has
+//! the list. A server that wants an aggregate other than the sum decrypted
+//! must show each of the `T` members whose shares it needs a list with a
+//! forged entry (check 7's bound); each misses it with probability at most
+//! `1 − k/L`, independently, so all `T` do with probability at most
+//! `(1 − k/L)^T ≤ e^(−kT/L) ≤ e^(−λ)`. Check 9 verifies every signature: a
+//! false result need fool one member only.
+//!
 //! So no contribution can depend on another's (every one was committed
 //! before any could be read, and the server cannot show different members
 //! different lists), a server that deviates cannot have one member's
@@ -132,11 +143,90 @@ impl IdentityKeys {
     }
 }
 
-/// Whether [`verify_commitments`] checks the entries' signatures.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CommitmentSignatures {
+/// How many of a listed round's signatures a member checks before it
+/// reveals and before it decrypts (issue 16; module docs, "Sampled
+/// signatures").
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SignatureChecks {
     /// Every entry's signature, in one batch.
-    Check,
+    All,
+    /// A random sample of the entries' signatures, in one batch.
+    Sampled(SignatureSample),
+}
+
+/// A member's random choice of which listed signatures to check: of a list
+/// of `L` entries, a uniformly random `k = min(L, ⌈λ·L/T⌉)` of them, so that
+/// a list with a forged entry escapes every one of the `T` members a
+/// decryption needs with probability at most `e^−λ` (module docs).
+#[derive(Clone, PartialEq, Eq)]
+pub struct SignatureSample {
+    /// λ, the policy's `signature_sampling`.
+    pub security: usize,
+    /// T: the decryption shares a decryption needs (n for n-of-n).
+    pub decrypting: usize,
+    /// This member's private randomness for the choice (never sent: a
+    /// server that knew it could forge the entries not chosen).
+    pub seed: [u8; 32],
+}
+
+impl std::fmt::Debug for SignatureSample {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SignatureSample")
+            .field("security", &self.security)
+            .field("decrypting", &self.decrypting)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SignatureSample {
+    /// `k = min(L, ⌈λ·L/T⌉)` of a list of `listed` entries.
+    pub fn size(&self, listed: usize) -> usize {
+        if self.decrypting == 0 {
+            return listed;
+        }
+        self.security
+            .saturating_mul(listed)
+            .div_ceil(self.decrypting)
+            .min(listed)
+    }
+}
+
+impl SignatureChecks {
+    /// Which of `listed` entries (in the order the caller walks them) have
+    /// their signature checked; `list` separates the choices for the lists
+    /// one member checks with one seed.
+    fn chosen(&self, listed: usize, list: [u8; 8]) -> Vec<bool> {
+        let SignatureChecks::Sampled(sample) = self else {
+            return vec![true; listed];
+        };
+        let k = sample.size(listed);
+        let mut chosen = vec![false; listed];
+        if k == listed {
+            chosen.fill(true);
+            return chosen;
+        }
+        // The first k of a Fisher–Yates shuffle: a uniform k-subset.
+        let mut rng = fedhe_ring::Csprng::from_seed(&sample.seed, list);
+        let mut order: Vec<usize> = (0..listed).collect();
+        for i in 0..k {
+            let left = (listed - i) as u64;
+            let j = i + if left > 1 {
+                rng.uniform_below(left) as usize
+            } else {
+                0
+            };
+            order.swap(i, j);
+            chosen[order[i]] = true;
+        }
+        chosen
+    }
+}
+
+/// Whether [`verify_commitments`] checks the entries' signatures.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CommitmentSignatures {
+    /// Every entry's signature, or a random sample of them, in one batch.
+    Check(SignatureChecks),
     /// None: the list is the one this member recorded before it revealed,
     /// after checking every signature of it
     /// ([`crate::MemberSession::reveal`]); its hash, shape and quorum are
@@ -179,6 +269,9 @@ pub struct Evidence<'a> {
     pub digests: &'a SumDigestList,
     /// The aggregate's bytes, as fetched.
     pub aggregate: &'a [u8],
+    /// Which contributors' signatures are checked (besides those of the
+    /// contributions fetched, which always are).
+    pub signatures: SignatureChecks,
 }
 
 /// Checks 1-4: the frozen commitment list before revealing. Returns the
@@ -205,9 +298,13 @@ pub fn verify_commitments(ev: &CommitmentEvidence<'_>) -> Result<String, Refusal
             "the commitment list's hash is not the hash of its entries".into(),
         ));
     }
+    let chosen = match &ev.signatures {
+        CommitmentSignatures::Check(checks) => checks.chosen(entries.len(), *b"fedh-cms"),
+        CommitmentSignatures::CheckedWhenRecorded => vec![false; entries.len()],
+    };
     let mut seen = BTreeSet::new();
     let mut batch = SignatureBatch::new();
-    for c in &entries {
+    for (c, check) in entries.iter().zip(chosen) {
         if !seen.insert(c.member.as_str()) {
             return Err(refuse(format!("{} is listed twice", c.member)));
         }
@@ -220,7 +317,7 @@ pub fn verify_commitments(ev: &CommitmentEvidence<'_>) -> Result<String, Refusal
                 c.member, c.values
             )));
         }
-        if ev.signatures == CommitmentSignatures::Check {
+        if check {
             let statement = round_commitment_statement(
                 ev.study,
                 &c.member,
@@ -352,6 +449,7 @@ pub fn verify_before_decrypt(
         &entries_hash,
         aggregate_hash.as_bytes(),
     );
+    let challenge = challenge.expand(params, 2 * aggregate.ciphertexts().len());
     let committed = by_member(&c.list.commitments, |e| e.member.as_str());
     let digests = by_member(&ev.digests.digests, |d| d.member.as_str());
     let fetched = by_member(ev.contributions, |(m, _)| m.as_str());
@@ -359,9 +457,13 @@ pub fn verify_before_decrypt(
     let mut seen = BTreeSet::new();
     let mut batch = SignatureBatch::new();
     let mut listed = Vec::with_capacity(ev.list.contributions.len());
-    for upload in &ev.list.contributions {
+    let chosen = ev
+        .signatures
+        .chosen(ev.list.contributions.len(), *b"fedh-cts");
+    for (upload, chosen) in ev.list.contributions.iter().zip(chosen) {
         let member = upload.member.as_str();
         let key = c.members.key(member).map_err(refuse)?;
+        let check = chosen || fetched.contains_key(member);
         if !seen.insert(member) {
             return Err(refuse(format!("{member} is listed twice")));
         }
@@ -379,40 +481,45 @@ pub fn verify_before_decrypt(
             .map_err(|e| refuse(e.to_string()))?;
         let signed = match digests.get(member) {
             None => {
-                let statement = contribution_statement(c.study, member, c.round, &hash, &list_hash);
-                batch
-                    .push(
-                        key,
-                        statement,
-                        &upload.signature,
-                        "contribution",
-                        Signed::Reveal(member),
-                    )
-                    .map_err(|(s, e)| refuse(s.refusal(e)))?;
+                if check {
+                    let statement =
+                        contribution_statement(c.study, member, c.round, &hash, &list_hash);
+                    batch
+                        .push(
+                            key,
+                            statement,
+                            &upload.signature,
+                            "contribution",
+                            Signed::Reveal(member),
+                        )
+                        .map_err(|(s, e)| refuse(s.refusal(e)))?;
+                }
                 None
             }
             Some(d) => {
                 let bytes = hex::decode(&d.digest)
                     .map_err(|e| refuse(format!("the digest listed for {member}: {e}")))?;
-                let statement = sum_digest_statement(
-                    c.study,
-                    member,
-                    c.round,
-                    &hash,
-                    &list_hash,
-                    &entries_hash,
-                    aggregate_hash.as_bytes(),
-                    &bytes,
-                );
-                batch
-                    .push(
-                        key,
-                        statement,
-                        &d.signature,
-                        "sum digest",
-                        Signed::SumDigest(member),
-                    )
-                    .map_err(|(s, e)| refuse(s.refusal(e)))?;
+                if check {
+                    let statement = sum_digest_statement(
+                        c.study,
+                        member,
+                        c.round,
+                        &hash,
+                        &list_hash,
+                        &entries_hash,
+                        aggregate_hash.as_bytes(),
+                        &bytes,
+                    );
+                    batch
+                        .push(
+                            key,
+                            statement,
+                            &d.signature,
+                            "sum digest",
+                            Signed::SumDigest(member),
+                        )
+                        .map_err(|(s, e)| refuse(s.refusal(e)))?;
+                }
                 Some(
                     SumDigest::from_bytes(params, &bytes)
                         .map_err(|e| refuse(format!("the digest listed for {member}: {e}")))?,
@@ -591,6 +698,7 @@ pub fn verify_after_decrypt(
         combined_hash.as_bytes(),
         ev.aggregate_hash,
     );
+    let challenge = challenge.expand(params, parts);
     let mut seen = BTreeSet::new();
     for upload in &ev.list.shares {
         if !seen.insert(upload.member.as_str()) {
@@ -713,7 +821,8 @@ pub fn verify_after_decrypt(
                         share.polys().len()
                     )));
                 }
-                let computed = challenge.digest_polys(params, share.polys());
+                let polys: Vec<&fedhe_ring::Poly> = share.polys().iter().collect();
+                let computed = challenge.digest_polys(params, &polys);
                 if signed.as_ref().is_some_and(|s| *s != computed) {
                     return Err(refuse(format!(
                         "{member} signed a digest that is not its decryption share's"
@@ -729,7 +838,8 @@ pub fn verify_after_decrypt(
         };
         total.add_assign(params, &digest);
     }
-    if challenge.digest_polys(params, combined.polys()) != total {
+    let polys: Vec<&fedhe_ring::Poly> = combined.polys().iter().collect();
+    if challenge.digest_polys(params, &polys) != total {
         return Err(refuse(
             "the combined decryption share is not the sum of the listed shares (its digest is not the sum of theirs)"
                 .into(),
@@ -783,10 +893,14 @@ mod tests {
 
     /// Three members, each with a signed contribution of one value.
     fn world() -> World {
+        world_of(&["a", "b", "c"])
+    }
+
+    /// A ceremony of the members `names`, each with a contribution.
+    fn world_of(names: &[&str]) -> World {
         let params = ParameterSet::TOY_N1024
             .validate(InsecurePolicy::Allow)
             .unwrap();
-        let names = ["a", "b", "c"];
         let ids: Vec<MemberId> = names.iter().map(|n| MemberId::new(*n).unwrap()).collect();
         let crs =
             CommonRandomPoly::for_ceremony(&params, &CeremonyId::new("c").unwrap(), &ids).unwrap();
@@ -807,7 +921,8 @@ mod tests {
             .enumerate()
             .map(|(i, n)| {
                 let v =
-                    EncryptedVector::encrypt(&params, &key, &codec, &[i as f64], &mut rng).unwrap();
+                    EncryptedVector::encrypt(&params, &key, &codec, &[(i % 4) as f64], &mut rng)
+                        .unwrap();
                 (n.to_string(), v.to_bytes(&params))
             })
             .collect();
@@ -854,7 +969,7 @@ mod tests {
 
         /// The frozen list of every member's commitment to its contribution.
         fn commitments(&self) -> CommitmentList {
-            let entries: Vec<_> = (0..3)
+            let entries: Vec<_> = (0..self.members.len())
                 .map(|i| self.committed(i, &self.contributions[i].1, SPEC))
                 .collect();
             frozen(entries)
@@ -977,6 +1092,29 @@ mod tests {
             fetched: &[usize],
             digests: &[SignedSumDigest],
         ) -> Result<EncryptedVector, Refusal> {
+            self.check_signatures(
+                list,
+                aggregate,
+                min,
+                own,
+                fetched,
+                digests,
+                SignatureChecks::All,
+            )
+        }
+
+        /// [`Self::check_with`], checking the contributors' `signatures`.
+        #[allow(clippy::too_many_arguments)]
+        fn check_signatures(
+            &self,
+            list: Vec<SignedUpload>,
+            aggregate: &[u8],
+            min: usize,
+            own: Option<usize>,
+            fetched: &[usize],
+            digests: &[SignedSumDigest],
+            signatures: SignatureChecks,
+        ) -> Result<EncryptedVector, Refusal> {
             let list = self.listed(list, aggregate);
             let contributions: Vec<(String, Vec<u8>)> = fetched
                 .iter()
@@ -1005,12 +1143,13 @@ mod tests {
                         min_contributors: min,
                         list: &commitments,
                         own,
-                        signatures: CommitmentSignatures::Check,
+                        signatures: CommitmentSignatures::Check(SignatureChecks::All),
                     },
                     list: &list,
                     contributions: &contributions,
                     digests: &digests,
                     aggregate,
+                    signatures,
                 },
             )
         }
@@ -1030,6 +1169,164 @@ mod tests {
         r.err()
             .map(|e| e.to_string())
             .unwrap_or_else(|| "accepted".into())
+    }
+
+    fn sampled(security: usize, decrypting: usize, trial: u64) -> SignatureChecks {
+        let mut seed = [0u8; 32];
+        seed[..8].copy_from_slice(&trial.to_le_bytes());
+        SignatureChecks::Sampled(SignatureSample {
+            security,
+            decrypting,
+            seed,
+        })
+    }
+
+    /// k = min(L, ⌈λ·L/T⌉) on hand-computed cases, and the bound it is
+    /// chosen for: T members with independent samples all miss one forged
+    /// entry of L with probability (1 − k/L)^T ≤ e^−λ.
+    #[test]
+    fn the_sample_size_bounds_a_forgerys_escape_by_e_to_the_minus_lambda() {
+        let size = |security, decrypting, listed| {
+            SignatureSample {
+                security,
+                decrypting,
+                seed: [0; 32],
+            }
+            .size(listed)
+        };
+        assert_eq!(size(16, 1000, 1000), 16);
+        assert_eq!(size(16, 501, 1000), 32); // 16000/501 = 31.9
+        assert_eq!(size(16, 100, 100), 16);
+        assert_eq!(size(16, 10, 10), 10);
+        assert_eq!(size(16, 60, 40), 11); // 640/60 = 10.7
+        assert_eq!(size(usize::MAX, 3, 5), 5);
+        assert_eq!(size(16, 0, 7), 7);
+        assert_eq!(size(16, 5, 0), 0);
+        for security in [1usize, 4, 16] {
+            for listed in 1..=200usize {
+                for decrypting in 1..=250usize {
+                    let k = size(security, decrypting, listed);
+                    let escape = (1.0 - k as f64 / listed as f64).powi(decrypting as i32);
+                    assert!(
+                        escape <= (-(security as f64)).exp() * (1.0 + 1e-12),
+                        "λ {security}, L {listed}, T {decrypting}: k {k} escapes with {escape}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_sample_is_a_uniform_subset_of_its_size() {
+        let (listed, trials) = (20usize, 4000u64);
+        let mut counts = [0u64; 20];
+        for trial in 0..trials {
+            let chosen = sampled(5, 20, trial).chosen(listed, *b"fedh-tst");
+            assert_eq!(chosen.iter().filter(|c| **c).count(), 5);
+            for (i, c) in chosen.iter().enumerate() {
+                counts[i] += *c as u64;
+            }
+        }
+        // Each position is chosen with probability 5/20: 1000 times expected.
+        let chi2: f64 = counts
+            .iter()
+            .map(|&c| (c as f64 - 1000.0).powi(2) / 1000.0)
+            .sum();
+        assert!(
+            chi2 < 43.8,
+            "χ²(19) {chi2} beyond its 99.9% point: {counts:?}"
+        );
+        // Another list, or another seed, is another choice.
+        let a = sampled(5, 20, 1).chosen(listed, *b"fedh-tst");
+        assert_ne!(a, sampled(5, 20, 1).chosen(listed, *b"fedh-oth"));
+        assert_ne!(a, sampled(5, 20, 2).chosen(listed, *b"fedh-tst"));
+        assert_eq!(SignatureChecks::All.chosen(3, *b"fedh-tst"), vec![true; 3]);
+    }
+
+    /// A server's forged signature in a list of 40 escapes a member that
+    /// checks a sample of k = 4 with probability 1 − 4/40: it is refused,
+    /// by name, in about one trial in ten, always when the member checks
+    /// every signature or fetched that contribution, and an honest list is
+    /// never refused. Likewise for a forged commitment.
+    #[test]
+    fn a_forged_signature_is_caught_at_the_rate_of_the_sample() {
+        let names: Vec<String> = (0..40).map(|i| format!("m{i:02}")).collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let w = world_of(&names);
+        let everyone: Vec<usize> = (0..40).collect();
+        let all: Vec<SignedUpload> = (0..40)
+            .map(|i| w.signed(i, &w.contributions[i].1))
+            .collect();
+        let aggregate = w.sum(&everyone);
+        let honest: Vec<SignedSumDigest> = (1..40)
+            .map(|i| w.digest(i, &w.contributions[i].1, &all, &aggregate))
+            .collect();
+        // m07's digest carrying m08's signature (on m08's own statement).
+        let mut forged = honest.clone();
+        forged[6].signature = honest[7].signature.clone();
+        let check = |digests: &[SignedSumDigest], fetched: &[usize], signatures| {
+            w.check_signatures(
+                all.clone(),
+                &aggregate,
+                40,
+                Some(0),
+                fetched,
+                digests,
+                signatures,
+            )
+        };
+        let trials = 300;
+        let mut caught = 0;
+        for trial in 0..trials {
+            assert!(check(&honest, &[0], sampled(4, 40, trial)).is_ok());
+            match check(&forged, &[0], sampled(4, 40, trial)) {
+                Ok(_) => {}
+                Err(r) => {
+                    assert!(
+                        r.reason
+                            .contains("the digest listed for m07 was not signed by it"),
+                        "{r}"
+                    );
+                    caught += 1;
+                }
+            }
+            let r = check(&forged, &[0, 7], sampled(4, 40, trial));
+            assert!(
+                reason(r).contains("m07"),
+                "a fetched contribution's signature went unchecked"
+            );
+        }
+        // Binomial(300, 0.1): mean 30, sd 5.2.
+        assert!((12..=50).contains(&caught), "caught {caught} of {trials}");
+        assert!(reason(check(&forged, &[0], SignatureChecks::All)).contains("m07"));
+
+        // A forged commitment (m07's entry signed by m08) in a list an
+        // observer checks as served.
+        let mut list = w.commitments();
+        let m08 = list.commitments[8].signature.clone();
+        list.commitments[7].signature = m08;
+        list.list_hash = Some(CommitmentList::canonical_hash("s", 1, &list.commitments));
+        let mut caught = 0;
+        for trial in 0..trials {
+            let r = verify_commitments(&CommitmentEvidence {
+                study: "s",
+                round: 1,
+                members: &w.keys,
+                spec_hash: SPEC,
+                min_contributors: 40,
+                list: &list,
+                own: None,
+                signatures: CommitmentSignatures::Check(sampled(4, 40, trial)),
+            });
+            if let Err(r) = r {
+                assert!(
+                    r.reason.contains("the commitment of m07 does not verify"),
+                    "{r}"
+                );
+                caught += 1;
+            }
+        }
+        assert!((12..=50).contains(&caught), "caught {caught} of {trials}");
     }
 
     #[test]
@@ -1124,9 +1421,11 @@ mod tests {
             })
             .map_err(|e| e.reason)
         };
-        assert!(check(&forged, CommitmentSignatures::Check)
-            .unwrap_err()
-            .contains("the commitment of b does not verify"));
+        assert!(
+            check(&forged, CommitmentSignatures::Check(SignatureChecks::All))
+                .unwrap_err()
+                .contains("the commitment of b does not verify")
+        );
         assert_eq!(
             check(&forged, CommitmentSignatures::CheckedWhenRecorded),
             Ok(forged.list_hash.clone().unwrap())
@@ -1137,10 +1436,10 @@ mod tests {
         short.commitments.truncate(2);
         short.list_hash = Some(CommitmentList::canonical_hash("s", 1, &short.commitments));
         for signatures in [
-            CommitmentSignatures::Check,
+            CommitmentSignatures::Check(SignatureChecks::All),
             CommitmentSignatures::CheckedWhenRecorded,
         ] {
-            assert!(check(&rehashed, signatures)
+            assert!(check(&rehashed, signatures.clone())
                 .unwrap_err()
                 .contains("is not the hash of its entries"));
             assert!(check(&short, signatures)
@@ -1243,7 +1542,7 @@ mod tests {
                     min_contributors: 2,
                     list: &commitments,
                     own: None,
-                    signatures: CommitmentSignatures::Check,
+                    signatures: CommitmentSignatures::Check(SignatureChecks::All),
                 },
                 list: &list,
                 contributions: &w.contributions,
@@ -1253,6 +1552,7 @@ mod tests {
                     aggregate_hash: None,
                 },
                 aggregate: &aggregate,
+                signatures: SignatureChecks::All,
             },
         );
         assert!(reason(r).contains("is not the listed"));
@@ -1268,7 +1568,7 @@ mod tests {
             min_contributors: 2,
             list,
             own,
-            signatures: CommitmentSignatures::Check,
+            signatures: CommitmentSignatures::Check(SignatureChecks::All),
         }) {
             Ok(h) => format!("accepted {h}"),
             Err(e) => e.to_string(),

@@ -44,7 +44,7 @@ pub use params::{InsecurePolicy, ParameterSet, Params, STATISTICAL_MARGIN_BITS};
 pub use public_key::{CollectivePublicKey, PublicKeyShare, SecretKeyShare};
 pub use secure_sum::{HeSum, PlainSum, RoundTimings, RoundTranscript, SecureSum};
 pub use share_transport::{SealedShamirShare, ThresholdDealing};
-pub use sum_digest::{SumChallenge, SumDigest};
+pub use sum_digest::{ExpandedChallenge, SumChallenge, SumDigest};
 pub use threshold::{
     AccessStructure, InProcessCeremony, ShamirCommitment, ShamirPublicPoint, ShamirShare,
     ThresholdDecryptionShare, ThresholdError, ThresholdSecretShare, Thresholdizer,

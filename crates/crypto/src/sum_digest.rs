@@ -127,12 +127,7 @@ impl SumChallenge {
         let mut rng = Csprng::from_seed(&self.seed, CHALLENGE_DOMAIN);
         for v in polys {
             for j in 0..PROJECTIONS {
-                let r = rng.uniform_poly(params.ring());
-                let dots = project(params, &r, v);
-                for (i, (&p, dot)) in moduli.iter().zip(dots).enumerate() {
-                    let slot = &mut acc[i * PROJECTIONS + j];
-                    *slot = add_mod(*slot, dot, p);
-                }
+                accumulate(params, &mut acc, j, &rng.uniform_poly(params.ring()), v);
             }
         }
         SumDigest { residues: acc }
@@ -141,6 +136,68 @@ impl SumChallenge {
     /// The digest of an encrypted vector: its ciphertexts' `c0`, `c1` in order.
     pub fn digest(&self, params: &Params, v: &EncryptedVector) -> SumDigest {
         self.digest_polys(params, v.ciphertexts.iter().flat_map(|c| [&c.c0, &c.c1]))
+    }
+
+    /// The projection polynomials of the first `polys` ring elements, drawn
+    /// once: a member digests its own contribution, its spot checks and the
+    /// aggregate on one challenge, and drawing the projections dominated
+    /// each digest (a uniform residue per coefficient and projection).
+    pub fn expand(&self, params: &Params, polys: usize) -> ExpandedChallenge {
+        let mut rng = Csprng::from_seed(&self.seed, CHALLENGE_DOMAIN);
+        let projections = (0..polys * PROJECTIONS)
+            .map(|_| rng.uniform_poly(params.ring()))
+            .collect();
+        ExpandedChallenge {
+            challenge: self.clone(),
+            projections,
+        }
+    }
+}
+
+/// A [`SumChallenge`] with the projections of its first ring elements drawn
+/// ([`SumChallenge::expand`]): the same digests, each without drawing.
+#[derive(Debug, Clone)]
+pub struct ExpandedChallenge {
+    challenge: SumChallenge,
+    /// `R_{k,j}` at `k · PROJECTIONS + j`.
+    projections: Vec<Poly>,
+}
+
+impl ExpandedChallenge {
+    /// [`SumChallenge::digest_polys`]: from the drawn projections when there
+    /// are enough for every element, else drawn again in full.
+    pub fn digest_polys(&self, params: &Params, polys: &[&Poly]) -> SumDigest {
+        if polys.len() * PROJECTIONS > self.projections.len() {
+            return self.challenge.digest_polys(params, polys.iter().copied());
+        }
+        let moduli = &params.set().moduli;
+        let mut acc = vec![0u64; moduli.len() * PROJECTIONS];
+        for (v, rs) in polys.iter().zip(self.projections.chunks(PROJECTIONS)) {
+            for (j, r) in rs.iter().enumerate() {
+                accumulate(params, &mut acc, j, r, v);
+            }
+        }
+        SumDigest { residues: acc }
+    }
+
+    /// [`SumChallenge::digest`] of an encrypted vector.
+    pub fn digest(&self, params: &Params, v: &EncryptedVector) -> SumDigest {
+        let polys: Vec<&Poly> = v.ciphertexts.iter().flat_map(|c| [&c.c0, &c.c1]).collect();
+        self.digest_polys(params, &polys)
+    }
+}
+
+/// Adds `⟨r, v⟩` per prime to projection `j` of the prime-major `acc`.
+fn accumulate(params: &Params, acc: &mut [u64], j: usize, r: &Poly, v: &Poly) {
+    for (i, (&p, dot)) in params
+        .set()
+        .moduli
+        .iter()
+        .zip(project(params, r, v))
+        .enumerate()
+    {
+        let slot = &mut acc[i * PROJECTIONS + j];
+        *slot = add_mod(*slot, dot, p);
     }
 }
 
@@ -272,6 +329,20 @@ mod tests {
             ch.digest(&params, &a).residues(),
             &reference(&params, &ch, &polys)[..]
         );
+        // Drawn once, for as many elements as `a` has, fewer, or more.
+        for expanded in [polys.len(), polys.len() - 1, polys.len() + 3] {
+            let ex = ch.expand(&params, expanded);
+            assert_eq!(
+                ex.digest(&params, &a).residues(),
+                &reference(&params, &ch, &polys)[..],
+                "{expanded} expanded"
+            );
+            assert_eq!(
+                ex.digest_polys(&params, &polys[..1]).residues(),
+                &reference(&params, &ch, &polys[..1])[..],
+                "{expanded} expanded"
+            );
+        }
         let mut sum = a.clone();
         sum.add_assign(&b).unwrap();
         let mut digests = ch.digest(&params, &a);

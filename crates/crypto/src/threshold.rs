@@ -68,7 +68,7 @@ use crate::{
     CeremonyId, ChannelError, CommonRandomPoly, DecryptionShare, EncryptedVector, MemberId, Params,
     PublicKeyShare, SecretKeyShare,
 };
-use fedhe_ring::modular::{add_mod, inv_mod, mul_mod, sub_mod};
+use fedhe_ring::modular::{add_mod, dot_mod, inv_mod, mul_mod, sub_mod};
 use fedhe_ring::{Csprng, Poly, Representation};
 use std::collections::BTreeSet;
 use thiserror::Error;
@@ -368,12 +368,7 @@ pub(crate) fn project(params: &Params, r: &Poly, v: &Poly) -> Vec<u64> {
         .moduli
         .iter()
         .enumerate()
-        .map(|(i, &p)| {
-            r.limb(i)
-                .iter()
-                .zip(v.limb(i))
-                .fold(0u64, |acc, (&a, &b)| add_mod(acc, mul_mod(a, b, p), p))
-        })
+        .map(|(i, &p)| dot_mod(r.limb(i), v.limb(i), p))
         .collect()
 }
 

@@ -64,12 +64,18 @@ pub struct AgentSeatArgs {
     /// policy.toml.
     #[arg(long, value_name = "N")]
     max_rounds: Option<u64>,
-    /// My policy: download this many digested contributions, and as many
-    /// digested decryption shares, at random per round to check their signed
-    /// digests (default 16). Replaces
+    /// My policy: download this many digested contributions at random per
+    /// round to check their signed digests (default 16). Replaces
     /// `spot_checks` of policy.toml.
     #[arg(long, value_name = "N")]
     spot_checks: Option<usize>,
+    /// My policy: λ of the listed signatures checked at random before
+    /// revealing and before decrypting, ⌈λ·L/T⌉ of a list of L (default 16:
+    /// a forged entry escapes a whole decryption with probability at most
+    /// e^−16; at least T checks them all). Replaces `signature_sampling` of
+    /// policy.toml.
+    #[arg(long, value_name = "λ")]
+    signature_sampling: Option<usize>,
 }
 
 impl AgentSeatArgs {
@@ -86,6 +92,7 @@ impl AgentSeatArgs {
                     .then(|| self.parameter_sets.clone()),
                 max_rounds: self.max_rounds,
                 spot_checks: self.spot_checks,
+                signature_sampling: self.signature_sampling,
             },
         }
     }

@@ -56,6 +56,11 @@ pub struct ServiceBenchArgs {
     /// (default: the member policy's default, 16).
     #[arg(long, value_name = "N")]
     spot_checks: Option<usize>,
+    /// λ of the signatures each member checks at random before revealing
+    /// and before decrypting (default: the member policy's default, 16; at
+    /// least the member count checks every one).
+    #[arg(long, value_name = "λ")]
+    signature_sampling: Option<usize>,
     /// Print JSON (the only output format).
     #[arg(long)]
     json: bool,
@@ -325,6 +330,14 @@ fn run_one(a: &ServiceBenchArgs, n: usize) -> Result<serde_json::Value, CliError
             if let Some(k) = a.spot_checks {
                 session.spot_checks = k;
             }
+            if let Some(lambda) = a.signature_sampling {
+                if lambda == 0 {
+                    return Err(CliError::Usage(
+                        "--signature-sampling 0 would check no signature; use at least 1".into(),
+                    ));
+                }
+                session.signature_sampling = lambda;
+            }
             if threshold.is_some() {
                 session = session.with_threshold_share_from(&KeyDir::open(key_folder(
                     work.path(),
@@ -403,6 +416,7 @@ fn run_one(a: &ServiceBenchArgs, n: usize) -> Result<serde_json::Value, CliError
         "values": a.values,
         "concurrency": a.concurrency,
         "spot_checks": seats.first().map(|s| s.session.spot_checks),
+        "signature_sampling": seats.first().map(|s| s.session.signature_sampling),
         "round_seconds": round_seconds,
         "phases": {
             "commit": commit,
