@@ -22,10 +22,11 @@
 //!    hash. The signature is the contributor's digest statement (check 7),
 //!    which names the contribution's hash and that list, or, for a
 //!    contributor that sent no digest, its reveal: one signature per
-//!    contributor, all checked in one batch
-//!    ([`fedhe_api::signing::SignatureBatch`], issue 16). The list's own
-//!    signatures were checked (in full) before revealing and are not checked
-//!    again when it is the list this member recorded then;
+//!    contributor, checked in one batch
+//!    ([`fedhe_api::signing::SignatureBatch`], issue 16), all of them or a
+//!    random sample ("Sampled signatures" below). The list's own signatures
+//!    were checked (likewise) before revealing and are not checked again
+//!    when it is the list this member recorded then;
 //! 7. at least `min_contributors` members contributed, its own contribution
 //!    (if any) is listed byte for byte, and the aggregate is the sum of the
 //!    listed contributions: its digest on a challenge fixed after it
@@ -228,7 +229,7 @@ pub enum CommitmentSignatures {
     /// Every entry's signature, or a random sample of them, in one batch.
     Check(SignatureChecks),
     /// None: the list is the one this member recorded before it revealed,
-    /// after checking every signature of it
+    /// after checking its signatures (all, or a random sample)
     /// ([`crate::MemberSession::reveal`]); its hash, shape and quorum are
     /// checked again.
     CheckedWhenRecorded,

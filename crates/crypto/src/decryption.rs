@@ -104,6 +104,97 @@ pub struct CombinedShare {
     polys: Vec<Poly>,
 }
 
+/// `Σ_j d_j` added up one share at a time, with no check of who is missing:
+/// a server combining n shares holds one share and the sum, not n of them
+/// (issue 16). Each share must have one polynomial per ciphertext of the
+/// aggregate.
+#[derive(Debug)]
+pub struct ShareSum {
+    parts: usize,
+    polys: Option<Vec<Poly>>,
+}
+
+impl ShareSum {
+    /// An empty sum for shares of `aggregate`.
+    pub fn new(aggregate: &EncryptedVector) -> Self {
+        Self {
+            parts: aggregate.ciphertexts.len(),
+            polys: None,
+        }
+    }
+
+    /// Adds `share`; refuses one of another shape than the aggregate's.
+    pub fn add(&mut self, share: &DecryptionShare) -> Result<(), ChannelError> {
+        if share.polys.len() != self.parts {
+            return Err(ChannelError::Mismatch(format!(
+                "the share of {} has {} polynomials for an aggregate of {} ciphertexts",
+                share.member,
+                share.polys.len(),
+                self.parts
+            )));
+        }
+        match &mut self.polys {
+            None => self.polys = Some(share.polys.clone()),
+            Some(acc) => {
+                for (a, d) in acc.iter_mut().zip(&share.polys) {
+                    a.add_assign(d)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The combined share; refused if no share was added.
+    pub fn finish(self) -> Result<CombinedShare, ChannelError> {
+        let polys = self
+            .polys
+            .ok_or_else(|| ChannelError::Mismatch("no decryption share to combine".to_string()))?;
+        Ok(CombinedShare { polys })
+    }
+}
+
+/// The n-of-n combination of [`combined_share`], one share at a time: every
+/// share from a distinct member of the ceremony, and none missing at the end.
+#[derive(Debug)]
+pub struct ShareCombiner {
+    members: Vec<MemberId>,
+    seen: std::collections::BTreeSet<MemberId>,
+    sum: ShareSum,
+}
+
+impl ShareCombiner {
+    /// Expects one share of `aggregate` from each of `members`.
+    pub fn new(members: &[MemberId], aggregate: &EncryptedVector) -> Self {
+        Self {
+            members: members.to_vec(),
+            seen: Default::default(),
+            sum: ShareSum::new(aggregate),
+        }
+    }
+
+    /// Adds `share`; refuses an unknown member, a member's second share, or
+    /// a share of another shape.
+    pub fn add(&mut self, share: &DecryptionShare) -> Result<(), ChannelError> {
+        if !self.members.contains(&share.member) {
+            return Err(ChannelError::UnknownMember(share.member.clone()));
+        }
+        if self.seen.contains(&share.member) {
+            return Err(ChannelError::DuplicateMember(share.member.clone()));
+        }
+        self.sum.add(share)?;
+        self.seen.insert(share.member.clone());
+        Ok(())
+    }
+
+    /// `D`, refused while a member's share is missing.
+    pub fn finish(self) -> Result<CombinedShare, ChannelError> {
+        if let Some(missing) = self.members.iter().find(|m| !self.seen.contains(*m)) {
+            return Err(ChannelError::MissingShare(missing.clone()));
+        }
+        self.sum.finish()
+    }
+}
+
 impl CombinedShare {
     /// `Σ_j d_j` of the shares given, with no check of who is missing; each
     /// share must have one polynomial per ciphertext of `aggregate`.
@@ -111,28 +202,11 @@ impl CombinedShare {
         aggregate: &EncryptedVector,
         shares: &[&DecryptionShare],
     ) -> Result<Self, ChannelError> {
-        let parts = aggregate.ciphertexts.len();
-        let mut polys: Option<Vec<Poly>> = None;
+        let mut sum = ShareSum::new(aggregate);
         for share in shares {
-            if share.polys.len() != parts {
-                return Err(ChannelError::Mismatch(format!(
-                    "the share of {} has {} polynomials for an aggregate of {parts} ciphertexts",
-                    share.member,
-                    share.polys.len(),
-                )));
-            }
-            match &mut polys {
-                None => polys = Some(share.polys.clone()),
-                Some(acc) => {
-                    for (a, d) in acc.iter_mut().zip(&share.polys) {
-                        a.add_assign(d)?;
-                    }
-                }
-            }
+            sum.add(share)?;
         }
-        let polys = polys
-            .ok_or_else(|| ChannelError::Mismatch("no decryption share to combine".to_string()))?;
-        Ok(Self { polys })
+        sum.finish()
     }
 
     /// One polynomial per ciphertext of the aggregate.
@@ -226,19 +300,11 @@ pub fn combined_share(
     aggregate: &EncryptedVector,
     shares: &[DecryptionShare],
 ) -> Result<CombinedShare, ChannelError> {
-    let mut seen = std::collections::BTreeSet::new();
+    let mut combiner = ShareCombiner::new(members, aggregate);
     for share in shares {
-        if !members.contains(&share.member) {
-            return Err(ChannelError::UnknownMember(share.member.clone()));
-        }
-        if !seen.insert(&share.member) {
-            return Err(ChannelError::DuplicateMember(share.member.clone()));
-        }
+        combiner.add(share)?;
     }
-    if let Some(missing) = members.iter().find(|m| !seen.contains(m)) {
-        return Err(ChannelError::MissingShare(missing.clone()));
-    }
-    CombinedShare::sum(aggregate, &shares.iter().collect::<Vec<_>>())
+    combiner.finish()
 }
 
 #[cfg(test)]
@@ -307,6 +373,87 @@ mod tests {
             .iter()
             .map(|&c| (c as f64 - expected).powi(2) / expected)
             .sum()
+    }
+
+    /// The streaming combiner against the plain sum it replaces: the same
+    /// `D`, whose decryption is the contributions' sum (decoded), in any
+    /// order; and each refusal of `combined_share` named as before.
+    #[test]
+    fn shares_combined_one_at_a_time_decrypt_the_sum_and_refuse_by_name() {
+        use crate::{CollectivePublicKey, CommonRandomPoly, FixedPointCodec, PublicKeyShare};
+        let params = ParameterSet::TOY_N1024
+            .validate(InsecurePolicy::Allow)
+            .unwrap();
+        let ids: Vec<MemberId> = ["a", "b", "c"]
+            .iter()
+            .map(|m| MemberId::new(*m).unwrap())
+            .collect();
+        let crs = CommonRandomPoly::from_seed(&params, [5; 32]);
+        let mut rng = Csprng::from_u128_seed(9);
+        let secrets: Vec<SecretKeyShare> = ids
+            .iter()
+            .map(|m| SecretKeyShare::generate(&params, m.clone(), &mut rng))
+            .collect();
+        let pks: Vec<PublicKeyShare> = secrets
+            .iter()
+            .map(|sk| PublicKeyShare::generate(&params, sk, &crs, &mut rng).unwrap())
+            .collect();
+        let key = CollectivePublicKey::aggregate(&crs, &ids, &pks).unwrap();
+        let codec = FixedPointCodec::new(&params, 3, 10.0).unwrap();
+        let inputs = [[1.5, -2.0], [0.25, 3.0], [-1.0, 0.5]];
+        let mut aggregate =
+            EncryptedVector::encrypt(&params, &key, &codec, &inputs[0], &mut rng).unwrap();
+        for x in &inputs[1..] {
+            let v = EncryptedVector::encrypt(&params, &key, &codec, x, &mut rng).unwrap();
+            aggregate.add_assign(&v).unwrap();
+        }
+        let shares: Vec<DecryptionShare> = secrets
+            .iter()
+            .map(|sk| DecryptionShare::generate(&params, sk, &aggregate, &mut rng).unwrap())
+            .collect();
+        let reference = CombinedShare::sum(&aggregate, &shares.iter().collect::<Vec<_>>()).unwrap();
+        for order in [[0, 1, 2], [2, 0, 1]] {
+            let mut combiner = ShareCombiner::new(&ids, &aggregate);
+            for k in order {
+                combiner.add(&shares[k]).unwrap();
+            }
+            let combined = combiner.finish().unwrap();
+            assert_eq!(combined, reference);
+            let values = codec
+                .decode(&combined.decrypt(&aggregate).unwrap(), 2)
+                .unwrap();
+            for (k, v) in values.iter().enumerate() {
+                let expected: f64 = inputs.iter().map(|x| x[k]).sum();
+                assert!(
+                    (v - expected).abs() <= codec.error_bound(),
+                    "{v} vs {expected}"
+                );
+            }
+        }
+        let mut twice = ShareCombiner::new(&ids, &aggregate);
+        twice.add(&shares[0]).unwrap();
+        assert_eq!(
+            twice.add(&shares[0]).unwrap_err(),
+            ChannelError::DuplicateMember(ids[0].clone())
+        );
+        let mut short = ShareCombiner::new(&ids, &aggregate);
+        short.add(&shares[0]).unwrap();
+        short.add(&shares[2]).unwrap();
+        assert_eq!(
+            short.finish().unwrap_err(),
+            ChannelError::MissingShare(ids[1].clone())
+        );
+        let mut strangers = ShareCombiner::new(&ids[..2], &aggregate);
+        assert_eq!(
+            strangers.add(&shares[2]).unwrap_err(),
+            ChannelError::UnknownMember(ids[2].clone())
+        );
+        let mut other_shape = shares[1].clone();
+        other_shape.polys.push(other_shape.polys[0].clone());
+        let mut shaped = ShareCombiner::new(&ids, &aggregate);
+        let e = shaped.add(&other_shape).unwrap_err().to_string();
+        assert!(e.contains("2 polynomials for an aggregate of 1"), "{e}");
+        assert!(ShareCombiner::new(&ids, &aggregate).finish().is_err());
     }
 
     #[test]

@@ -36,7 +36,7 @@ pub mod wire;
 pub use codec::{EncodingInfo, FixedPointCodec, Limbs, Precision, TWO_LIMB_SPLIT_BITS};
 pub use crs::CommonRandomPoly;
 pub use dealing_check::DealingCheck;
-pub use decryption::{CombinedShare, DecryptionShare};
+pub use decryption::{CombinedShare, DecryptionShare, ShareCombiner, ShareSum};
 pub use encryption::{Ciphertext, EncryptedVector};
 pub use error::{ChannelError, CodecError, WireError};
 pub use identity::{CeremonyId, MemberId, RoundId};
@@ -47,6 +47,7 @@ pub use share_transport::{SealedShamirShare, ThresholdDealing};
 pub use sum_digest::{ExpandedChallenge, SumChallenge, SumDigest};
 pub use threshold::{
     AccessStructure, InProcessCeremony, ShamirCommitment, ShamirPublicPoint, ShamirShare,
-    ThresholdDecryptionShare, ThresholdError, ThresholdSecretShare, Thresholdizer,
+    ThresholdDecryptionShare, ThresholdError, ThresholdSecretShare, ThresholdShareCombiner,
+    Thresholdizer,
 };
 pub use wire::WireObject;

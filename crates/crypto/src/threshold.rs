@@ -63,7 +63,7 @@
 //!   f_i(0) to b_i without that leak.
 
 use crate::crs::derive_key;
-use crate::decryption::CombinedShare;
+use crate::decryption::{CombinedShare, ShareSum};
 use crate::{
     CeremonyId, ChannelError, CommonRandomPoly, DecryptionShare, EncryptedVector, MemberId, Params,
     PublicKeyShare, SecretKeyShare,
@@ -991,40 +991,79 @@ pub fn combined_threshold_share(
     aggregate: &EncryptedVector,
     shares: &[ThresholdDecryptionShare],
 ) -> Result<CombinedShare, ChannelError> {
-    let first = shares.first().ok_or(ThresholdError::TooFewShares {
-        got: 0,
-        threshold: access.threshold,
-    })?;
-    let active = &first.active;
-    if active.len() < access.threshold {
-        return Err(ThresholdError::TooFewShares {
-            got: active.len(),
-            threshold: access.threshold,
-        }
-        .into());
+    let mut combiner = ThresholdShareCombiner::new(access, aggregate);
+    for share in shares {
+        combiner.add(share)?;
     }
-    for m in active {
-        access.point(m)?;
-    }
-    let mut seen = BTreeSet::new();
-    for s in shares {
-        if &s.active != active {
-            return Err(ThresholdError::ActiveSetMismatch(s.member().clone()).into());
+    combiner.finish()
+}
+
+/// The t-of-n combination of [`combined_threshold_share`], one share at a
+/// time (issue 16: a server holds one share and the sum, not T of them):
+/// every share made for the decrypting set of the first, which holds at
+/// least T ceremony members, each from a distinct member of that set, and
+/// none of the set missing at the end.
+#[derive(Debug)]
+pub struct ThresholdShareCombiner {
+    access: AccessStructure,
+    active: Option<Vec<MemberId>>,
+    seen: BTreeSet<MemberId>,
+    sum: ShareSum,
+}
+
+impl ThresholdShareCombiner {
+    /// Expects threshold shares of `aggregate` under `access`.
+    pub fn new(access: &AccessStructure, aggregate: &EncryptedVector) -> Self {
+        Self {
+            access: access.clone(),
+            active: None,
+            seen: BTreeSet::new(),
+            sum: ShareSum::new(aggregate),
         }
-        if active.binary_search(s.member()).is_err() {
-            return Err(ThresholdError::ActiveSetMismatch(s.member().clone()).into());
-        }
-        if !seen.insert(s.member()) {
-            return Err(ChannelError::DuplicateMember(s.member().clone()));
-        }
     }
-    if let Some(missing) = active.iter().find(|m| !seen.contains(m)) {
-        return Err(ThresholdError::MissingActiveShare(missing.clone()).into());
+
+    /// Adds `share`; refuses a decrypting set below T or with a stranger (on
+    /// the first share), a share made for another set or by a member outside
+    /// it, a member's second share, or a share of another shape.
+    pub fn add(&mut self, share: &ThresholdDecryptionShare) -> Result<(), ChannelError> {
+        let active = match &self.active {
+            Some(active) => active,
+            None => {
+                if share.active.len() < self.access.threshold {
+                    return Err(ThresholdError::TooFewShares {
+                        got: share.active.len(),
+                        threshold: self.access.threshold,
+                    }
+                    .into());
+                }
+                for m in &share.active {
+                    self.access.point(m)?;
+                }
+                self.active.insert(share.active.clone())
+            }
+        };
+        if &share.active != active || active.binary_search(share.member()).is_err() {
+            return Err(ThresholdError::ActiveSetMismatch(share.member().clone()).into());
+        }
+        if self.seen.contains(share.member()) {
+            return Err(ChannelError::DuplicateMember(share.member().clone()));
+        }
+        self.sum.add(&share.share)?;
+        self.seen.insert(share.member().clone());
+        Ok(())
     }
-    CombinedShare::sum(
-        aggregate,
-        &shares.iter().map(|s| &s.share).collect::<Vec<_>>(),
-    )
+
+    /// `D`, refused without shares or while a share of the set is missing.
+    pub fn finish(self) -> Result<CombinedShare, ChannelError> {
+        let active = self.active.ok_or(ThresholdError::TooFewShares {
+            got: 0,
+            threshold: self.access.threshold,
+        })?;
+        if let Some(missing) = active.iter().find(|m| !self.seen.contains(*m)) {
+            return Err(ThresholdError::MissingActiveShare(missing.clone()).into());
+        }
+        self.sum.finish()
+    }
 }
 
 #[cfg(test)]

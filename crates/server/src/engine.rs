@@ -14,11 +14,10 @@ use crate::store::{RoundRow, UploadTable};
 use crate::AppState;
 use fedhe_api::signing::now_ms;
 use fedhe_api::{CeremonyPhase, RoundState, Transcript, TranscriptEntry};
-use fedhe_crypto::threshold::combined_threshold_share;
 use fedhe_crypto::{
-    decryption::combined_share, AccessStructure, CollectivePublicKey, CommonRandomPoly,
-    DecryptionShare, EncryptedVector, FixedPointCodec, MemberId, PublicKeyShare,
-    ThresholdDecryptionShare, WireObject,
+    AccessStructure, CollectivePublicKey, CombinedShare, CommonRandomPoly, DecryptionShare,
+    EncryptedVector, FixedPointCodec, MemberId, PublicKeyShare, ShareCombiner,
+    ThresholdDecryptionShare, ThresholdShareCombiner, WireObject,
 };
 use std::sync::Arc;
 
@@ -517,50 +516,45 @@ async fn decrypt(
     threshold: Option<u32>,
 ) -> Result<(Vec<f64>, Vec<u8>), String> {
     let internal = |e: ApiError| e.detail;
+    let failed = |_| "the decryption task failed".to_string();
     let aggregate = state
         .store
         .aggregate(&r.study, r.round)
         .await
         .map_err(internal)?;
-    let mut shares = Vec::with_capacity(decrypting.len());
+    let aggregate =
+        Arc::new(EncryptedVector::from_bytes(params, &aggregate).map_err(|e| e.to_string())?);
+    let ids = members
+        .iter()
+        .map(|m| MemberId::new(m.clone()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| e.to_string())?;
+    let mut combiner = match threshold {
+        None => Combiner::Full(ShareCombiner::new(&ids, &aggregate)),
+        Some(t) => {
+            let access = AccessStructure::new(&ids, t as usize).map_err(|e| e.to_string())?;
+            Combiner::Threshold(ThresholdShareCombiner::new(&access, &aggregate))
+        }
+    };
+    // One share read, decoded and added at a time: the server holds one
+    // share and the sum, not n shares (issue 16).
     for m in decrypting {
-        shares.push(
-            state
-                .store
-                .upload_bytes(UploadTable::DecryptionShares, &r.study, r.round, m)
-                .await
-                .map_err(internal)?,
-        );
+        let bytes = state
+            .store
+            .upload_bytes(UploadTable::DecryptionShares, &r.study, r.round, m)
+            .await
+            .map_err(internal)?;
+        let params = params.clone();
+        combiner = tokio::task::spawn_blocking(move || -> Result<Combiner, String> {
+            combiner.add(&params, &bytes)?;
+            Ok(combiner)
+        })
+        .await
+        .map_err(failed)??;
     }
     let params = params.clone();
-    let members = members.to_vec();
     tokio::task::spawn_blocking(move || -> Result<(Vec<f64>, Vec<u8>), String> {
-        let aggregate =
-            EncryptedVector::from_bytes(&params, &aggregate).map_err(|e| e.to_string())?;
-        let ids = members
-            .iter()
-            .map(|m| MemberId::new(m.clone()))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| e.to_string())?;
-        let combined = match threshold {
-            None => {
-                let shares = shares
-                    .iter()
-                    .map(|b| DecryptionShare::from_bytes(&params, b))
-                    .collect::<Result<Vec<_>, _>>()
-                    .map_err(|e| e.to_string())?;
-                combined_share(&ids, &aggregate, &shares).map_err(|e| e.to_string())?
-            }
-            Some(t) => {
-                let shares = shares
-                    .iter()
-                    .map(|b| ThresholdDecryptionShare::from_bytes(&params, b))
-                    .collect::<Result<Vec<_>, _>>()
-                    .map_err(|e| e.to_string())?;
-                let access = AccessStructure::new(&ids, t as usize).map_err(|e| e.to_string())?;
-                combined_threshold_share(&access, &aggregate, &shares).map_err(|e| e.to_string())?
-            }
-        };
+        let combined = combiner.finish()?;
         let plaintexts = combined.decrypt(&aggregate).map_err(|e| e.to_string())?;
         let codec =
             FixedPointCodec::from_info(&params, aggregate.encoding()).map_err(|e| e.to_string())?;
@@ -570,7 +564,35 @@ async fn decrypt(
         Ok((values, combined.to_bytes()))
     })
     .await
-    .map_err(|_| "the decryption task failed".to_string())?
+    .map_err(failed)?
+}
+
+/// The decryption shares of a round added up so far, n-of-n or t-of-n.
+enum Combiner {
+    Full(ShareCombiner),
+    Threshold(ThresholdShareCombiner),
+}
+
+impl Combiner {
+    /// Decodes a stored share of the ceremony's kind and adds it.
+    fn add(&mut self, params: &Arc<fedhe_crypto::Params>, bytes: &[u8]) -> Result<(), String> {
+        match self {
+            Combiner::Full(c) => DecryptionShare::from_bytes(params, bytes)
+                .and_then(|s| c.add(&s))
+                .map_err(|e| e.to_string()),
+            Combiner::Threshold(c) => ThresholdDecryptionShare::from_bytes(params, bytes)
+                .and_then(|s| c.add(&s))
+                .map_err(|e| e.to_string()),
+        }
+    }
+
+    fn finish(self) -> Result<CombinedShare, String> {
+        match self {
+            Combiner::Full(c) => c.finish(),
+            Combiner::Threshold(c) => c.finish(),
+        }
+        .map_err(|e| e.to_string())
+    }
 }
 
 /// Moves a ceremony forward: completes it once every share is revealed
