@@ -380,25 +380,16 @@ mod tests {
     /// order; and each refusal of `combined_share` named as before.
     #[test]
     fn shares_combined_one_at_a_time_decrypt_the_sum_and_refuse_by_name() {
-        use crate::{CollectivePublicKey, CommonRandomPoly, FixedPointCodec, PublicKeyShare};
-        let params = ParameterSet::TOY_N1024
-            .validate(InsecurePolicy::Allow)
-            .unwrap();
-        let ids: Vec<MemberId> = ["a", "b", "c"]
-            .iter()
-            .map(|m| MemberId::new(*m).unwrap())
-            .collect();
-        let crs = CommonRandomPoly::from_seed(&params, [5; 32]);
-        let mut rng = Csprng::from_u128_seed(9);
-        let secrets: Vec<SecretKeyShare> = ids
-            .iter()
-            .map(|m| SecretKeyShare::generate(&params, m.clone(), &mut rng))
-            .collect();
-        let pks: Vec<PublicKeyShare> = secrets
-            .iter()
-            .map(|sk| PublicKeyShare::generate(&params, sk, &crs, &mut rng).unwrap())
-            .collect();
-        let key = CollectivePublicKey::aggregate(&crs, &ids, &pks).unwrap();
+        use crate::test_ceremony::ToyCeremony;
+        use crate::FixedPointCodec;
+        let ToyCeremony {
+            params,
+            ids,
+            secrets,
+            key,
+            mut rng,
+            ..
+        } = ToyCeremony::new(&["a", "b", "c"], [5; 32], 9);
         let codec = FixedPointCodec::new(&params, 3, 10.0).unwrap();
         let inputs = [[1.5, -2.0], [0.25, 3.0], [-1.0, 0.5]];
         let mut aggregate =

@@ -29,6 +29,8 @@ pub mod public_key;
 pub mod secure_sum;
 pub mod share_transport;
 pub mod sum_digest;
+#[cfg(test)]
+mod test_ceremony;
 pub mod text;
 pub mod threshold;
 pub mod wire;
@@ -41,7 +43,7 @@ pub use encryption::{Ciphertext, EncryptedVector};
 pub use error::{ChannelError, CodecError, WireError};
 pub use identity::{CeremonyId, MemberId, RoundId};
 pub use params::{InsecurePolicy, ParameterSet, Params, STATISTICAL_MARGIN_BITS};
-pub use public_key::{CollectivePublicKey, PublicKeyShare, SecretKeyShare};
+pub use public_key::{CollectivePublicKey, KeyAggregation, PublicKeyShare, SecretKeyShare};
 pub use secure_sum::{HeSum, PlainSum, RoundTimings, RoundTranscript, SecureSum};
 pub use share_transport::{SealedShamirShare, ThresholdDealing};
 pub use sum_digest::{ExpandedChallenge, SumChallenge, SumDigest};

@@ -111,6 +111,63 @@ impl PublicKeyShare {
     }
 }
 
+/// [`CollectivePublicKey::aggregate`] one share at a time: a server
+/// aggregating n shares holds one share and the sum, not n of them
+/// (issue 16).
+#[derive(Debug)]
+pub struct KeyAggregation {
+    members: Vec<MemberId>,
+    crs: CommonRandomPoly,
+    seen: std::collections::BTreeSet<MemberId>,
+    b: Poly,
+}
+
+impl KeyAggregation {
+    /// Expects one share from each of `members`, made against `crs`.
+    pub fn new(crs: &CommonRandomPoly, members: &[MemberId]) -> Self {
+        let mut members = members.to_vec();
+        members.sort();
+        Self {
+            members,
+            crs: crs.clone(),
+            seen: Default::default(),
+            b: Poly::zero(crs.ring(), fedhe_ring::Representation::Coefficient),
+        }
+    }
+
+    /// Adds `share`; refuses an unknown member, a member's second share, or
+    /// a share made against another ceremony's polynomial.
+    pub fn add(&mut self, share: &PublicKeyShare) -> Result<(), ChannelError> {
+        if self.members.binary_search(&share.member).is_err() {
+            return Err(ChannelError::UnknownMember(share.member.clone()));
+        }
+        if self.seen.contains(&share.member) {
+            return Err(ChannelError::DuplicateMember(share.member.clone()));
+        }
+        if share.crs_seed != *self.crs.seed() {
+            return Err(ChannelError::Mismatch(format!(
+                "the public-key share of {} was made for another ceremony",
+                share.member
+            )));
+        }
+        self.b.add_assign(&share.b)?;
+        self.seen.insert(share.member.clone());
+        Ok(())
+    }
+
+    /// The collective key; refused while a member's share is missing.
+    pub fn finish(self) -> Result<CollectivePublicKey, ChannelError> {
+        if let Some(missing) = self.members.iter().find(|m| !self.seen.contains(*m)) {
+            return Err(ChannelError::MissingShare(missing.clone()));
+        }
+        Ok(CollectivePublicKey {
+            members: self.members,
+            crs: self.crs,
+            b_ntt: self.b.into_ntt(),
+        })
+    }
+}
+
 /// The collective public key pk = (b, a) = (Σ b_i, a) = (−a·s + Σ e_i, a).
 /// Both halves are cached in NTT form: every encryption multiplies by them.
 #[derive(Clone, Debug)]
@@ -128,33 +185,11 @@ impl CollectivePublicKey {
         members: &[MemberId],
         shares: &[PublicKeyShare],
     ) -> Result<Self, ChannelError> {
-        let mut sorted_members = members.to_vec();
-        sorted_members.sort();
-        let mut b = Poly::zero(crs.ring(), fedhe_ring::Representation::Coefficient);
-        let mut seen = std::collections::BTreeSet::new();
+        let mut aggregation = KeyAggregation::new(crs, members);
         for share in shares {
-            if sorted_members.binary_search(&share.member).is_err() {
-                return Err(ChannelError::UnknownMember(share.member.clone()));
-            }
-            if !seen.insert(share.member.clone()) {
-                return Err(ChannelError::DuplicateMember(share.member.clone()));
-            }
-            if share.crs_seed != *crs.seed() {
-                return Err(ChannelError::Mismatch(format!(
-                    "the public-key share of {} was made for another ceremony",
-                    share.member
-                )));
-            }
-            b.add_assign(&share.b)?;
+            aggregation.add(share)?;
         }
-        if let Some(missing) = sorted_members.iter().find(|m| !seen.contains(*m)) {
-            return Err(ChannelError::MissingShare(missing.clone()));
-        }
-        Ok(Self {
-            members: sorted_members,
-            crs: crs.clone(),
-            b_ntt: b.into_ntt(),
-        })
+        aggregation.finish()
     }
 
     /// The members, sorted.
@@ -190,5 +225,81 @@ impl CollectivePublicKey {
     /// The ring.
     pub fn ring(&self) -> &Arc<fedhe_ring::RingContext> {
         self.b_ntt.context()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decryption::combined_share;
+    use crate::test_ceremony::ToyCeremony;
+    use crate::WireObject;
+    use crate::{DecryptionShare, EncryptedVector, FixedPointCodec};
+
+    /// Shares aggregated one at a time make the key of the one-shot
+    /// aggregation in any order, a key under which the members decrypt what
+    /// was encrypted; and each refusal is named.
+    #[test]
+    fn a_key_aggregated_one_share_at_a_time_decrypts_and_refuses_by_name() {
+        let ToyCeremony {
+            params,
+            ids,
+            crs,
+            secrets,
+            shares,
+            mut rng,
+            ..
+        } = ToyCeremony::new(&["a", "b", "c"], [3; 32], 4);
+        let reference = CollectivePublicKey::aggregate(&crs, &ids, &shares)
+            .unwrap()
+            .to_bytes(&params);
+        let mut aggregation = KeyAggregation::new(&crs, &ids);
+        for k in [2, 0, 1] {
+            aggregation.add(&shares[k]).unwrap();
+        }
+        let key = aggregation.finish().unwrap();
+        assert_eq!(key.to_bytes(&params), reference);
+        let codec = FixedPointCodec::new(&params, 3, 10.0).unwrap();
+        let v = EncryptedVector::encrypt(&params, &key, &codec, &[2.5, -1.25], &mut rng).unwrap();
+        let parts: Vec<DecryptionShare> = secrets
+            .iter()
+            .map(|sk| DecryptionShare::generate(&params, sk, &v, &mut rng).unwrap())
+            .collect();
+        let plain = combined_share(&ids, &v, &parts)
+            .unwrap()
+            .decrypt(&v)
+            .unwrap();
+        let values = codec.decode(&plain, 2).unwrap();
+        assert!((values[0] - 2.5).abs() <= codec.error_bound(), "{values:?}");
+        assert!(
+            (values[1] + 1.25).abs() <= codec.error_bound(),
+            "{values:?}"
+        );
+
+        let mut twice = KeyAggregation::new(&crs, &ids);
+        twice.add(&shares[1]).unwrap();
+        assert_eq!(
+            twice.add(&shares[1]).unwrap_err(),
+            ChannelError::DuplicateMember(ids[1].clone())
+        );
+        let mut strangers = KeyAggregation::new(&crs, &ids[..2]);
+        assert_eq!(
+            strangers.add(&shares[2]).unwrap_err(),
+            ChannelError::UnknownMember(ids[2].clone())
+        );
+        let other_crs = CommonRandomPoly::from_seed(&params, [4; 32]);
+        let foreign = PublicKeyShare::generate(&params, &secrets[0], &other_crs, &mut rng).unwrap();
+        let e = KeyAggregation::new(&crs, &ids)
+            .add(&foreign)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("made for another ceremony"), "{e}");
+        let mut short = KeyAggregation::new(&crs, &ids);
+        short.add(&shares[0]).unwrap();
+        short.add(&shares[2]).unwrap();
+        assert_eq!(
+            short.finish().unwrap_err(),
+            ChannelError::MissingShare(ids[1].clone())
+        );
     }
 }

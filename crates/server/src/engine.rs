@@ -10,13 +10,13 @@
 //! where the last one stopped).
 
 use crate::problem::{ApiError, ApiResult};
-use crate::store::{RoundRow, UploadTable};
+use crate::store::{MemberRow, RoundRow, UploadTable};
 use crate::AppState;
 use fedhe_api::signing::now_ms;
 use fedhe_api::{CeremonyPhase, RoundState, Transcript, TranscriptEntry};
 use fedhe_crypto::{
-    AccessStructure, CollectivePublicKey, CombinedShare, CommonRandomPoly, DecryptionShare,
-    EncryptedVector, FixedPointCodec, MemberId, PublicKeyShare, ShareCombiner,
+    AccessStructure, CombinedShare, CommonRandomPoly, DecryptionShare, EncryptedVector,
+    FixedPointCodec, KeyAggregation, MemberId, PublicKeyShare, ShareCombiner,
     ThresholdDecryptionShare, ThresholdShareCombiner, WireObject,
 };
 use std::sync::Arc;
@@ -567,6 +567,59 @@ async fn decrypt(
     .map_err(failed)?
 }
 
+/// The collective key of a ceremony whose members all revealed, its shares
+/// read, decoded and added one at a time (the server holds one share and
+/// the sum, not n shares; issue 16), as bytes; `Err(reason)` if they do not
+/// aggregate.
+async fn aggregate_key(
+    state: &AppState,
+    id: &str,
+    params: &Arc<fedhe_crypto::Params>,
+    seed: [u8; 32],
+    members: &[MemberRow],
+) -> ApiResult<Result<Vec<u8>, String>> {
+    let failed = |_| ApiError::internal("the key aggregation task failed");
+    let ids = match members
+        .iter()
+        .map(|m| MemberId::new(m.member.clone()))
+        .collect::<Result<Vec<_>, _>>()
+    {
+        Ok(ids) => ids,
+        Err(e) => return Ok(Err(e.to_string())),
+    };
+    let p = params.clone();
+    let mut aggregation = tokio::task::spawn_blocking(move || {
+        KeyAggregation::new(&CommonRandomPoly::from_seed(&p, seed), &ids)
+    })
+    .await
+    .map_err(failed)?;
+    for m in members {
+        let bytes = state.store.public_key_share(id, &m.member).await?;
+        let params = params.clone();
+        let added = tokio::task::spawn_blocking(move || {
+            let added = PublicKeyShare::from_bytes(&params, &bytes)
+                .and_then(|share| aggregation.add(&share))
+                .map_err(|e| e.to_string());
+            (aggregation, added)
+        })
+        .await
+        .map_err(failed)?;
+        aggregation = added.0;
+        if let Err(reason) = added.1 {
+            return Ok(Err(reason));
+        }
+    }
+    let params = params.clone();
+    tokio::task::spawn_blocking(move || {
+        aggregation
+            .finish()
+            .map(|key| key.to_bytes(&params))
+            .map_err(|e| e.to_string())
+    })
+    .await
+    .map_err(failed)
+}
+
 /// The decryption shares of a round added up so far, n-of-n or t-of-n.
 enum Combiner {
     Full(ShareCombiner),
@@ -661,31 +714,12 @@ async fn advance_ceremony_once(state: &AppState, id: &str) -> ApiResult<()> {
             }
         } else if c.phase == CeremonyPhase::Revealing && members.iter().all(|m| m.revealed) {
             let params = state.params(&c.parameter_set, c.allow_insecure)?;
-            let shares = state.store.public_key_shares(id).await?;
             let seed: [u8; 32] = c
                 .crs_seed
                 .clone()
                 .try_into()
                 .map_err(|_| ApiError::internal("a stored CRS seed is malformed"))?;
-            let ids: Vec<String> = members.iter().map(|m| m.member.clone()).collect();
-            let key = tokio::task::spawn_blocking(move || -> Result<Vec<u8>, String> {
-                let crs = CommonRandomPoly::from_seed(&params, seed);
-                let ids = ids
-                    .into_iter()
-                    .map(MemberId::new)
-                    .collect::<Result<Vec<_>, _>>()
-                    .map_err(|e| e.to_string())?;
-                let shares = shares
-                    .iter()
-                    .map(|(_, b)| PublicKeyShare::from_bytes(&params, b))
-                    .collect::<Result<Vec<_>, _>>()
-                    .map_err(|e| e.to_string())?;
-                let key = CollectivePublicKey::aggregate(&crs, &ids, &shares)
-                    .map_err(|e| e.to_string())?;
-                Ok(key.to_bytes(&params))
-            })
-            .await
-            .map_err(|_| ApiError::internal("the key aggregation task failed"))?;
+            let key = aggregate_key(state, id, &params, seed, &members).await?;
             match key {
                 Ok(key) => {
                     let transcript = Transcript {

@@ -411,16 +411,6 @@ impl Store {
         Ok(true)
     }
 
-    /// The revealed public-key shares, sorted by member.
-    pub async fn public_key_shares(&self, ceremony: &str) -> ApiResult<Vec<(String, Vec<u8>)>> {
-        Ok(sqlx::query_as(
-            "SELECT member, share FROM ceremony_members WHERE ceremony = $1 AND share IS NOT NULL ORDER BY member",
-        )
-        .bind(ceremony)
-        .fetch_all(&self.read)
-        .await?)
-    }
-
     /// One member's revealed share.
     pub async fn public_key_share(&self, ceremony: &str, member: &str) -> ApiResult<Vec<u8>> {
         let share: Option<Option<Vec<u8>>> = sqlx::query_scalar(
