@@ -1053,7 +1053,7 @@ impl MemberSession {
                 false,
             )?,
         }
-        self.verified_aggregate = Some((study.to_string(), round, aggregate.clone()));
+        self.verified_aggregate = Some((study.to_string(), round, aggregate));
         let share_path = self.record("share", study, round);
         let active = match &self.threshold {
             None => None,

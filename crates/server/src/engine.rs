@@ -596,18 +596,17 @@ async fn aggregate_key(
     for m in members {
         let bytes = state.store.public_key_share(id, &m.member).await?;
         let params = params.clone();
-        let added = tokio::task::spawn_blocking(move || {
-            let added = PublicKeyShare::from_bytes(&params, &bytes)
-                .and_then(|share| aggregation.add(&share))
-                .map_err(|e| e.to_string());
-            (aggregation, added)
+        let added = tokio::task::spawn_blocking(move || -> Result<KeyAggregation, String> {
+            let share = PublicKeyShare::from_bytes(&params, &bytes).map_err(|e| e.to_string())?;
+            aggregation.add(&share).map_err(|e| e.to_string())?;
+            Ok(aggregation)
         })
         .await
         .map_err(failed)?;
-        aggregation = added.0;
-        if let Err(reason) = added.1 {
-            return Ok(Err(reason));
-        }
+        aggregation = match added {
+            Ok(aggregation) => aggregation,
+            Err(reason) => return Ok(Err(reason)),
+        };
     }
     let params = params.clone();
     tokio::task::spawn_blocking(move || {
