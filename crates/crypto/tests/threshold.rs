@@ -329,6 +329,17 @@ fn combine_refuses_mixed_short_and_incomplete_sets() {
         combine_threshold(&c.access, &v, &mixed).unwrap_err(),
         ThresholdError::ActiveSetMismatch(c.members[3].clone()).into()
     );
+    // A member of both sets whose share was made for the other one (its
+    // Lagrange coefficient is the other set's).
+    let crossed = vec![
+        share(0, &a, &mut rng),
+        share(1, &b, &mut rng),
+        share(2, &a, &mut rng),
+    ];
+    assert_eq!(
+        combine_threshold(&c.access, &v, &crossed).unwrap_err(),
+        ThresholdError::ActiveSetMismatch(c.members[1].clone()).into()
+    );
     // A missing share of the set.
     let missing = vec![share(0, &a, &mut rng), share(1, &a, &mut rng)];
     let err = combine_threshold(&c.access, &v, &missing).unwrap_err();
