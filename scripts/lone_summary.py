@@ -8,7 +8,12 @@ peer fixture of `scripts/peers_botorch.py` (same functions).
 
 With --peer, also the win/loss count of every method against the peer, one
 function counted per win or loss (the median best of the lone agents against
-the median over the peer's seeds).
+the median over the peer's seeds). With --peer and --significance (needs
+scipy: the peers' venv), also per method the functions on which it is
+significantly worse or better than the peer: a two-sided Mann-Whitney U test
+per function (the agents and the peer's seeds are not paired), Holm-corrected
+over the functions at --alpha (issue 14's acceptance: "significantly worse on
+at most 2").
 """
 
 import argparse
@@ -21,6 +26,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("results", nargs="+", help="one or more results.json, their runs pooled")
     ap.add_argument("--peer")
+    ap.add_argument("--significance", action="store_true",
+                    help="with --peer: Holm-corrected Mann-Whitney U tests per function")
+    ap.add_argument("--alpha", type=float, default=0.05)
     ap.add_argument("--seconds", action="store_true", help="also the median seconds per agent")
     ap.add_argument(
         "--ranks",
@@ -70,11 +78,15 @@ def main():
                 p = peer.get(t.replace("cec2005-", ""), [])
                 if not p or not best[(t, m)]:
                     continue
-                if statistics.median(best[(t, m)]) < statistics.median(p):
+                if statistics.median(best[(t, m)]) <= statistics.median(p):
                     w += 1
                 else:
                     l += 1
-            print(f"{m} against BoTorch (median vs median per function): {w} wins, {l} losses")
+            print(f"{m} against BoTorch (median vs median per function): {w} at most, {l} above")
+            if a.significance:
+                worse, better = significant(m, tasks, best, peer, a.alpha)
+                print(f"  significantly worse (Holm, alpha {a.alpha}): {', '.join(worse) or 'none'}; "
+                      f"significantly better: {', '.join(better) or 'none'}")
     if a.ranks:
         print()
         ranks = defaultdict(list)
@@ -95,6 +107,28 @@ def main():
         print()
         print("median seconds per agent: " + ", ".join(
             f"{m} {statistics.median(sum((secs[(t, m)] for t in tasks), [])):.2f}" for m in methods))
+
+
+def significant(method, tasks, best, peer, alpha):
+    """The functions on which `method` is significantly worse and better than
+    the peer: two-sided Mann-Whitney U per function, Holm step-down over the
+    functions with both sides present."""
+    from scipy.stats import mannwhitneyu
+
+    tests = []
+    for t in tasks:
+        p = peer.get(t.replace("cec2005-", ""), [])
+        ours = best[(t, method)]
+        if p and ours:
+            pv = mannwhitneyu(ours, p, alternative="two-sided").pvalue
+            tests.append((pv, t, statistics.median(ours) > statistics.median(p)))
+    tests.sort()
+    worse, better = [], []
+    for i, (pv, t, is_worse) in enumerate(tests):
+        if pv * (len(tests) - i) >= alpha:
+            break  # Holm: stop at the first hypothesis not rejected
+        (worse if is_worse else better).append(t.replace("cec2005-", ""))
+    return worse, better
 
 
 if __name__ == "__main__":

@@ -855,6 +855,67 @@ fn penalised_global_steps_are_reproduced_by_separate_members_and_differ() {
     assert_ne!(shared.trace, penalised.trace, "the setting must matter");
 }
 
+#[test]
+fn a_public_support_set_grows_without_secure_kmeans_is_the_default_for_growth_and_separate_members_reproduce_it(
+) {
+    use fedhe_algorithms::fbo_fedgp::{SupportGrowth, SupportSelection};
+    let task = fedhe_tasks::by_name("cec2005-f1", 2, 0).unwrap();
+    let grown = |selection| {
+        FboFedGpParams {
+            support_selection: selection,
+            support_growth: Some(SupportGrowth { step: 2, every: 2 }),
+            ..small_params()
+        }
+        .validate()
+        .unwrap()
+    };
+    let ids = members(3);
+    let public = grown(SupportSelection::Public);
+    // Members in separate threads must grow the same set from the global
+    // posterior they each decode, or their summaries would not add up.
+    members_reproduce(&task, Method::FboFedGp, &public, &ids, 5);
+    let by = |params: &fedhe_algorithms::fbo_fedgp::ValidParams| {
+        run(&task, Method::FboFedGp, params, &mut PlainSum, &ids, 5).unwrap()
+    };
+    let (public, random, kmeans) = (
+        by(&public),
+        by(&grown(SupportSelection::Random)),
+        by(&grown(SupportSelection::SecureKmeans)),
+    );
+    // The local/global draws are public coin flips, so the three runs make
+    // the same summary and fit aggregations; only secure k-means adds its
+    // Lloyd steps' sums, at the start and at each of the three growths.
+    assert_eq!(public.global_steps, kmeans.global_steps);
+    assert_eq!(public.aggregations, random.aggregations);
+    assert!(
+        kmeans.aggregations >= public.aggregations + 4,
+        "secure k-means {} against public {}",
+        kmeans.aggregations,
+        public.aggregations
+    );
+    assert_ne!(public.trace, random.trace, "the grown points must matter");
+    // The default selection is public when the set grows and secure k-means
+    // (once, on the uniform initial points) when it does not.
+    let auto = by(&grown(SupportSelection::Auto));
+    assert_eq!(auto.trace, public.trace);
+    assert_eq!(auto.aggregations, public.aggregations);
+    let fixed = |selection| {
+        FboFedGpParams {
+            support_selection: selection,
+            ..small_params()
+        }
+        .validate()
+        .unwrap()
+    };
+    let (auto_fixed, kmeans_fixed) = (
+        by(&fixed(SupportSelection::Auto)),
+        by(&fixed(SupportSelection::SecureKmeans)),
+    );
+    assert_eq!(auto_fixed.trace, kmeans_fixed.trace);
+    assert_eq!(auto_fixed.aggregations, kmeans_fixed.aggregations);
+    assert_eq!(SupportSelection::default(), SupportSelection::Auto);
+}
+
 /// Runs `method` in process and as one thread per member through a
 /// rendezvous channel, and checks that every member's result is its part of
 /// the in-process run.

@@ -87,16 +87,34 @@ impl Method {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SupportSelection {
+    /// [`SupportSelection::SecureKmeans`] for a fixed support size, where it
+    /// runs once on the uniform initial points;
+    /// [`SupportSelection::Public`] when the set grows (`support_growth`),
+    /// so that growing reveals no cluster of the points a search chose. The
+    /// default.
+    #[default]
+    Auto,
     /// Secure federated k-means: the centres are public, each client's
     /// per-cluster sums and counts go through `SecureSum`; no client's centres
-    /// or points are revealed. The default.
-    #[default]
+    /// or points are revealed, but each Lloyd step's sums and counts are
+    /// (see [`SupportSelection::Public`]).
     SecureKmeans,
     /// Paper 004, Alg. 1: local k-means, local centres sent in plaintext, global
     /// farthest-first initialisation and k-means on the server.
     PaperClustering,
     /// Uniform random points of the domain (the ablation baseline).
     Random,
+    /// From public information only, so no client's points are revealed at
+    /// any size: the starting set is k-means++ over public uniform points
+    /// (secure k-means' own starting centres, with no Lloyd step on data),
+    /// and each growth (`support_growth`) adds the points of a penalised
+    /// batch on the last global posterior, which every member holds alike
+    /// (public uniform points before the first global step). Secure k-means
+    /// reveals each Lloyd step's per-cluster sums and counts: a cluster of
+    /// one point is that point, and so is the change of a cluster's sums
+    /// when one point moves; harmless on the uniform initial points, not on
+    /// the points a search chose, which a growing set re-clusters.
+    Public,
 }
 
 /// Where the clients' initial points come from.
@@ -734,6 +752,16 @@ impl ValidParams {
     /// The public cap on one client's data, `|D_i| + T`.
     pub fn max_points(&self) -> f64 {
         (self.initial_points + self.rounds) as f64
+    }
+
+    /// The concrete support selection: [`SupportSelection::Auto`] resolved
+    /// (public when the set grows, secure k-means otherwise).
+    pub fn support_selection_resolved(&self) -> SupportSelection {
+        match (self.support_selection, self.support_growth) {
+            (SupportSelection::Auto, Some(_)) => SupportSelection::Public,
+            (SupportSelection::Auto, None) => SupportSelection::SecureKmeans,
+            (explicit, _) => explicit,
+        }
     }
 
     /// The support size at round `t` (`t = 0` before the loop).

@@ -76,7 +76,7 @@ pub fn simulated_client_seed(seed: u64, index: usize) -> u64 {
 
 /// Refuses settings a member running alone cannot follow.
 pub fn check_networked(params: &ValidParams) -> Result<(), AlgorithmError> {
-    if params.support_selection == SupportSelection::PaperClustering {
+    if params.support_selection_resolved() == SupportSelection::PaperClustering {
         // Alg. 1 pools every client's local centres in one place.
         return Err(crate::error::config(
             "support_selection",
@@ -302,6 +302,10 @@ impl<'a, K: Kernel> LoneRecipe<'a, K> {
 /// highest posterior mean.
 const GLOBAL_ANCHORS: usize = 5;
 
+/// The smallest distance (unit cube) between a point added to a public
+/// support set and the points already in it.
+const SUPPORT_MIN_DISTANCE: f64 = 1e-3;
+
 /// Uniform points (besides the anchors) on which a penalised batch estimates
 /// the Lipschitz constant and the maximum of the posterior mean.
 const PENALTY_SAMPLE: usize = 256;
@@ -402,6 +406,21 @@ impl<'a, K: Kernel> Federation<'a, K> {
             .filter_map(|c| global_slot(local, c.index(), self.params.global_batch))
             .max()
             .map_or(0, |s| s + 1);
+        let seed = mix(mix(self.seed, u64::MAX - 1), t as u64);
+        self.penalised_batch(global, step, t, size, seed)
+    }
+
+    /// `size` points of a penalised batch on `global`: the support points of
+    /// highest posterior mean as anchors, the largest posterior mean there as
+    /// the incumbent (EI, PI), and the public stream `seed`.
+    fn penalised_batch(
+        &self,
+        global: &GlobalPosterior<K>,
+        step: &AcquisitionStep,
+        t: usize,
+        size: usize,
+        seed: u64,
+    ) -> Result<Vec<Vec<f64>>, AlgorithmError> {
         if size == 0 {
             return Ok(Vec::new());
         }
@@ -419,7 +438,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
             .take(GLOBAL_ANCHORS)
             .map(|(_, z)| z)
             .collect();
-        let mut rng = ChaCha8Rng::seed_from_u64(mix(mix(self.seed, u64::MAX - 1), t as u64));
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
         step.propose_batch(
             global,
             t,
@@ -729,6 +748,68 @@ impl<'a, K: Kernel> Federation<'a, K> {
         Ok(Some((sq / POINTS as f64).sqrt()))
     }
 
+    /// The support selection this method uses (`random-support` forces
+    /// [`SupportSelection::Random`]).
+    fn support_selection(&self) -> SupportSelection {
+        if self.method == Method::RandomSupport {
+            SupportSelection::Random
+        } else {
+            self.params.support_selection_resolved()
+        }
+    }
+
+    /// `k` well-spread public points: k-means++ over public uniform points
+    /// (the starting centres of secure k-means; [`SupportSelection::Public`]'s
+    /// starting set).
+    fn public_centres(&mut self, k: usize) -> Result<DMatrix<f64>, AlgorithmError> {
+        let dim = self.dim();
+        let pool = DMatrix::from_fn(1024.max(4 * k), dim, |_, _| self.public.gen::<f64>());
+        Ok(kmeans_plus_plus(&pool, k, &mut self.public)?)
+    }
+
+    /// [`SupportSelection::Public`]'s growth at round `t`: `support` and `add`
+    /// more points, those of a penalised batch on the last global posterior
+    /// (inputs every member holds alike, as for [`GlobalSteps::Penalised`],
+    /// with a stream of its own), or public uniform points before the first
+    /// global step. A point within [`SUPPORT_MIN_DISTANCE`] of one already in
+    /// the set (a batch may start at a support point and stay there) is
+    /// replaced by a public uniform point, which keeps `K_SS` well-conditioned.
+    fn grow_public_support(
+        &mut self,
+        support: &DMatrix<f64>,
+        global: Option<&GlobalPosterior<K>>,
+        step: &AcquisitionStep,
+        t: usize,
+        add: usize,
+    ) -> Result<DMatrix<f64>, AlgorithmError> {
+        let dim = self.dim();
+        let proposed = match global {
+            Some(g) if add > 0 => {
+                let seed = mix(mix(self.seed, u64::MAX - 2), t as u64);
+                self.penalised_batch(g, step, t, add, seed)?
+            }
+            _ => Vec::new(),
+        };
+        let mut rows: Vec<Vec<f64>> = support
+            .row_iter()
+            .map(|r| r.iter().copied().collect())
+            .collect();
+        for i in 0..add {
+            let far = |z: &[f64], rows: &[Vec<f64>]| {
+                rows.iter().all(|r| {
+                    r.iter().zip(z).map(|(a, b)| (a - b).powi(2)).sum::<f64>()
+                        >= SUPPORT_MIN_DISTANCE.powi(2)
+                })
+            };
+            let z = match proposed.get(i) {
+                Some(z) if z.len() == dim && far(z, &rows) => z.clone(),
+                _ => (0..dim).map(|_| self.public.gen::<f64>()).collect(),
+            };
+            rows.push(z);
+        }
+        Ok(DMatrix::from_fn(rows.len(), dim, |i, j| rows[i][j]))
+    }
+
     fn select_support(
         &mut self,
         server: &mut Server<'_>,
@@ -736,21 +817,16 @@ impl<'a, K: Kernel> Federation<'a, K> {
     ) -> Result<DMatrix<f64>, AlgorithmError> {
         let p = self.params;
         let dim = self.dim();
-        let selection = if self.method == Method::RandomSupport {
-            SupportSelection::Random
-        } else {
-            p.support_selection
-        };
-        match selection {
+        match self.support_selection() {
             SupportSelection::Random => Ok(uniform_random_support(
                 &Bounds::unit(dim)?,
                 k,
                 &mut self.public,
             )),
-            SupportSelection::SecureKmeans => {
-                // Public starting centres: k-means++ over public uniform points.
-                let pool = DMatrix::from_fn(1024.max(4 * k), dim, |_, _| self.public.gen::<f64>());
-                let mut centres = kmeans_plus_plus(&pool, k, &mut self.public)?;
+            SupportSelection::Public => self.public_centres(k),
+            // `Auto` is resolved by `support_selection`; it never gets here.
+            SupportSelection::SecureKmeans | SupportSelection::Auto => {
+                let mut centres = self.public_centres(k)?;
                 let n_max = p.max_points();
                 for _ in 0..p.kmeans_max_iters {
                     let contributions = self
@@ -844,8 +920,15 @@ impl<'a, K: Kernel> Federation<'a, K> {
                     self.refit(&mut server, &warps, warp, &scaling, &hyper, &support)?;
             }
             if p.support_size_at(t - 1) != k {
-                k = p.support_size_at(t - 1);
-                support = self.select_support(&mut server, k)?;
+                let next = p.support_size_at(t - 1);
+                support = match (self.support_selection(), next.checked_sub(k)) {
+                    (SupportSelection::Public, Some(add)) => {
+                        let global = last_global.as_ref().map(|(g, _, _)| g);
+                        self.grow_public_support(&support, global, &step, t, add)?
+                    }
+                    _ => self.select_support(&mut server, next)?,
+                };
+                k = next;
             }
             // Alg. 2, lines 14-15: each client draws its step.
             let local = self.steps(t, &schedule)?;
