@@ -13,7 +13,11 @@ scipy: the peers' venv), also per method the functions on which it is
 significantly worse or better than the peer: a two-sided Mann-Whitney U test
 per function (the agents and the peer's seeds are not paired), Holm-corrected
 over the functions at --alpha (issue 14's acceptance: "significantly worse on
-at most 2").
+at most 2"). With --peer and --exchangeable N, also the win count two
+exchangeable methods would reach: per function the agents and the peer's
+seeds pooled and split at random into groups of their sizes, N times; prints
+the mean count and how often it reaches 14 (the acceptance's count) and the
+method's own.
 """
 
 import argparse
@@ -29,6 +33,8 @@ def main():
     ap.add_argument("--significance", action="store_true",
                     help="with --peer: Holm-corrected Mann-Whitney U tests per function")
     ap.add_argument("--alpha", type=float, default=0.05)
+    ap.add_argument("--exchangeable", type=int, default=0, metavar="N",
+                    help="with --peer: the permutation null of the win count, N splits")
     ap.add_argument("--seconds", action="store_true", help="also the median seconds per agent")
     ap.add_argument(
         "--ranks",
@@ -83,6 +89,10 @@ def main():
                 else:
                     l += 1
             print(f"{m} against BoTorch (median vs median per function): {w} at most, {l} above")
+            if a.exchangeable:
+                mean, p14, p_own = exchangeable_wins(m, tasks, best, peer, a.exchangeable, w)
+                print(f"  exchangeable methods: mean {mean:.2f} wins; P(>= 14) = {p14:.3f}, "
+                      f"P(>= {w}) = {p_own:.3f} ({a.exchangeable} splits, seed 1)")
             if a.significance:
                 worse, better = significant(m, tasks, best, peer, a.alpha)
                 print(f"  significantly worse (Holm, alpha {a.alpha}): {', '.join(worse) or 'none'}; "
@@ -107,6 +117,31 @@ def main():
         print()
         print("median seconds per agent: " + ", ".join(
             f"{m} {statistics.median(sum((secs[(t, m)] for t in tasks), [])):.2f}" for m in methods))
+
+
+def exchangeable_wins(method, tasks, best, peer, n, own):
+    """The permutation null of the median-against-median win count: per
+    function the method's agents and the peer's seeds pooled and split at
+    random into groups of their sizes. Returns the mean count, P(count >= 14)
+    and P(count >= own)."""
+    import random
+
+    rng = random.Random(1)
+    pools = []
+    for t in tasks:
+        p = peer.get(t.replace("cec2005-", ""), [])
+        ours = best[(t, method)]
+        if p and ours:
+            pools.append((list(ours) + list(p), len(ours)))
+    counts = []
+    for _ in range(n):
+        c = 0
+        for pool, k in pools:
+            rng.shuffle(pool)
+            c += statistics.median(pool[:k]) <= statistics.median(pool[k:])
+        counts.append(c)
+    return (statistics.mean(counts), sum(c >= 14 for c in counts) / n,
+            sum(c >= own for c in counts) / n)
 
 
 def significant(method, tasks, best, peer, alpha):
