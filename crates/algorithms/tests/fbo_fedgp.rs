@@ -26,6 +26,17 @@ fn members(n: usize) -> Vec<MemberId> {
 /// The global posterior (mean, variance at test points) after one summary
 /// aggregation through `channel`, from clients with fixed data.
 fn global_posterior(channel: &mut dyn SecureSum, members: &[MemberId]) -> (Vec<f64>, Vec<f64>) {
+    let (mean, var, _) = global_posterior_with(channel, members, false);
+    (mean, var)
+}
+
+/// [`global_posterior`], with the GLS constant mean fitted from the same sum
+/// when `gls` (its value is returned; zero otherwise).
+fn global_posterior_with(
+    channel: &mut dyn SecureSum,
+    members: &[MemberId],
+    gls: bool,
+) -> (Vec<f64>, Vec<f64>, f64) {
     let task = fedhe_tasks::by_name("cec2005-f6", 10, 0).unwrap();
     let warping = OutputWarping::SignedLog;
     let mut clients: Vec<Client> = members
@@ -59,20 +70,29 @@ fn global_posterior(channel: &mut dyn SecureSum, members: &[MemberId]) -> (Vec<f
         .iter()
         .map(|c| {
             let v = c
-                .summary_contribution(&task, warping, &scaling, &model, &summary_scaling)
+                .summary_contribution(&task, warping, &scaling, &model, &summary_scaling, gls)
                 .unwrap();
             (c.id().clone(), v)
         })
         .collect();
     let sum = server.aggregate("local summaries", contributions).unwrap();
-    let global = model
-        .global_summary(&summary_scaling.from_channel(&sum).unwrap())
-        .unwrap();
+    let at = fedhe_gp::sparse::packed_len(16);
+    let summed = summary_scaling.from_channel(&sum[..at]).unwrap();
+    let (model, summed, mu) = if gls {
+        let terms = summary_scaling.mean_terms_from_channel(&sum[at..]).unwrap();
+        let mu = model.gls_mean(&summed, &terms).unwrap();
+        let (model, summed) = model.with_prior_mean(mu, &summed, &terms).unwrap();
+        (model, summed, mu)
+    } else {
+        (model, summed, 0.0)
+    };
+    let global = model.global_summary(&summed).unwrap();
     let test = DMatrix::from_fn(50, 10, |_, _| rng.gen::<f64>());
     let (mean, var) = model.predict(&global, &test).unwrap();
     (
         mean.iter().copied().collect(),
         var.iter().copied().collect(),
+        mu,
     )
 }
 
@@ -112,6 +132,31 @@ fn global_posterior_through_he_equals_plain_sum() {
     // The posterior is not trivial: the means vary across test points.
     let spread = he_mean.iter().fold(0.0f64, |m, v| m.max(v.abs()));
     assert!(spread > 1e-3, "{spread}");
+}
+
+#[test]
+fn the_gls_mean_through_he_equals_plain_sum() {
+    let m = members(5);
+    let mut he = he_channel("gls-mean-test", &m, 9);
+    let (he_mean, he_var, he_mu) = global_posterior_with(&mut he, &m, true);
+    let (plain_mean, plain_var, plain_mu) = global_posterior_with(&mut PlainSum, &m, true);
+    let (zero_mean, _, _) = global_posterior_with(&mut PlainSum, &m, false);
+    let diff = |a: &[f64], b: &[f64]| {
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| (x - y).abs())
+            .fold(0.0, f64::max)
+    };
+    eprintln!("GLS mean through HE {he_mu}, plaintext {plain_mu}");
+    assert!(
+        (he_mu - plain_mu).abs() <= 1e-9,
+        "{he_mu} against {plain_mu}"
+    );
+    assert!(diff(&he_mean, &plain_mean) <= 1e-9);
+    assert!(diff(&he_var, &plain_var) <= 1e-9);
+    // The fitted mean is not zero, and it moves the posterior.
+    assert!(plain_mu.abs() > 1e-3, "{plain_mu}");
+    assert!(diff(&plain_mean, &zero_mean) > 1e-3);
 }
 
 fn small_params() -> FboFedGpParams {
@@ -725,7 +770,7 @@ fn auto_warping_standardises_a_lone_agent_and_keeps_the_federation_in_the_channe
 /// "constant"`) changes a lone agent's run, and a federation, whose global
 /// posterior has a zero mean, refuses it naming the field.
 #[test]
-fn a_constant_prior_mean_is_for_a_lone_agent_only() {
+fn a_constant_prior_mean_is_fitted_by_a_lone_agent_and_from_sums_by_a_federation() {
     use fedhe_algorithms::fbo_fedgp::{PriorMean, Warping};
     let task = fedhe_tasks::by_name("cec2005-f1", 2, 0).unwrap();
     let m = members(3);
@@ -751,10 +796,26 @@ fn a_constant_prior_mean_is_for_a_lone_agent_only() {
             .trace,
         "seeded runs repeat"
     );
-    let err = go(Method::FboFedGp, PriorMean::Constant)
-        .unwrap_err()
-        .to_string();
-    assert!(err.contains("prior_mean"), "{err}");
+    // A federation fits the global posterior's constant mean from the same
+    // summary aggregation: as many secure sums, |S| + 2 more values each.
+    // Global steps only, so that the lone recipe of local steps (which the
+    // setting also sets) plays no part.
+    let fed_zero = go(Method::GlobalOnly, PriorMean::Zero).unwrap();
+    let fed_constant = go(Method::GlobalOnly, PriorMean::Constant).unwrap();
+    assert_ne!(
+        fed_zero.trace, fed_constant.trace,
+        "the setting must matter"
+    );
+    assert_eq!(fed_zero.aggregations, fed_constant.aggregations);
+    assert!(fed_constant.bytes_sent_per_member >= fed_zero.bytes_sent_per_member);
+    assert_eq!(
+        go(Method::GlobalOnly, PriorMean::Auto).unwrap().trace,
+        fed_zero.trace,
+        "a federation's global posterior keeps a zero mean by default"
+    );
+    go(Method::FboFedGp, PriorMean::Constant).unwrap();
+    // Members in separate threads reproduce it.
+    members_reproduce(&task, Method::GlobalOnly, &with(PriorMean::Constant), &m, 3);
 }
 
 /// Issue 14: the defaults are per method. A lone agent's defaults are the

@@ -51,6 +51,17 @@ pub enum GpError {
         /// Upper bound.
         upper: f64,
     },
+    /// A computation from summaries made at prior mean zero was given a
+    /// model with another prior mean.
+    #[error(
+        "{what} needs summaries made at prior mean zero; the model's prior mean is {prior_mean}"
+    )]
+    NotZeroMean {
+        /// What was being computed.
+        what: &'static str,
+        /// The model's prior mean.
+        prior_mean: f64,
+    },
     /// The optimiser failed on every start.
     #[error("optimisation failed: {0}")]
     Optimisation(String),

@@ -65,6 +65,56 @@ pub struct LocalEvidence {
     pub points: usize,
 }
 
+/// One client's terms of the generalised-least-squares constant mean of the
+/// dPITC model ([`Dpitc::gls_mean`]): `|S| + 2` numbers, summed over the
+/// clients like the local summary.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LocalMeanTerms {
+    /// `a_i = Σ_{S D_i} Σ_{D_i D_i|S}⁻¹ 1`, length `|S|`: the local summary's
+    /// `ṁ_S` of the all-ones outputs.
+    pub a_s: DVector<f64>,
+    /// `b_i = 1ᵀ Σ_{D_i D_i|S}⁻¹ 1`.
+    pub ones: f64,
+    /// `c_i = 1ᵀ Σ_{D_i D_i|S}⁻¹ y_{D_i}`.
+    pub outputs: f64,
+}
+
+impl LocalMeanTerms {
+    /// The all-zero terms (a client without data contributes them).
+    pub fn zeros(s: usize) -> Self {
+        Self {
+            a_s: DVector::zeros(s),
+            ones: 0.0,
+            outputs: 0.0,
+        }
+    }
+
+    /// `a_i`, then `b_i`, then `c_i`: linear, so the sum of packed terms is
+    /// the packed sum.
+    pub fn pack(&self) -> Vec<f64> {
+        let mut out: Vec<f64> = self.a_s.iter().copied().collect();
+        out.extend([self.ones, self.outputs]);
+        out
+    }
+
+    /// Inverse of [`LocalMeanTerms::pack`] for a support set of size `s`.
+    pub fn unpack(s: usize, packed: &[f64]) -> Result<Self, GpError> {
+        if packed.len() != s + 2 {
+            return Err(GpError::Dimension {
+                what: "packed mean terms length",
+                expected: s + 2,
+                got: packed.len(),
+            });
+        }
+        check_finite("packed mean terms", packed)?;
+        Ok(Self {
+            a_s: DVector::from_column_slice(&packed[..s]),
+            ones: packed[s],
+            outputs: packed[s + 1],
+        })
+    }
+}
+
 /// The length of a packed summary for `s = |S|`: `s + s(s+1)/2`.
 pub fn packed_len(s: usize) -> usize {
     s + s * (s + 1) / 2
@@ -204,14 +254,7 @@ impl<K: Kernel> Dpitc<K> {
             });
         }
         crate::exact::validate_data(self.kernel.dim(), x, y, false)?;
-        let sigma_sd = self.kernel.cross(&self.support, x);
-        let v = self.sigma_ss_chol.solve_lower(&sigma_sd);
-        let mut cond = self.kernel.gram(x) - v.transpose() * &v;
-        for i in 0..x.nrows() {
-            cond[(i, i)] += self.noise_variance;
-        }
-        let cond_chol = JitteredCholesky::new(&cond)?;
-        let w = cond_chol.solve_lower(&sigma_sd.transpose());
+        let (cond_chol, w) = self.conditional(x)?;
         let resid = y.map(|v| v - self.prior_mean);
         let r = cond_chol.solve_lower(&DMatrix::from_column_slice(
             resid.len(),
@@ -228,6 +271,113 @@ impl<K: Kernel> Dpitc<K> {
             log_det: cond_chol.log_det(),
             points: x.nrows(),
         })
+    }
+
+    /// `L_C` with `L_C L_Cᵀ = Σ_{D_i D_i|S}` and `W = L_C⁻¹ Σ_{D_i S}` for a
+    /// client's inputs `x` (see [`Dpitc::local_summary`]).
+    fn conditional(&self, x: &DMatrix<f64>) -> Result<(JitteredCholesky, DMatrix<f64>), GpError> {
+        let sigma_sd = self.kernel.cross(&self.support, x);
+        let v = self.sigma_ss_chol.solve_lower(&sigma_sd);
+        let mut cond = self.kernel.gram(x) - v.transpose() * &v;
+        for i in 0..x.nrows() {
+            cond[(i, i)] += self.noise_variance;
+        }
+        let cond_chol = JitteredCholesky::new(&cond)?;
+        let w = cond_chol.solve_lower(&sigma_sd.transpose());
+        Ok((cond_chol, w))
+    }
+
+    /// A client's terms of the GLS constant mean from its data `(x, y)`
+    /// (outputs as they are, whatever this model's prior mean): with `L_C`
+    /// and `W` as in [`Dpitc::local_summary`] and `u = L_C⁻¹ 1`,
+    /// `a_i = Wᵀu`, `b_i = uᵀu` and `c_i = uᵀ L_C⁻¹ y`.
+    pub fn local_mean_terms(
+        &self,
+        x: &DMatrix<f64>,
+        y: &DVector<f64>,
+    ) -> Result<LocalMeanTerms, GpError> {
+        if x.nrows() == 0 && y.is_empty() {
+            return Ok(LocalMeanTerms::zeros(self.support_size()));
+        }
+        crate::exact::validate_data(self.kernel.dim(), x, y, false)?;
+        let (cond_chol, w) = self.conditional(x)?;
+        let u = cond_chol.solve_lower(&DMatrix::from_element(x.nrows(), 1, 1.0));
+        let r = cond_chol.solve_lower(&DMatrix::from_column_slice(y.len(), 1, y.as_slice()));
+        Ok(LocalMeanTerms {
+            a_s: (w.transpose() * &u).column(0).into_owned(),
+            ones: u.norm_squared(),
+            outputs: u.dot(&r),
+        })
+    }
+
+    /// The generalised-least-squares constant mean of every client's data
+    /// under the dPITC covariance `Q_DD + Λ` (the maximiser of its
+    /// likelihood in `μ`), from sums only:
+    ///
+    /// `μ̂ = 1ᵀ(Q_DD + Λ)⁻¹y / 1ᵀ(Q_DD + Λ)⁻¹1 = (c − aᵀK_SS⁻¹ṁ_S) / (b − aᵀK_SS⁻¹a)`
+    ///
+    /// by the Woodbury identity of the module docs, with `summed` the local
+    /// summaries made at prior mean zero (`ṁ_S = Σ_SD Λ⁻¹ y`, eq. 6 at μ = 0),
+    /// `terms` the summed [`LocalMeanTerms`] and `K_SS` of eq. 8. Refuses a
+    /// model whose own prior mean is not zero (its summaries would not be
+    /// those) and terms of no data.
+    pub fn gls_mean(&self, summed: &LocalSummary, terms: &LocalMeanTerms) -> Result<f64, GpError> {
+        if self.prior_mean != 0.0 {
+            return Err(GpError::NotZeroMean {
+                what: "a GLS mean",
+                prior_mean: self.prior_mean,
+            });
+        }
+        if terms.a_s.len() != self.support_size() {
+            return Err(GpError::Dimension {
+                what: "mean terms vs support set",
+                expected: self.support_size(),
+                got: terms.a_s.len(),
+            });
+        }
+        let global = self.global_summary(summed)?;
+        let solved_a = global.k_ss_chol.solve_vec(&terms.a_s);
+        let denominator = terms.ones - terms.a_s.dot(&solved_a);
+        // 1ᵀ(Q + Λ)⁻¹1 > 0 for any data; not positive means no data (or rounding of none).
+        if denominator.is_nan() || denominator <= 0.0 {
+            return Err(GpError::Empty {
+                what: "data behind a GLS mean",
+            });
+        }
+        Ok((terms.outputs - solved_a.dot(&global.m_s)) / denominator)
+    }
+
+    /// This model with the constant prior mean `prior_mean`, and the summed
+    /// local summary it would have made from the same data: `ṁ_S(μ) =
+    /// ṁ_S(0) − μ a` (eq. 6 is linear in `y − μ`), for `summed` made at
+    /// prior mean zero and the summed `terms`.
+    pub fn with_prior_mean(
+        &self,
+        prior_mean: f64,
+        summed: &LocalSummary,
+        terms: &LocalMeanTerms,
+    ) -> Result<(Self, LocalSummary), GpError> {
+        check_finite("prior mean", [prior_mean].iter())?;
+        if self.prior_mean != 0.0 {
+            return Err(GpError::NotZeroMean {
+                what: "a shift of the prior mean",
+                prior_mean: self.prior_mean,
+            });
+        }
+        if terms.a_s.len() != summed.m_s.len() {
+            return Err(GpError::Dimension {
+                what: "mean terms vs summary",
+                expected: summed.m_s.len(),
+                got: terms.a_s.len(),
+            });
+        }
+        let mut model = self.clone();
+        model.prior_mean = prior_mean;
+        let shifted = LocalSummary {
+            m_s: &summed.m_s - &terms.a_s * prior_mean,
+            k_ss: summed.k_ss.clone(),
+        };
+        Ok((model, shifted))
     }
 
     /// The log marginal likelihood of every client's data under the dPITC
@@ -542,6 +692,108 @@ mod tests {
         let (mj, cj) = model.predict_joint(&global, &xs).unwrap();
         assert!((mj - m).amax() < 1e-12);
         assert!((cj.diagonal() - v).amax() < 1e-12);
+    }
+
+    /// The GLS mean straight from its definition on pooled data:
+    /// `1ᵀC⁻¹y / 1ᵀC⁻¹1` with the dense `n × n` PITC covariance `C = Q_DD + Λ`.
+    fn dense_gls_mean<K: Kernel>(
+        k: &K,
+        noise: f64,
+        s: &DMatrix<f64>,
+        blocks: &[(DMatrix<f64>, DVector<f64>)],
+    ) -> f64 {
+        let n: usize = blocks.iter().map(|b| b.0.nrows()).sum();
+        let sss_inv = k.gram(s).try_inverse().unwrap();
+        let (mut c, mut y, mut row) = (DMatrix::zeros(n, n), DVector::zeros(n), 0);
+        let xs: Vec<_> = blocks.iter().map(|b| &b.0).collect();
+        let mut starts = Vec::new();
+        for (bx, by) in blocks {
+            starts.push(row);
+            y.rows_mut(row, bx.nrows()).copy_from(by);
+            row += bx.nrows();
+        }
+        for (i, xi) in xs.iter().enumerate() {
+            for (j, xj) in xs.iter().enumerate() {
+                let block = if i == j {
+                    k.gram(xi) + DMatrix::identity(xi.nrows(), xi.nrows()) * noise
+                } else {
+                    k.cross(s, xi).transpose() * &sss_inv * k.cross(s, xj)
+                };
+                c.view_mut((starts[i], starts[j]), (xi.nrows(), xj.nrows()))
+                    .copy_from(&block);
+            }
+        }
+        let inv = c.try_inverse().unwrap();
+        let ones = DVector::from_element(n, 1.0);
+        (ones.transpose() * &inv * &y)[0] / (ones.transpose() * &inv * &ones)[0]
+    }
+
+    #[test]
+    fn the_gls_mean_from_sums_equals_the_dense_pitc_gls_mean_and_predicts_as_centralised_pitc() {
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let kernel = Matern52::new(KernelParams::new(vec![0.3, 0.5], 0.9).unwrap());
+        let support = random_points(&mut rng, 6, 2);
+        // Outputs far from zero, so a zero mean and the GLS mean differ.
+        let blocks: Vec<_> = [9, 4, 11]
+            .iter()
+            .map(|&n| {
+                let x = random_points(&mut rng, n, 2);
+                let y = outputs(&x).map(|v| v - 3.0);
+                (x, y)
+            })
+            .collect();
+        let model = Dpitc::new(kernel.clone(), 0.02, 0.0, support.clone()).unwrap();
+        // Through the channel: summaries and terms packed and added element-wise.
+        let (mut summary, mut terms) = (vec![0.0; packed_len(6)], vec![0.0; 8]);
+        for (x, y) in &blocks {
+            for (a, b) in summary
+                .iter_mut()
+                .zip(model.local_summary(x, y).unwrap().pack())
+            {
+                *a += b;
+            }
+            for (a, b) in terms
+                .iter_mut()
+                .zip(model.local_mean_terms(x, y).unwrap().pack())
+            {
+                *a += b;
+            }
+        }
+        let summary = LocalSummary::unpack(6, &summary).unwrap();
+        let terms = LocalMeanTerms::unpack(6, &terms).unwrap();
+        let mu = model.gls_mean(&summary, &terms).unwrap();
+        let reference = dense_gls_mean(&kernel, 0.02, &support, &blocks);
+        println!("GLS mean from sums {mu}, dense {reference}");
+        assert!((mu - reference).abs() < 1e-9, "{mu} against {reference}");
+        assert!(mu < -1.0, "the data's level, not zero: {mu}");
+        // The model at μ̂ predicts as centralised PITC with μ̂.
+        let (shifted_model, shifted) = model.with_prior_mean(mu, &summary, &terms).unwrap();
+        let global = shifted_model.global_summary(&shifted).unwrap();
+        let xs = random_points(&mut rng, 5, 2);
+        let (m, v) = shifted_model.predict(&global, &xs).unwrap();
+        let (m_ref, v_ref) = centralised_pitc(&kernel, 0.02, mu, &support, &blocks, &xs);
+        assert!(
+            (&m - &m_ref).amax() < 1e-9,
+            "mean error {}",
+            (&m - &m_ref).amax()
+        );
+        assert!((&v - &v_ref).amax() < 1e-9);
+        // μ̂ maximises the dense PITC likelihood in μ.
+        let lik = |mu: f64| {
+            dense_pitc_log_marginal_likelihood(&kernel, 0.02, mu, &support, &blocks).unwrap()
+        };
+        assert!(lik(mu) > lik(mu + 1e-3) && lik(mu) > lik(mu - 1e-3));
+        // Refusals by name: summaries at another mean, wrong sizes, no data.
+        let other = Dpitc::new(kernel.clone(), 0.02, 0.5, support.clone()).unwrap();
+        assert!(matches!(
+            other.gls_mean(&summary, &terms),
+            Err(GpError::NotZeroMean { .. })
+        ));
+        assert!(LocalMeanTerms::unpack(6, &[0.0; 7]).is_err());
+        assert!(matches!(
+            model.gls_mean(&LocalSummary::zeros(6), &LocalMeanTerms::zeros(6)),
+            Err(GpError::Empty { .. })
+        ));
     }
 
     #[test]

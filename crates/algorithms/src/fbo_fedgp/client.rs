@@ -8,7 +8,7 @@ use crate::AlgorithmError;
 use fedhe_bo::clustering::local_kmeans;
 use fedhe_crypto::MemberId;
 use fedhe_gp::hyperfit::{fit_hyperparameters, FitConfig};
-use fedhe_gp::sparse::{packed_len, Dpitc, LocalSummary};
+use fedhe_gp::sparse::{packed_len, Dpitc, LocalMeanTerms, LocalSummary};
 use fedhe_gp::{ExactGp, ExactGpParams, Kernel};
 use fedhe_tasks::{Evaluation, Task};
 use nalgebra::{DMatrix, DVector};
@@ -345,7 +345,10 @@ impl Client {
     }
 
     /// The local summary `L_i` (eqs. 6-7), packed and normalised for the channel
-    /// by [`super::SummaryScaling`].
+    /// by [`super::SummaryScaling`]; with `mean_terms`, followed by the terms
+    /// of the global model's GLS constant mean (`|S| + 2` values,
+    /// [`Dpitc::gls_mean`]), which a federation fitting its constant mean
+    /// (`prior_mean = "constant"`) sends in the same sum.
     pub fn summary_contribution<K: Kernel>(
         &self,
         task: &Task,
@@ -353,10 +356,16 @@ impl Client {
         scaling: &OutputScaling,
         model: &Dpitc<K>,
         summary_scaling: &super::SummaryScaling,
+        mean_terms: bool,
     ) -> Result<Vec<f64>, AlgorithmError> {
         let (x, y) = self.data(task, warping, scaling);
         let summary: LocalSummary = model.local_summary(&x, &y)?;
-        Ok(summary_scaling.to_channel(&summary))
+        let mut sent = summary_scaling.to_channel(&summary);
+        if mean_terms {
+            let terms: LocalMeanTerms = model.local_mean_terms(&x, &y)?;
+            sent.extend(summary_scaling.mean_terms_to_channel(&terms));
+        }
+        Ok(sent)
     }
 
     /// Per-cluster coordinate sums and counts of `D_i` for the current centres,

@@ -42,7 +42,11 @@
 //! By default GP-UCB in a federation and expected improvement, maximised as
 //! LogEI (Ament et al. 2023), for a lone agent, whose GP also fits a
 //! constant prior mean ([`PriorMean::Auto`]): the best lone recipe measured on
-//! CEC-2005 F1-F20 (`docs/results/optimiser-2026-11-24`). The acquisition optimiser scores uniform or Sobol' raw candidates plus
+//! CEC-2005 F1-F20 (`docs/results/optimiser-2026-11-24`). A federation's
+//! global posterior has a zero mean by default; with `prior_mean =
+//! "constant"` it takes the GLS constant mean of every client's data under
+//! the dPITC covariance, from `|S| + 2` more values in the same secure sum as
+//! the summaries (`fedhe_gp::sparse::Dpitc::gls_mean`). The acquisition optimiser scores uniform or Sobol' raw candidates plus
 //! perturbations of the client's best points and polishes the best few or a
 //! Boltzmann sample of them with L-BFGS (`acq_raw`, `acq_restarts`).
 //!

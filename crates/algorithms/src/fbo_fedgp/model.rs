@@ -3,7 +3,7 @@
 
 use crate::AlgorithmError;
 use fedhe_gp::hyperfit::HyperBounds;
-use fedhe_gp::sparse::{packed_len, LocalSummary};
+use fedhe_gp::sparse::{packed_len, LocalMeanTerms, LocalSummary};
 use fedhe_gp::{ExactGpParams, Kernel, KernelParams};
 use serde::{Deserialize, Serialize};
 
@@ -486,12 +486,16 @@ impl Hyperparameters {
 /// `σ_n² C⁻¹ ⪯ I`, so `σ_n²/σ_f⁴ · K̇_SS` has entries at most `n_i` and
 /// `σ_n²/σ_f² · ṁ_S` at most `n_i · max|y|`; dividing also by the public cap
 /// `n_max` on a client's data keeps every entry near 1 whatever the noise level,
-/// so the fixed-point channel's precision goes where the values are.
+/// so the fixed-point channel's precision goes where the values are. The
+/// terms of the GLS mean ([`LocalMeanTerms`]) go likewise: `a_i` is `ṁ_S` of
+/// all-ones outputs (`σ_n²/σ_f²`), and `b_i = 1ᵀC⁻¹1 ≤ n_i/σ_n²` and
+/// `|c_i| = |1ᵀC⁻¹y| ≤ n_i max|y|/σ_n²` take `σ_n²/n_max`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SummaryScaling {
     support: usize,
     m_factor: f64,
     k_factor: f64,
+    t_factor: f64,
 }
 
 impl SummaryScaling {
@@ -502,6 +506,34 @@ impl SummaryScaling {
             support,
             m_factor: sn2 / (sf2 * n_max),
             k_factor: sn2 / (sf2 * sf2 * n_max),
+            t_factor: sn2 / n_max,
+        }
+    }
+
+    /// The packed, normalised GLS mean terms a client sends after its summary.
+    pub fn mean_terms_to_channel(&self, terms: &LocalMeanTerms) -> Vec<f64> {
+        let mut packed = terms.pack();
+        for (i, v) in packed.iter_mut().enumerate() {
+            *v *= self.term_factor(i);
+        }
+        packed
+    }
+
+    /// The summed GLS mean terms back in model units.
+    pub fn mean_terms_from_channel(&self, sum: &[f64]) -> Result<LocalMeanTerms, AlgorithmError> {
+        let unscaled: Vec<f64> = sum
+            .iter()
+            .enumerate()
+            .map(|(i, v)| v / self.term_factor(i))
+            .collect();
+        Ok(LocalMeanTerms::unpack(self.support, &unscaled)?)
+    }
+
+    fn term_factor(&self, i: usize) -> f64 {
+        if i < self.support {
+            self.m_factor
+        } else {
+            self.t_factor
         }
     }
 

@@ -297,8 +297,9 @@ pub enum NoisePrior {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum PriorMean {
-    /// [`PriorMean::Constant`] for a lone agent, [`PriorMean::Zero`] in a
-    /// federation. The default: on CEC-2005 F1-F20 the fitted constant beat
+    /// [`PriorMean::Constant`] for a lone agent (and a federation's local
+    /// steps on the lone recipe), [`PriorMean::Zero`] for a federation's
+    /// global posterior. The default: on CEC-2005 F1-F20 the fitted constant beat
     /// the zero mean of a lone agent in 123 of 200 paired agents, worse on no
     /// function (`docs/results/optimiser-2026-11-24`, Addendum 2).
     #[default]
@@ -306,9 +307,11 @@ pub enum PriorMean {
     /// Zero, i.e. the mean of the agent's (warped) data.
     Zero,
     /// A constant fitted with the hyper-parameters (its GLS estimate, the
-    /// likelihood's maximiser; BoTorch's `ConstantMean`). Only for the
-    /// plaintext methods (`independent-bo`, `pooled-bo`): the federation's
-    /// global posterior has a zero mean, so a federated method refuses it.
+    /// likelihood's maximiser; BoTorch's `ConstantMean`). In a federation,
+    /// the global posterior's GLS constant mean under the dPITC covariance,
+    /// from `|S| + 2` more values in each summary's secure sum
+    /// (`fedhe_gp::sparse::Dpitc::gls_mean`); local steps on the lone recipe
+    /// fit their own.
     Constant,
 }
 

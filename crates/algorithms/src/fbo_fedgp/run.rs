@@ -14,7 +14,7 @@ use fedhe_bo::clustering::{global_clustering, kmeans_plus_plus, uniform_random_s
 use fedhe_bo::optim::Bounds;
 use fedhe_bo::schedule::MixingSchedule;
 use fedhe_crypto::{MemberId, SecureSum};
-use fedhe_gp::sparse::Dpitc;
+use fedhe_gp::sparse::{packed_len, Dpitc};
 use fedhe_gp::{Kernel, KernelParams, Matern52, SquaredExponential};
 use fedhe_tasks::Task;
 use nalgebra::DMatrix;
@@ -529,10 +529,6 @@ impl<'a, K: Kernel> Federation<'a, K> {
             Method::RandomSearch => self.random_search(start),
             Method::IndependentBo => self.independent_bo(start),
             Method::PooledBo => self.pooled_bo(start),
-            m if self.params.prior_mean.resolve(m) != PriorMean::Zero => Err(crate::error::config(
-                "prior_mean",
-                "a fitted constant mean is for the plaintext methods only (the global posterior's mean is zero)",
-            )),
             _ => self.federated(channel, start),
         }
     }
@@ -888,6 +884,8 @@ impl<'a, K: Kernel> Federation<'a, K> {
             choose_warping_and_scaling(&warps, &server.aggregate("statistics", stats)?)?;
         let mut hyper = self.initial_hyperparameters()?;
         let sparse = p.hyper_likelihood == HyperLikelihood::Sparse;
+        // The global posterior's constant mean: fitted from sums, or zero.
+        let gls_mean = p.prior_mean.resolve(self.method) == PriorMean::Constant;
         // The shared support set (Alg. 2, lines 3-7): before the first fit
         // when the fit scores candidates on it, else after (the paper's order).
         let mut k = p.support_size_at(0);
@@ -947,15 +945,31 @@ impl<'a, K: Kernel> Federation<'a, K> {
                     .clients
                     .iter()
                     .map(|c| {
-                        Ok((
-                            c.id().clone(),
-                            c.summary_contribution(task, warp, &scaling, &model, &summary_scaling)?,
-                        ))
+                        let v = c.summary_contribution(
+                            task,
+                            warp,
+                            &scaling,
+                            &model,
+                            &summary_scaling,
+                            gls_mean,
+                        )?;
+                        Ok((c.id().clone(), v))
                     })
                     .collect::<Result<Vec<_>, AlgorithmError>>()?;
                 let sum = server.aggregate("local summaries", contributions)?;
                 global_steps += 1;
-                let summary = model.global_summary(&summary_scaling.from_channel(&sum)?)?;
+                let (model, summed) = if gls_mean {
+                    // The constant mean from the same sum (Dpitc::gls_mean).
+                    let at = packed_len(k).min(sum.len());
+                    let summed = summary_scaling.from_channel(&sum[..at])?;
+                    let terms = summary_scaling.mean_terms_from_channel(&sum[at..])?;
+                    let mu = model.gls_mean(&summed, &terms)?;
+                    model.with_prior_mean(mu, &summed, &terms)?
+                } else {
+                    let summed = summary_scaling.from_channel(&sum)?;
+                    (model, summed)
+                };
+                let summary = model.global_summary(&summed)?;
                 Some(GlobalPosterior { model, summary })
             };
             let mut round_best = RoundBest::new(task);
