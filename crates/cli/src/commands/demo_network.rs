@@ -298,7 +298,8 @@ pub fn run(args: DemoArgs) -> Result<(), CliError> {
         a.rounds, fbo.initial_points
     ));
     say(&format!(
-        "output statistics and hyper-parameter likelihoods, secure k-means for |S| = {}).",
+        "output statistics and hyper-parameter likelihoods; |S| = {} support points from public\n\
+         information, which grow from the global posterior each round).",
         fbo.support_size
     ));
     say("Each institution evaluates with its own command: `fedhe objective value`.\n");
