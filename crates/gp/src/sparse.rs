@@ -556,6 +556,21 @@ pub fn dense_pitc_log_marginal_likelihood<K: Kernel>(
     support: &DMatrix<f64>,
     blocks: &[(DMatrix<f64>, DVector<f64>)],
 ) -> Result<f64, GpError> {
+    let (cov, y) = dense_pitc_covariance(kernel, noise_variance, support, blocks)?;
+    let chol = JitteredCholesky::new(&cov)?;
+    let r = y.map(|v| v - prior_mean);
+    let fit = r.dot(&chol.solve_vec(&r));
+    Ok(-0.5 * (fit + chol.log_det() + y.len() as f64 * (2.0 * std::f64::consts::PI).ln()))
+}
+
+/// The dense `n × n` PITC covariance `Q_DD + Λ` (module docs) of every
+/// client's `blocks` (inputs, outputs), and the stacked outputs.
+fn dense_pitc_covariance<K: Kernel>(
+    kernel: &K,
+    noise_variance: f64,
+    support: &DMatrix<f64>,
+    blocks: &[(DMatrix<f64>, DVector<f64>)],
+) -> Result<(DMatrix<f64>, DVector<f64>), GpError> {
     let n: usize = blocks.iter().map(|b| b.0.nrows()).sum();
     let d = support.ncols();
     let (mut x, mut y) = (DMatrix::zeros(n, d), DVector::zeros(n));
@@ -586,10 +601,7 @@ pub fn dense_pitc_log_marginal_likelihood<K: Kernel>(
             q[(i, j)]
         }
     });
-    let chol = JitteredCholesky::new(&cov)?;
-    let r = y.map(|v| v - prior_mean);
-    let fit = r.dot(&chol.solve_vec(&r));
-    Ok(-0.5 * (fit + chol.log_det() + n as f64 * (2.0 * std::f64::consts::PI).ln()))
+    Ok((cov, y))
 }
 
 #[cfg(test)]
@@ -702,29 +714,9 @@ mod tests {
         s: &DMatrix<f64>,
         blocks: &[(DMatrix<f64>, DVector<f64>)],
     ) -> f64 {
-        let n: usize = blocks.iter().map(|b| b.0.nrows()).sum();
-        let sss_inv = k.gram(s).try_inverse().unwrap();
-        let (mut c, mut y, mut row) = (DMatrix::zeros(n, n), DVector::zeros(n), 0);
-        let xs: Vec<_> = blocks.iter().map(|b| &b.0).collect();
-        let mut starts = Vec::new();
-        for (bx, by) in blocks {
-            starts.push(row);
-            y.rows_mut(row, bx.nrows()).copy_from(by);
-            row += bx.nrows();
-        }
-        for (i, xi) in xs.iter().enumerate() {
-            for (j, xj) in xs.iter().enumerate() {
-                let block = if i == j {
-                    k.gram(xi) + DMatrix::identity(xi.nrows(), xi.nrows()) * noise
-                } else {
-                    k.cross(s, xi).transpose() * &sss_inv * k.cross(s, xj)
-                };
-                c.view_mut((starts[i], starts[j]), (xi.nrows(), xj.nrows()))
-                    .copy_from(&block);
-            }
-        }
+        let (c, y) = dense_pitc_covariance(k, noise, s, blocks).unwrap();
         let inv = c.try_inverse().unwrap();
-        let ones = DVector::from_element(n, 1.0);
+        let ones = DVector::from_element(y.len(), 1.0);
         (ones.transpose() * &inv * &y)[0] / (ones.transpose() * &inv * &ones)[0]
     }
 

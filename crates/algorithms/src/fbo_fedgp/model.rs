@@ -529,6 +529,16 @@ impl SummaryScaling {
         Ok(LocalMeanTerms::unpack(self.support, &unscaled)?)
     }
 
+    /// The factor of entry `i` of a packed summary: `ṁ_S`, then `K̇_SS`.
+    fn summary_factor(&self, i: usize) -> f64 {
+        if i < self.support {
+            self.m_factor
+        } else {
+            self.k_factor
+        }
+    }
+
+    /// The factor of entry `i` of packed mean terms: `a`, then `b` and `c`.
     fn term_factor(&self, i: usize) -> f64 {
         if i < self.support {
             self.m_factor
@@ -541,11 +551,7 @@ impl SummaryScaling {
     pub fn to_channel(&self, summary: &LocalSummary) -> Vec<f64> {
         let mut packed = summary.pack();
         for (i, v) in packed.iter_mut().enumerate() {
-            *v *= if i < self.support {
-                self.m_factor
-            } else {
-                self.k_factor
-            };
+            *v *= self.summary_factor(i);
         }
         packed
     }
@@ -566,13 +572,7 @@ impl SummaryScaling {
         let unscaled: Vec<f64> = sum
             .iter()
             .enumerate()
-            .map(|(i, v)| {
-                v / if i < self.support {
-                    self.m_factor
-                } else {
-                    self.k_factor
-                }
-            })
+            .map(|(i, v)| v / self.summary_factor(i))
             .collect();
         Ok(LocalSummary::unpack(self.support, &unscaled)?)
     }

@@ -790,13 +790,13 @@ impl<'a, K: Kernel> Federation<'a, K> {
             .row_iter()
             .map(|r| r.iter().copied().collect())
             .collect();
+        let far = |z: &[f64], rows: &[Vec<f64>]| {
+            rows.iter().all(|r| {
+                r.iter().zip(z).map(|(a, b)| (a - b).powi(2)).sum::<f64>()
+                    >= SUPPORT_MIN_DISTANCE.powi(2)
+            })
+        };
         for i in 0..add {
-            let far = |z: &[f64], rows: &[Vec<f64>]| {
-                rows.iter().all(|r| {
-                    r.iter().zip(z).map(|(a, b)| (a - b).powi(2)).sum::<f64>()
-                        >= SUPPORT_MIN_DISTANCE.powi(2)
-                })
-            };
             let z = match proposed.get(i) {
                 Some(z) if z.len() == dim && far(z, &rows) => z.clone(),
                 _ => (0..dim).map(|_| self.public.gen::<f64>()).collect(),
