@@ -818,6 +818,94 @@ fn a_constant_prior_mean_is_fitted_by_a_lone_agent_and_from_sums_by_a_federation
     members_reproduce(&task, Method::GlobalOnly, &with(PriorMean::Constant), &m, 3);
 }
 
+/// A channel that counts the secure sums it is asked for (and refuses
+/// none), to show a refusal comes before the first one.
+struct CountingSum(usize);
+
+impl SecureSum for CountingSum {
+    fn sum(
+        &mut self,
+        round: fedhe_crypto::RoundId,
+        contributions: Vec<(MemberId, Vec<f64>)>,
+    ) -> Result<Vec<f64>, fedhe_crypto::ChannelError> {
+        self.0 += 1;
+        PlainSum.sum(round, contributions)
+    }
+}
+
+/// Issue 14, Deliver item 2: a quadratic trend as a lone agent's prior mean
+/// (`prior_mean = "quadratic"`, or chosen against the constant by BIC at
+/// each refit, `"bic"`) changes its run from the constant's once it holds
+/// `D + 4` points, repeats when seeded, serves `pooled-bo` too, and a
+/// federation refuses either by name before any secure sum (their weights
+/// would need sums no summary carries).
+#[test]
+fn a_quadratic_trend_is_fitted_by_lone_agents_chosen_by_bic_and_refused_by_a_federation_before_any_sum(
+) {
+    use fedhe_algorithms::fbo_fedgp::PriorMean;
+    use fedhe_algorithms::AlgorithmError;
+    let task = fedhe_tasks::by_name("cec2005-f1", 2, 0).unwrap();
+    let m = members(3);
+    let with = |prior_mean: PriorMean| {
+        FboFedGpParams {
+            prior_mean,
+            ..small_params()
+        }
+        .validate()
+        .unwrap()
+    };
+    let go = |method: Method, prior_mean: PriorMean| {
+        run(&task, method, &with(prior_mean), &mut PlainSum, &m, 3)
+    };
+    for method in [Method::IndependentBo, Method::PooledBo] {
+        let constant = go(method, PriorMean::Constant).unwrap();
+        let quadratic = go(method, PriorMean::Quadratic).unwrap();
+        assert_ne!(
+            constant.trace, quadratic.trace,
+            "{method:?}: the setting must matter"
+        );
+        assert_eq!(
+            quadratic.trace,
+            go(method, PriorMean::Quadratic).unwrap().trace,
+            "{method:?}: seeded runs repeat"
+        );
+    }
+    // Chosen by BIC at each refit: on a sphere the quadratic wins once the
+    // agent holds enough points, so the run leaves the constant's.
+    let constant = go(Method::IndependentBo, PriorMean::Constant).unwrap();
+    let bic = go(Method::IndependentBo, PriorMean::Bic).unwrap();
+    assert_ne!(constant.trace, bic.trace, "the BIC must choose the trend");
+    assert_eq!(
+        bic.trace,
+        go(Method::IndependentBo, PriorMean::Bic).unwrap().trace
+    );
+    for (method, mean) in [
+        (Method::FboFedGp, PriorMean::Quadratic),
+        (Method::GlobalOnly, PriorMean::Quadratic),
+        (Method::FboFedGp, PriorMean::Bic),
+    ] {
+        let mut channel = CountingSum(0);
+        let err = run(&task, method, &with(mean), &mut channel, &m, 3).unwrap_err();
+        assert!(
+            matches!(&err, AlgorithmError::Config { field, .. } if *field == "prior_mean"),
+            "{method:?}: {err}"
+        );
+        assert_eq!(channel.0, 0, "{method:?}: refused before any secure sum");
+        // The same federation with the constant mean does sum.
+        let mut channel = CountingSum(0);
+        run(
+            &task,
+            method,
+            &with(PriorMean::Constant),
+            &mut channel,
+            &m,
+            3,
+        )
+        .unwrap();
+        assert!(channel.0 > 0);
+    }
+}
+
 /// Issue 14: the defaults are per method. A lone agent's defaults are the
 /// measured best lone recipe (standardised outputs, LogEI, a fitted constant
 /// mean); a federation's are clipped standardised outputs, GP-UCB and a zero

@@ -259,7 +259,7 @@ impl<K: Kernel> NegLogLikelihood<'_, K> {
         Ok(ExactGpParams::new(kernel)
             .noise_variance(theta[dim].exp())
             .standardize(self.base.get_standardize())
-            .constant_mean(self.base.get_constant_mean()))
+            .mean_function(self.base.get_mean_function()))
     }
 
     fn eval(&self, u: &DVector<f64>) -> Result<(f64, DVector<f64>), GpError> {

@@ -7,6 +7,7 @@ use crate::surrogate::{AcquisitionStep, Surrogate};
 use crate::AlgorithmError;
 use fedhe_bo::clustering::local_kmeans;
 use fedhe_crypto::MemberId;
+use fedhe_gp::exact::MeanFunction;
 use fedhe_gp::hyperfit::{fit_hyperparameters, FitConfig};
 use fedhe_gp::sparse::{packed_len, Dpitc, LocalMeanTerms, LocalSummary};
 use fedhe_gp::{ExactGp, ExactGpParams, Kernel};
@@ -234,6 +235,11 @@ impl Client {
     /// The hyper-parameters fitted on `D_i` alone (log space; MAP under
     /// `fit`'s prior, else ML), started from `start` (e.g. the current ones,
     /// [`Hyperparameters::gp_params`]): a lone agent's own fit. Never sent.
+    /// Also the fitted model's Bayesian information criterion,
+    /// `log p(y | θ̂, β̂) − ½·k·log n` with `k` the prior mean's weights
+    /// (Schwarz 1978; the hyper-parameters count alike for every mean, so
+    /// they are left out): what [`PriorMean::Bic`](super::PriorMean::Bic)
+    /// compares.
     pub fn fit_hyperparameters<K: Kernel>(
         &self,
         task: &Task,
@@ -241,12 +247,14 @@ impl Client {
         scaling: &OutputScaling,
         start: &ExactGpParams<K>,
         fit: &FitConfig,
-    ) -> Result<Vec<f64>, AlgorithmError> {
+    ) -> Result<(Vec<f64>, f64), AlgorithmError> {
         let (x, y) = self.data(task, warping, scaling);
         let gp = fit_hyperparameters(start, &x, &y, fit)?;
         let mut log = gp.params().kernel().params().to_log();
         log.push(gp.params().get_noise_variance().ln());
-        Ok(log)
+        let weights = gp.mean_function().basis_len(x.ncols()) as f64;
+        let bic = gp.log_marginal_likelihood() - 0.5 * weights * (x.nrows() as f64).ln();
+        Ok((log, bic))
     }
 
     /// The log marginal likelihood of `D_i` under each candidate, divided by
@@ -329,8 +337,8 @@ impl Client {
         out
     }
 
-    /// The local exact GP on `D_i` with the given hyper-parameters (and a
-    /// fitted constant prior mean if `constant_mean`, else zero).
+    /// The local exact GP on `D_i` with the given hyper-parameters and prior
+    /// `mean`.
     pub fn local_gp<K: Kernel>(
         &self,
         task: &Task,
@@ -338,10 +346,10 @@ impl Client {
         scaling: &OutputScaling,
         hyper: &Hyperparameters,
         kernel: &K,
-        constant_mean: bool,
+        mean: MeanFunction,
     ) -> Result<ExactGp<K>, AlgorithmError> {
         let (x, y) = self.data(task, warping, scaling);
-        Ok(hyper.gp_params(kernel, constant_mean)?.fit(&x, &y)?)
+        Ok(hyper.gp_params(kernel, mean)?.fit(&x, &y)?)
     }
 
     /// The local summary `L_i` (eqs. 6-7), packed and normalised for the channel

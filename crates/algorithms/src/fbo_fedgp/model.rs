@@ -2,6 +2,7 @@
 //! scaling, the kernel hyper-parameters, and the normalisation of summaries.
 
 use crate::AlgorithmError;
+use fedhe_gp::exact::MeanFunction;
 use fedhe_gp::hyperfit::HyperBounds;
 use fedhe_gp::sparse::{packed_len, LocalMeanTerms, LocalSummary};
 use fedhe_gp::{ExactGpParams, Kernel, KernelParams};
@@ -410,16 +411,15 @@ impl Hyperparameters {
     }
 
     /// An exact GP's settings with these hyper-parameters: the kernel of
-    /// `family`, the noise, and a fitted constant prior mean if
-    /// `constant_mean` (else zero).
+    /// `family`, the noise, and the prior `mean` (its weights fitted by GLS).
     pub fn gp_params<K: Kernel>(
         &self,
         family: &K,
-        constant_mean: bool,
+        mean: MeanFunction,
     ) -> Result<ExactGpParams<K>, AlgorithmError> {
         Ok(ExactGpParams::new(self.kernel(family)?)
             .noise_variance(self.noise())
-            .constant_mean(constant_mean))
+            .mean_function(mean))
     }
 
     /// Public candidates for the federated maximum-likelihood search: these

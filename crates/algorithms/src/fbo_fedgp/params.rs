@@ -4,6 +4,7 @@ use crate::error::config;
 use crate::surrogate::{AcquisitionKind, AcquisitionStep, UcbBeta};
 use crate::AlgorithmError;
 use fedhe_bo::optim::{OptimizerConfig, RawSampling, RestartSelection};
+use fedhe_gp::exact::MeanFunction;
 use fedhe_gp::hyperfit::{FitConfig, HyperBounds, HyperPrior, LogNormalPrior};
 use serde::{Deserialize, Serialize};
 
@@ -313,6 +314,20 @@ pub enum PriorMean {
     /// (`fedhe_gp::sparse::Dpitc::gls_mean`); local steps on the lone recipe
     /// fit their own.
     Constant,
+    /// An isotropic quadratic trend `h(x)ᵀβ`, `h(x) = (1, x − ½, ‖x − ½‖²)`
+    /// on the unit cube, fitted by GLS with the hyper-parameters
+    /// ([`fedhe_gp::exact::MeanFunction::Quadratic`]; a constant until the
+    /// agent holds `D + 4` points). Lone agents and plaintext methods only:
+    /// a federation's global posterior refuses it (its weights would take
+    /// more sums than the constant's).
+    Quadratic,
+    /// At each refit of a lone agent, [`PriorMean::Constant`] or
+    /// [`PriorMean::Quadratic`], whichever fitted model has the larger
+    /// Bayesian information criterion `log p(y | θ̂, β̂) − ½·k·log n` (`k`
+    /// the trend's weights, `n` the points): the quadratic's `D + 1` extra
+    /// weights must buy `½(D + 1)·log n` nats of likelihood. Lone agents
+    /// and plaintext methods only, as the quadratic.
+    Bic,
 }
 
 impl PriorMean {
@@ -323,6 +338,24 @@ impl PriorMean {
             PriorMean::Auto => PriorMean::Zero,
             m => m,
         }
+    }
+
+    /// The exact GP mean functions `method` chooses among at each refit
+    /// (`Auto` resolved): one, or two for [`PriorMean::Bic`], in order of
+    /// preference on a tie.
+    pub fn mean_functions(self, method: Method) -> Vec<MeanFunction> {
+        match self.resolve(method) {
+            PriorMean::Constant => vec![MeanFunction::Constant],
+            PriorMean::Quadratic => vec![MeanFunction::Quadratic],
+            PriorMean::Bic => vec![MeanFunction::Constant, MeanFunction::Quadratic],
+            PriorMean::Zero | PriorMean::Auto => vec![MeanFunction::Zero],
+        }
+    }
+
+    /// Whether a federation's global posterior can take this prior mean
+    /// (its weights must come from sums a summary carries).
+    pub fn is_federated(self) -> bool {
+        !matches!(self, PriorMean::Quadratic | PriorMean::Bic)
     }
 }
 

@@ -14,6 +14,7 @@ use fedhe_bo::clustering::{global_clustering, kmeans_plus_plus, uniform_random_s
 use fedhe_bo::optim::Bounds;
 use fedhe_bo::schedule::MixingSchedule;
 use fedhe_crypto::{MemberId, SecureSum};
+use fedhe_gp::exact::MeanFunction;
 use fedhe_gp::sparse::{packed_len, Dpitc};
 use fedhe_gp::{Kernel, KernelParams, Matern52, SquaredExponential};
 use fedhe_tasks::Task;
@@ -212,8 +213,17 @@ struct LoneRecipe<'a, K: Kernel> {
     step: AcquisitionStep,
     fit: fedhe_gp::hyperfit::FitConfig,
     initial: Hyperparameters,
-    constant_mean: bool,
+    /// The prior means a refit chooses among (by BIC when more than one).
+    means: Vec<MeanFunction>,
     family: K,
+}
+
+/// A lone agent's current fit: hyper-parameters and the prior mean chosen
+/// with them.
+#[derive(Debug, Clone)]
+struct LoneFit {
+    hyper: Hyperparameters,
+    mean: MeanFunction,
 }
 
 impl<'a, K: Kernel> LoneRecipe<'a, K> {
@@ -225,7 +235,7 @@ impl<'a, K: Kernel> LoneRecipe<'a, K> {
             step: p.acquisition_step(Method::IndependentBo),
             fit: p.fit_config(federation.dim()),
             initial: federation.initial_hyperparameters()?,
-            constant_mean: p.prior_mean.resolve(Method::IndependentBo) == PriorMean::Constant,
+            means: p.prior_mean.mean_functions(Method::IndependentBo),
             family: federation.family.clone(),
         })
     }
@@ -235,7 +245,7 @@ impl<'a, K: Kernel> LoneRecipe<'a, K> {
     fn propose(
         &self,
         c: &mut Client,
-        hyper: &mut Option<Hyperparameters>,
+        hyper: &mut Option<LoneFit>,
         t: usize,
     ) -> Result<Vec<f64>, AlgorithmError> {
         let (gp, incumbent) = self.model(c, hyper, t)?;
@@ -247,7 +257,7 @@ impl<'a, K: Kernel> LoneRecipe<'a, K> {
     fn propose_batch(
         &self,
         c: &mut Client,
-        hyper: &mut Option<Hyperparameters>,
+        hyper: &mut Option<LoneFit>,
         t: usize,
         size: usize,
     ) -> Result<Vec<Vec<f64>>, AlgorithmError> {
@@ -264,35 +274,50 @@ impl<'a, K: Kernel> LoneRecipe<'a, K> {
         )
     }
 
-    /// Client `c`'s GP at round `t`, refitted when due, and its incumbent.
+    /// Client `c`'s GP at round `t`, refitted when due (for each prior mean
+    /// of the recipe, the one of largest BIC kept), and its incumbent.
     fn model(
         &self,
         c: &mut Client,
-        hyper: &mut Option<Hyperparameters>,
+        fit: &mut Option<LoneFit>,
         t: usize,
     ) -> Result<(fedhe_gp::ExactGp<K>, f64), AlgorithmError> {
         let (p, task) = (self.params, self.task);
         let (warp, scaling) = c.own_warping(task, p.warping.for_lone_agent())?;
         let scheduled = p.refit_every > 0 && (t - 1).is_multiple_of(p.refit_every);
-        let refit = hyper.is_none() || scheduled;
-        let current = hyper.get_or_insert_with(|| self.initial.clone());
+        let refit = fit.is_none() || scheduled;
+        let current = fit.get_or_insert_with(|| LoneFit {
+            hyper: self.initial.clone(),
+            mean: self.means[0],
+        });
         if refit && p.hyperparameters == HyperparameterMode::FederatedMle {
             let from = match p.fit_start {
-                FitStart::Previous => &*current,
+                FitStart::Previous => &current.hyper,
                 FitStart::Initial => &self.initial,
             };
-            let start = from.gp_params(&self.family, self.constant_mean)?;
-            if let Ok(log) = c.fit_hyperparameters(task, warp, &scaling, &start, &self.fit) {
-                *current = Hyperparameters::from_log(log)?;
+            let mut best: Option<(f64, LoneFit)> = None;
+            for &mean in &self.means {
+                let start = from.gp_params(&self.family, mean)?;
+                if let Ok((log, bic)) =
+                    c.fit_hyperparameters(task, warp, &scaling, &start, &self.fit)
+                {
+                    if best.as_ref().is_none_or(|(b, _)| bic > *b) {
+                        let hyper = Hyperparameters::from_log(log)?;
+                        best = Some((bic, LoneFit { hyper, mean }));
+                    }
+                }
+            }
+            if let Some((_, chosen)) = best {
+                *current = chosen;
             }
         }
         let gp = c.local_gp(
             task,
             warp,
             &scaling,
-            current,
+            &current.hyper,
             &self.family,
-            self.constant_mean,
+            current.mean,
         )?;
         Ok((gp, c.incumbent(task, warp, &scaling)))
     }
@@ -869,6 +894,17 @@ impl<'a, K: Kernel> Federation<'a, K> {
     ) -> Result<RunResult, AlgorithmError> {
         let p = self.params;
         let (task, step, n_max) = (self.task, p.acquisition_step(self.method), p.max_points());
+        // Refused before the first secure sum, so that nothing is aggregated
+        // for a run that cannot go on.
+        let prior_mean = p.prior_mean.resolve(self.method);
+        if !prior_mean.is_federated() {
+            return Err(crate::error::config(
+                "prior_mean",
+                "\"quadratic\" and \"bic\" are fitted by a lone agent or a plaintext method \
+                 only; a federation's global posterior takes \"constant\" (fitted from sums) \
+                 or \"zero\"",
+            ));
+        }
         let lone = LoneRecipe::new(self)?;
         let mut lone_hypers = vec![None; self.clients.len()];
         let mut server = Server::new(channel, p.channel_bound);
@@ -885,7 +921,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
         let mut hyper = self.initial_hyperparameters()?;
         let sparse = p.hyper_likelihood == HyperLikelihood::Sparse;
         // The global posterior's constant mean: fitted from sums, or zero.
-        let gls_mean = p.prior_mean.resolve(self.method) == PriorMean::Constant;
+        let gls_mean = prior_mean == PriorMean::Constant;
         // The shared support set (Alg. 2, lines 3-7): before the first fit
         // when the fit scores candidates on it, else after (the paper's order).
         let mut k = p.support_size_at(0);
@@ -1002,7 +1038,8 @@ impl<'a, K: Kernel> Federation<'a, K> {
                             LocalScaling::Own => c.own_scaling(task, warp)?,
                             LocalScaling::Federation => scaling,
                         };
-                        local_gp = c.local_gp(task, warp, &own, &hyper, &self.family, false)?;
+                        local_gp =
+                            c.local_gp(task, warp, &own, &hyper, &self.family, MeanFunction::Zero)?;
                         (&local_gp, c.incumbent(task, warp, &own))
                     }
                 };
