@@ -14,7 +14,6 @@ use crate::policy::MemberPolicy;
 use crate::verify::{
     verify_after_decrypt, verify_before_decrypt, verify_commitments, CommitmentEvidence,
     CommitmentSignatures, Evidence, IdentityKeys, Refusal, ResultEvidence, SignatureChecks,
-    SignatureSample,
 };
 use crate::{Client, ClientError};
 use fedhe_api::{
@@ -632,18 +631,16 @@ impl MemberSession {
         Ok(self)
     }
 
-    /// A fresh random choice of which listed signatures to check: λ is
-    /// [`Self::signature_sampling`], and T the shares a decryption needs (the
-    /// ceremony's threshold, or every member).
+    /// Which listed signatures to check ([`SignatureChecks::for_decryption`]):
+    /// in n-of-n a fresh random choice with λ = [`Self::signature_sampling`],
+    /// in t-of-n every one.
     fn signature_checks(&mut self) -> SignatureChecks {
-        SignatureChecks::Sampled(SignatureSample {
-            security: self.signature_sampling,
-            decrypting: self
-                .threshold
-                .as_ref()
-                .map_or(self.members.len(), |(t, _)| *t),
-            seed: self.rng.seed_bytes(),
-        })
+        SignatureChecks::for_decryption(
+            self.signature_sampling,
+            self.members.len(),
+            self.threshold.as_ref().map(|(t, _)| *t),
+            self.rng.seed_bytes(),
+        )
     }
 
     /// Loads the secret key share from a key folder; a sealed share is

@@ -63,16 +63,20 @@
 //!     exactly the values the server published (the member then uses its
 //!     own decoding).
 //!
-//! **Sampled signatures** (issue 16). In checks 2 and 6 a member verifies
-//! not every listed signature but a uniformly random `k = min(L, ⌈λ·L/T⌉)` of
-//! the list's `L` ([`SignatureSample`]), and always those of the
-//! contributions it downloaded, with its own randomness drawn after it has
-//! the list. A server that wants an aggregate other than the sum decrypted
-//! must show each of the `T` members whose shares it needs a list with a
+//! **Sampled signatures** (issue 16), n-of-n only. In checks 2 and 6 a
+//! member of an n-of-n ceremony verifies not every listed signature but a
+//! uniformly random `k = min(L, ⌈λ·L/n⌉)` of the list's `L`
+//! ([`SignatureSample`]), and always those of the contributions it
+//! downloaded, with its own randomness drawn after it has the list. A
+//! server that wants an aggregate other than the sum decrypted must show
+//! each of the `n` members, all of whose shares it needs, a list with a
 //! forged entry (check 7's bound); each misses it with probability at most
-//! `1 − k/L`, independently, so all `T` do with probability at most
-//! `(1 − k/L)^T ≤ e^(−kT/L) ≤ e^(−λ)`. Check 9 verifies every signature: a
-//! false result need fool one member only.
+//! `1 − k/L`, independently, so all `n` do with probability at most
+//! `(1 − k/L)^n ≤ e^(−kn/L) ≤ e^(−λ)`. In t-of-n the server fills the
+//! decrypting set from the members that did not refuse, so it needs only
+//! `T` that missed, and a member checks every signature
+//! ([`SignatureChecks::for_decryption`]). Check 9 verifies every
+//! signature: a false result need fool one member only.
 //!
 //! So no contribution can depend on another's (every one was committed
 //! before any could be read, and the server cannot show different members
@@ -158,12 +162,15 @@ pub enum SignatureChecks {
 /// A member's random choice of which listed signatures to check: of a list
 /// of `L` entries, a uniformly random `k = min(L, ⌈λ·L/T⌉)` of them, so that
 /// a list with a forged entry escapes every one of the `T` members a
-/// decryption needs with probability at most `e^−λ` (module docs).
+/// decryption needs with probability at most `e^−λ` (module docs). Sound
+/// only when the shares of all `T` are needed whoever refuses, that is in
+/// n-of-n ([`SignatureChecks::for_decryption`]).
 #[derive(Clone, PartialEq, Eq)]
 pub struct SignatureSample {
     /// λ, the policy's `signature_sampling`.
     pub security: usize,
-    /// T: the decryption shares a decryption needs (n for n-of-n).
+    /// T: the members every one of whose decryption shares a decryption
+    /// needs (n, in n-of-n: [`SignatureChecks::for_decryption`]).
     pub decrypting: usize,
     /// This member's private randomness for the choice (never sent: a
     /// server that knew it could forge the entries not chosen).
@@ -193,6 +200,39 @@ impl SignatureSample {
 }
 
 impl SignatureChecks {
+    /// The checks a member of a ceremony of `members` makes of a signed list
+    /// before revealing and before decrypting, with λ = `security`:
+    ///
+    /// - n-of-n (`threshold` `None`, or equal to `members`): a random
+    ///   `⌈λ·L/n⌉` of a list's `L` ([`SignatureSample`]). Every member's share
+    ///   is needed, so a forged entry must escape all n, each independently:
+    ///   at most `e^−λ`.
+    /// - t-of-n (`threshold < members`): **every** signature. The server
+    ///   fills the decrypting set from the members that claim a place, and a
+    ///   member that catches a forged entry refuses and never claims; so the
+    ///   server needs only T members that missed it, not every member to
+    ///   miss it. With `⌈λ·L/T⌉` sampled from two lists (commitments before
+    ///   revealing, digests before decrypting), at n = 1,000 and T = 501 each
+    ///   honest member would miss one forged entry with probability 0.94 and
+    ///   the decrypting set would fill with members that missed it almost
+    ///   surely (test
+    ///   `t_of_n_checks_every_signature_for_the_server_fills_the_decrypting_set_from_members_that_did_not_refuse`).
+    pub fn for_decryption(
+        security: usize,
+        members: usize,
+        threshold: Option<usize>,
+        seed: [u8; 32],
+    ) -> Self {
+        match threshold {
+            Some(t) if t < members => SignatureChecks::All,
+            _ => SignatureChecks::Sampled(SignatureSample {
+                security,
+                decrypting: members,
+                seed,
+            }),
+        }
+    }
+
     /// Which of `listed` entries (in the order the caller walks them) have
     /// their signature checked; `list` separates the choices for the lists
     /// one member checks with one seed.
@@ -1215,6 +1255,69 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// P(X ≥ t) for X ~ Binomial(n, q), summed in logs.
+    fn binomial_tail(n: usize, q: f64, t: usize) -> f64 {
+        let ln_choose = |k: usize| -> f64 {
+            (1..=k)
+                .map(|i| ((n - k + i) as f64).ln() - (i as f64).ln())
+                .sum()
+        };
+        (t..=n)
+            .map(|k| (ln_choose(k) + k as f64 * q.ln() + (n - k) as f64 * (1.0 - q).ln()).exp())
+            .sum()
+    }
+
+    /// Sampling is sound in n-of-n only. In t-of-n a member that catches a
+    /// forged entry refuses and never claims a place in the decrypting set,
+    /// which the server fills with T of those that did not: so every
+    /// signature is checked there.
+    #[test]
+    fn t_of_n_checks_every_signature_for_the_server_fills_the_decrypting_set_from_members_that_did_not_refuse(
+    ) {
+        let seed = [7u8; 32];
+        for (members, threshold) in [(100, None), (100, Some(100)), (7, None)] {
+            match SignatureChecks::for_decryption(16, members, threshold, seed) {
+                SignatureChecks::Sampled(s) => {
+                    assert_eq!((s.security, s.decrypting, s.seed), (16, members, seed))
+                }
+                SignatureChecks::All => panic!("n-of-n ({members}, {threshold:?}) samples"),
+            }
+        }
+        for (members, threshold) in [(100, 51), (1000, 501), (5, 3), (5, 4)] {
+            let checks = SignatureChecks::for_decryption(16, members, Some(threshold), seed);
+            assert_eq!(checks, SignatureChecks::All, "{threshold}-of-{members}");
+            assert!(checks.chosen(members, *b"fedh-tst").iter().all(|c| *c));
+        }
+        // Why. Had a t-of-n member sampled ⌈λ·L/T⌉ of each of the two lists
+        // (commitments before revealing, digests before decrypting) with no
+        // spot checks (`spot_checks = 0`; 16 of 999 barely change the
+        // second), one forged entry of a server alone would pass the T
+        // members it needs with these probabilities, where n-of-n's is below
+        // e^−16:
+        for (members, threshold, at_least) in [(100usize, 51usize, 0.1), (1000, 501, 0.999)] {
+            let k = size_of(16, threshold, members);
+            let miss = (1.0 - k as f64 / members as f64).powi(2);
+            // The forged member itself sees its own entry; the other n − 1
+            // are honest.
+            let escape = binomial_tail(members - 1, miss, threshold);
+            assert!(
+                escape > at_least,
+                "{threshold}-of-{members}: k {k}, a member misses with {miss}, escape {escape}"
+            );
+        }
+        let n_of_n = binomial_tail(1000, (1.0 - 16.0 / 1000.0f64).powi(2), 1000);
+        assert!(n_of_n < (-16.0f64).exp(), "{n_of_n}");
+    }
+
+    fn size_of(security: usize, decrypting: usize, listed: usize) -> usize {
+        SignatureSample {
+            security,
+            decrypting,
+            seed: [0; 32],
+        }
+        .size(listed)
     }
 
     #[test]
