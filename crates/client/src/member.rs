@@ -510,9 +510,10 @@ pub struct MemberSession {
     pub digest_wait: Duration,
     /// How many contributions with a signed digest [`Self::decrypt`] also
     /// downloads, chosen at random, to check their digests (the policy's
-    /// `spot_checks`, [`crate::policy::DEFAULT_SPOT_CHECKS`] by default).
+    /// `spot_checks`; if `None`, [`crate::policy::default_spot_checks`]: 16
+    /// in n-of-n, every one in t-of-n; [`Self::effective_spot_checks`]).
     /// Decryption shares are not spot-checked ([`Self::result`]).
-    pub spot_checks: usize,
+    pub spot_checks: Option<usize>,
     /// λ of the signatures this member checks, at random, before it reveals
     /// and before it decrypts (the policy's `signature_sampling`,
     /// [`crate::policy::DEFAULT_SIGNATURE_SAMPLING`] by default;
@@ -603,7 +604,7 @@ impl MemberSession {
             rng: Csprng::from_entropy(),
             round_timeout: Duration::from_secs(600),
             digest_wait: Duration::from_secs(5),
-            spot_checks: crate::policy::DEFAULT_SPOT_CHECKS,
+            spot_checks: None,
             signature_sampling: crate::policy::DEFAULT_SIGNATURE_SAMPLING,
             timings: PhaseTimings::default(),
             prepared: None,
@@ -622,13 +623,24 @@ impl MemberSession {
             .min_contributors
             .max(policy.min_contributors.unwrap_or(0) as usize);
         if let Some(k) = policy.spot_checks {
-            self.spot_checks = k;
+            self.spot_checks = Some(k);
         }
         if let Some(lambda) = policy.signature_sampling {
             self.signature_sampling = lambda;
         }
         self.policy = policy;
         Ok(self)
+    }
+
+    /// The contributions [`Self::decrypt`] spot-checks: [`Self::spot_checks`]
+    /// if set, else [`crate::policy::default_spot_checks`] of this ceremony.
+    pub fn effective_spot_checks(&self) -> usize {
+        self.spot_checks.unwrap_or_else(|| {
+            crate::policy::default_spot_checks(
+                self.members.len(),
+                self.threshold.as_ref().map(|(t, _)| *t),
+            )
+        })
     }
 
     /// Which listed signatures to check ([`SignatureChecks::for_decryption`]):
@@ -1215,7 +1227,7 @@ impl MemberSession {
             .iter()
             .map(|u| u.member.as_str())
             .collect();
-        for m in self.pick_downloads(&listed, &digests, self.spot_checks) {
+        for m in self.pick_downloads(&listed, &digests, self.effective_spot_checks()) {
             held.push((m.clone(), self.client.contribution(study, round, &m)?));
         }
         Ok((digests, held))

@@ -10,7 +10,7 @@
 //! parameter_sets = ["n8192-q124"]   # join studies only under these sets
 //! max_rounds = 50                   # decrypt at most rounds 1..=50 of a study
 //! spot_checks = 32                  # download 32 digested contributions per round
-//! signature_sampling = 32           # check ⌈32·L/T⌉ of a list's L signatures before decrypting
+//! signature_sampling = 32           # n-of-n: check ⌈32·L/n⌉ of a list's L signatures before decrypting
 //! ```
 
 use crate::keys::KeyDir;
@@ -34,7 +34,8 @@ pub struct MemberPolicy {
     pub max_rounds: Option<u64>,
     /// How many contributions that came with a signed digest this member
     /// still downloads in full, at random, before it decrypts
-    /// ([`DEFAULT_SPOT_CHECKS`] if unset; `crate::verify`, `SECURITY.md`):
+    /// ([`default_spot_checks`] if unset: 16 in n-of-n, all in t-of-n;
+    /// `crate::verify`, `SECURITY.md`):
     /// more catch a contributor that colludes with the server by signing a
     /// false digest with higher probability, at one download each. A
     /// federation of at most this many + 1 members is checked in full.
@@ -44,9 +45,10 @@ pub struct MemberPolicy {
     /// λ of the signatures this member checks before it reveals and before
     /// it decrypts ([`DEFAULT_SIGNATURE_SAMPLING`] if unset;
     /// `crate::verify::SignatureSample`): of a list of L signed entries it
-    /// checks a random ⌈λ·L/T⌉ (T: the shares a decryption needs), so a
-    /// server's forged entry escapes every member of a decryption with
-    /// probability at most e^−λ. A value of at least T checks every entry.
+    /// checks a random ⌈λ·L/n⌉ in an n-of-n ceremony, so a server's forged
+    /// entry escapes every member of a decryption with probability at most
+    /// e^−λ (a value of at least n checks every entry); in t-of-n it checks
+    /// every entry whatever λ (`crate::verify::SignatureChecks::for_decryption`).
     pub signature_sampling: Option<usize>,
 }
 
@@ -61,6 +63,22 @@ pub const DEFAULT_SIGNATURE_SAMPLING: usize = 16;
 /// before digests; a lying contributor among n escapes one checking member
 /// with probability 1 − 16/(n − 1).
 pub const DEFAULT_SPOT_CHECKS: usize = 16;
+
+/// The digested contributions a member of a ceremony of `members` downloads
+/// per round when its policy sets no `spot_checks`: [`DEFAULT_SPOT_CHECKS`]
+/// in n-of-n (`threshold` `None` or `members`), where one member's refusal
+/// stops the round; **every one** (`usize::MAX`) in t-of-n, where a member
+/// that catches a false digest refuses and never claims a place in the
+/// decrypting set, so a liar escapes when T of the honest members miss it,
+/// not all of them: with 16 checks at T = ⌊n/2⌋ + 1 that happens with
+/// probability 0.18 at n = 30 and 0.99 at n = 50 (`SECURITY.md`, "Not
+/// defended"). A t-of-n policy may still set fewer, at that risk.
+pub fn default_spot_checks(members: usize, threshold: Option<usize>) -> usize {
+    match threshold {
+        Some(t) if t < members => usize::MAX,
+        _ => DEFAULT_SPOT_CHECKS,
+    }
+}
 
 /// A study or round the member's policy refuses; names the setting.
 fn refused(setting: &str, detail: String) -> ClientError {
@@ -171,6 +189,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let keys = KeyDir::open_or_create(dir.path().join("k")).unwrap();
         (dir, keys)
+    }
+
+    /// In t-of-n the default downloads every contribution, for a member's
+    /// refusal does not stop the round there; in n-of-n it is 16.
+    #[test]
+    fn the_default_spot_checks_are_16_in_n_of_n_and_every_contribution_in_t_of_n() {
+        assert_eq!(default_spot_checks(100, None), DEFAULT_SPOT_CHECKS);
+        assert_eq!(default_spot_checks(100, Some(100)), DEFAULT_SPOT_CHECKS);
+        for (n, t) in [(5, 3), (100, 51), (1000, 501), (30, 29)] {
+            assert_eq!(default_spot_checks(n, Some(t)), usize::MAX, "{t}-of-{n}");
+        }
     }
 
     #[test]

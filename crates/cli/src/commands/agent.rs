@@ -65,15 +65,15 @@ pub struct AgentSeatArgs {
     #[arg(long, value_name = "N")]
     max_rounds: Option<u64>,
     /// My policy: download this many digested contributions at random per
-    /// round to check their signed digests (default 16). Replaces
-    /// `spot_checks` of policy.toml.
+    /// round to check their signed digests (default 16 in n-of-n, every one
+    /// in t-of-n). Replaces `spot_checks` of policy.toml.
     #[arg(long, value_name = "N")]
     spot_checks: Option<usize>,
     /// My policy: λ of the listed signatures checked at random before
-    /// revealing and before decrypting, ⌈λ·L/T⌉ of a list of L (default 16:
-    /// a forged entry escapes a whole decryption with probability at most
-    /// e^−16; at least T checks them all). Replaces `signature_sampling` of
-    /// policy.toml.
+    /// revealing and before decrypting in an n-of-n ceremony, ⌈λ·L/n⌉ of a
+    /// list of L (default 16: a forged entry escapes a whole decryption with
+    /// probability at most e^−16; at least n checks them all; t-of-n always
+    /// checks them all). Replaces `signature_sampling` of policy.toml.
     #[arg(long, value_name = "λ")]
     signature_sampling: Option<usize>,
 }

@@ -53,12 +53,14 @@ pub struct ServiceBenchArgs {
     #[arg(long, value_name = "T|majority")]
     threshold: Option<String>,
     /// Digested contributions each member also downloads in full
-    /// (default: the member policy's default, 16).
+    /// (default: the member policy's default, 16 in n-of-n and every one in
+    /// t-of-n).
     #[arg(long, value_name = "N")]
     spot_checks: Option<usize>,
     /// λ of the signatures each member checks at random before revealing
-    /// and before decrypting (default: the member policy's default, 16; at
-    /// least the member count checks every one).
+    /// and before decrypting in n-of-n (default: the member policy's
+    /// default, 16; at least the member count checks every one; t-of-n
+    /// checks every one).
     #[arg(long, value_name = "λ")]
     signature_sampling: Option<usize>,
     /// Print JSON (the only output format).
@@ -328,7 +330,7 @@ fn run_one(a: &ServiceBenchArgs, n: usize) -> Result<serde_json::Value, CliError
             )?;
             session.round_timeout = std::time::Duration::from_secs(3600);
             if let Some(k) = a.spot_checks {
-                session.spot_checks = k;
+                session.spot_checks = Some(k);
             }
             if let Some(lambda) = a.signature_sampling {
                 if lambda == 0 {
@@ -415,7 +417,10 @@ fn run_one(a: &ServiceBenchArgs, n: usize) -> Result<serde_json::Value, CliError
         "params": a.params,
         "values": a.values,
         "concurrency": a.concurrency,
-        "spot_checks": seats.first().map(|s| s.session.spot_checks),
+        // Contributions downloaded besides a member's own, at most n − 1.
+        "spot_checks": seats
+            .first()
+            .map(|s| s.session.effective_spot_checks().min(n.saturating_sub(1))),
         "signature_sampling": seats.first().map(|s| s.session.signature_sampling),
         "round_seconds": round_seconds,
         "phases": {
