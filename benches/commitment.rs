@@ -1,0 +1,82 @@
+//! The cost of a design, not of the product (issue 16, session 19): a
+//! Pedersen vector commitment over ristretto255 to one ciphertext's second
+//! polynomial `c1` (N = 8,192 coefficients of the default set, as integers
+//! below q ≈ 2^124), and to an aggregate's `C1 + q·κ` with the carries of
+//! 1,000 summands (below 2^134). A binding, additively homomorphic
+//! commitment would let one member check an aggregate against every
+//! contribution at this cost, whatever n
+//! (`docs/results/scale-2026-11-25b/README.md`, session 19).
+//!
+//! `cargo bench --bench commitment`
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use curve25519_dalek::ristretto::RistrettoPoint;
+use curve25519_dalek::scalar::Scalar;
+use curve25519_dalek::traits::VartimeMultiscalarMul;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::hint::black_box;
+
+const N: usize = 8192;
+
+/// `count` generators with no known discrete-log relation: each hashed to
+/// the group from a public seed (BLAKE3's XOF, 64 bytes a point).
+fn generators(count: usize) -> Vec<RistrettoPoint> {
+    let mut xof = blake3::Hasher::new_derive_key("fedhe bench pedersen generators").finalize_xof();
+    (0..count)
+        .map(|_| {
+            let mut wide = [0u8; 64];
+            xof.fill(&mut wide);
+            RistrettoPoint::from_uniform_bytes(&wide)
+        })
+        .collect()
+}
+
+/// `count` uniform integers below `2^bits` (bits ≤ 136) as scalars.
+fn scalars(rng: &mut ChaCha8Rng, count: usize, bits: u32) -> Vec<Scalar> {
+    (0..count)
+        .map(|_| {
+            let mut bytes = [0u8; 32];
+            rng.fill(&mut bytes[..17]);
+            let full = (bits / 8) as usize;
+            let rest = bits % 8;
+            if full < 17 {
+                bytes[full] &= (1u8 << rest) - 1;
+                bytes[full + 1..].fill(0);
+            }
+            Scalar::from_bytes_mod_order(bytes)
+        })
+        .collect()
+}
+
+fn pedersen_c1(c: &mut Criterion) {
+    let mut rng = ChaCha8Rng::seed_from_u64(0);
+    let gens = generators(N);
+    let mut group = c.benchmark_group("pedersen_c1_n8192");
+    group.sample_size(10);
+    // 124 bits: one contribution's c1; 134 bits: C1 + q·κ at 1,000 members.
+    for bits in [124u32, 134] {
+        let s = scalars(&mut rng, N, bits);
+        group.bench_with_input(BenchmarkId::from_parameter(bits), &bits, |b, _| {
+            b.iter(|| {
+                black_box(RistrettoPoint::vartime_multiscalar_mul(
+                    s.iter(),
+                    gens.iter(),
+                ))
+            })
+        });
+    }
+    group.finish();
+    let mut group = c.benchmark_group("pedersen_generators");
+    group.sample_size(10);
+    group.bench_function("1024", |b| b.iter(|| black_box(generators(1024))));
+    group.finish();
+}
+
+/// criterion's generated group function carries no docs of its own.
+#[allow(missing_docs)]
+mod harness {
+    use super::*;
+    criterion_group!(benches, pedersen_c1);
+}
+criterion_main!(harness::benches);
