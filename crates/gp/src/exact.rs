@@ -534,12 +534,17 @@ mod tests {
             .standardize(true)
             .fit(&x, &y)
             .unwrap();
-        let p = gp.predict_point(&[0.3, 0.4]).unwrap();
+        assert_point_gradients_match_finite_differences(&gp, [0.3, 0.4]);
+    }
+
+    /// `predict_point`'s mean and variance gradients at `at` against central
+    /// differences.
+    fn assert_point_gradients_match_finite_differences<K: Kernel>(gp: &ExactGp<K>, at: [f64; 2]) {
+        let p = gp.predict_point(&at).unwrap();
         let h = 1e-6;
         for d in 0..2 {
-            let mut up = [0.3, 0.4];
+            let (mut up, mut dn) = (at, at);
             up[d] += h;
-            let mut dn = [0.3, 0.4];
             dn[d] -= h;
             let (pu, pd) = (
                 gp.predict_point(&up).unwrap(),
@@ -672,20 +677,7 @@ mod tests {
     fn a_quadratic_trend_has_exact_point_gradients_and_falls_back_to_a_constant_on_few_points() {
         let (x, y) = bowl_data();
         let gp = params_2d().standardize(true).fit(&x, &y).unwrap();
-        let at = [0.3, 0.75];
-        let p = gp.predict_point(&at).unwrap();
-        let h = 1e-6;
-        for d in 0..2 {
-            let (mut up, mut dn) = (at, at);
-            up[d] += h;
-            dn[d] -= h;
-            let (pu, pd) = (
-                gp.predict_point(&up).unwrap(),
-                gp.predict_point(&dn).unwrap(),
-            );
-            assert!(((pu.mean - pd.mean) / (2.0 * h) - p.mean_grad[d]).abs() < 1e-6);
-            assert!(((pu.variance - pd.variance) / (2.0 * h) - p.variance_grad[d]).abs() < 1e-6);
-        }
+        assert_point_gradients_match_finite_differences(&gp, [0.3, 0.75]);
         // D + 4 = 6 points are needed in 2-D: with 5 the fit is the constant's.
         let (x5, y5) = (x.rows(0, 5).into_owned(), y.rows(0, 5).into_owned());
         let few = params_2d().fit(&x5, &y5).unwrap();
