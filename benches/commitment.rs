@@ -1,11 +1,13 @@
-//! The cost of a design, not of the product (issue 16, session 19): a
+//! The cost of the c1 check (issue 16; designed in session 19, built in
+//! session 20 as `fedhe_crypto::c1_commitment`): a
 //! Pedersen vector commitment over ristretto255 to one ciphertext's second
 //! polynomial `c1` (N = 8,192 coefficients of the default set, as integers
 //! below q ≈ 2^124), and to an aggregate's `C1 + q·κ` with the carries of
-//! 1,000 summands (below 2^134). A binding, additively homomorphic
-//! commitment would let one member check an aggregate against every
-//! contribution at this cost, whatever n
-//! (`docs/results/scale-2026-11-25b/README.md`, session 19).
+//! 1,000 summands (below 2^134): the CRT form of session 19's design. The
+//! product commits per prime (16,384 points, 62-bit scalars; 23.4 ms in the
+//! session 19 probe), so one member checks an aggregate against every
+//! contribution at about this cost, whatever n
+//! (`docs/results/scale-2026-11-25b/README.md`, sessions 19 and 20).
 //!
 //! `cargo bench --bench commitment`
 

@@ -448,7 +448,15 @@ pub fn check_api_signing(data: &[u8]) {
     }
     let round = timestamp as u64;
     for statement in [
-        round_commitment_statement(&path, &method, round, hash.as_bytes(), round, &nonce),
+        round_commitment_statement(
+            &path,
+            &method,
+            round,
+            hash.as_bytes(),
+            round,
+            &nonce,
+            hash.as_bytes(),
+        ),
         contribution_statement(&path, &method, round, hash.as_bytes(), &nonce),
         study_spec_statement(&nonce),
     ] {

@@ -124,9 +124,11 @@ pub fn upload_statement(
 /// The statement a member signs to commit to its contribution to a round,
 /// before any contribution of the round can be read (DESIGN.md §6): the
 /// study, the member, the round, BLAKE3 of the contribution, its value count
-/// and the hash of the study spec the member recorded. A member shown another
-/// spec signs another statement, so a split spec is detected by every member
-/// that checks the commitment list.
+/// the hash of the study spec the member recorded, and the hash of its
+/// contribution's c1 commitment (`fedhe_crypto::C1Commitment::hash`, issue
+/// 16), so that commitment is fixed before any other contribution can be
+/// read. A member shown another spec signs another statement, so a split
+/// spec is detected by every member that checks the commitment list.
 pub fn round_commitment_statement(
     study: &str,
     member: &str,
@@ -134,10 +136,12 @@ pub fn round_commitment_statement(
     hash: &[u8; 32],
     values: u64,
     spec_hash: &str,
+    c1_commitment_hash: &[u8; 32],
 ) -> Vec<u8> {
     format!(
-        "fedhe-round-commitment-v1\n{study}\n{member}\n{round}\n{}\n{values}\n{spec_hash}",
-        hex::encode(hash)
+        "fedhe-round-commitment-v2\n{study}\n{member}\n{round}\n{}\n{values}\n{spec_hash}\n{}",
+        hex::encode(hash),
+        hex::encode(c1_commitment_hash)
     )
     .into_bytes()
 }
@@ -165,7 +169,8 @@ pub fn contribution_statement(
 /// (`fedhe_crypto::sum_digest`): the study, the member, the round, BLAKE3 of
 /// its contribution, the hash of the frozen commitment list it revealed
 /// against, BLAKE3 of the contribution list and of the aggregate the
-/// challenge was derived from, and the digest's bytes.
+/// challenge was derived from, and the digest's bytes (a contribution's sum
+/// digest followed by its c1 commitment, `fedhe_crypto::ContributorDigest`).
 ///
 /// Naming the commitment list makes this statement say everything the
 /// reveal's [`contribution_statement`] says, so a member that checks a
@@ -545,12 +550,16 @@ mod tests {
         let a = upload_statement(UploadKind::Commitment, "s", "m", 1, &h);
         let b = upload_statement(UploadKind::DecryptionShare, "s", "m", 1, &h);
         assert_ne!(a, b);
-        let c = round_commitment_statement("s", "m", 1, &h, 3, "x");
+        let c = round_commitment_statement("s", "m", 1, &h, 3, "x", &h);
         let d = contribution_statement("s", "m", 1, &h, "x");
-        assert!(c.starts_with(b"fedhe-round-commitment-v1\n"));
+        assert!(c.starts_with(b"fedhe-round-commitment-v2\n"));
         assert!(d.starts_with(b"fedhe-contribution-v2\n"));
-        assert_ne!(c, round_commitment_statement("s", "m", 1, &h, 4, "x"));
-        assert_ne!(c, round_commitment_statement("s", "m", 1, &h, 3, "y"));
+        assert_ne!(c, round_commitment_statement("s", "m", 1, &h, 4, "x", &h));
+        assert_ne!(c, round_commitment_statement("s", "m", 1, &h, 3, "y", &h));
+        assert_ne!(
+            c,
+            round_commitment_statement("s", "m", 1, &h, 3, "x", &[8; 32])
+        );
         let id = Identity::from_seed(&[1; 32]);
         assert_eq!(
             Identity::from_seed(&id.seed()).public_key(),

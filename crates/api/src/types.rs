@@ -463,7 +463,8 @@ impl ContributionList {
 pub struct SignedSumDigest {
     /// The contributor.
     pub member: String,
-    /// The digest's bytes, hex.
+    /// The digest's bytes, hex: the contribution's `SumDigest`, then its c1
+    /// commitment (`fedhe_crypto::ContributorDigest`).
     pub digest: String,
     /// The contributor's signature of
     /// [`crate::signing::sum_digest_statement`], hex.
@@ -534,6 +535,9 @@ pub struct RoundCommitment {
     pub hash: String,
     /// How many values the contribution holds.
     pub values: u64,
+    /// `fedhe_crypto::C1Commitment::hash` of the contribution's c1
+    /// commitment, hex (issue 16: what the aggregate's c1 is checked against).
+    pub c1_commitment_hash: String,
     /// The member's signature of
     /// [`crate::signing::round_commitment_statement`], hex.
     pub signature: String,
@@ -548,6 +552,10 @@ pub struct CommittedContribution {
     pub hash: String,
     /// How many values it holds.
     pub values: u64,
+    /// The hash of its c1 commitment, hex (empty for a commitment stored
+    /// before c1 commitments existed).
+    #[serde(default)]
+    pub c1_commitment_hash: String,
     /// The member's signature of the commitment statement, hex.
     pub signature: String,
 }
@@ -574,10 +582,14 @@ impl CommitmentList {
     /// (which must be sorted by member), hex.
     pub fn canonical_hash(study: &str, round: u64, entries: &[CommittedContribution]) -> String {
         let mut h = blake3::Hasher::new();
-        h.update(format!("fedhe-commitment-list-v1\n{study}\n{round}\n").as_bytes());
+        h.update(format!("fedhe-commitment-list-v2\n{study}\n{round}\n").as_bytes());
         for e in entries {
             h.update(
-                format!("{}\n{}\n{}\n{}\n", e.member, e.hash, e.values, e.signature).as_bytes(),
+                format!(
+                    "{}\n{}\n{}\n{}\n{}\n",
+                    e.member, e.hash, e.values, e.c1_commitment_hash, e.signature
+                )
+                .as_bytes(),
             );
         }
         h.finalize().to_hex().to_string()

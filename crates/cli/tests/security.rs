@@ -129,7 +129,14 @@ fn copy_attack_a_member_cannot_make_its_contribution_depend_on_anothers() {
         .unwrap();
     let derived = derived.to_bytes(gamma.params());
     let e = gamma_client
-        .put_round_commitment("s1", 1, &derived, 2, &gamma_spec_hash(&gamma_client))
+        .put_round_commitment(
+            "s1",
+            1,
+            &derived,
+            2,
+            &gamma_spec_hash(&gamma_client),
+            &c1_hash(gamma.params(), &derived),
+        )
         .unwrap_err();
     assert_eq!(status(e), 409, "no commitment once the list is frozen");
     let frozen = gamma_client.round_commitments("s1", 1).unwrap();
@@ -213,7 +220,14 @@ fn split_study_spec_a_member_refuses_a_spec_other_than_the_one_it_recorded() {
         .encrypt_contribution(&[1.0], 10.0, fedhe_crypto::Precision::OneLimb)
         .unwrap();
     let e = alpha_client
-        .put_round_commitment("s1", 1, &bytes, 1, &lowered.spec_hash)
+        .put_round_commitment(
+            "s1",
+            1,
+            &bytes,
+            1,
+            &lowered.spec_hash,
+            &c1_hash(alpha.params(), &bytes),
+        )
         .unwrap_err();
     assert_eq!(status(e), 422);
 }
@@ -315,7 +329,14 @@ fn shape_lockout_an_encoding_other_than_the_studys_is_refused() {
     let spec_hash = alpha_client.study("s1").unwrap().spec_hash;
     alpha_client.open_round("s1", 1).unwrap();
     alpha_client
-        .put_round_commitment("s1", 1, &other, 1, &spec_hash)
+        .put_round_commitment(
+            "s1",
+            1,
+            &other,
+            1,
+            &spec_hash,
+            &c1_hash(alpha.params(), &other),
+        )
         .unwrap();
     beta.commit("s1", 1, &[2.0], 10.0).unwrap();
     wait_past(alpha_client, RoundState::Committing);
@@ -586,4 +607,11 @@ fn secrets_absent_from_logs_a_whole_demo_run_writes_no_key_plaintext_or_passphra
         "{}",
         String::from_utf8_lossy(server_log)
     );
+}
+
+/// The hash of the c1 commitment to a contribution's bytes, as a member
+/// signs it with its round commitment.
+fn c1_hash(params: &std::sync::Arc<fedhe_crypto::Params>, bytes: &[u8]) -> [u8; 32] {
+    let v = EncryptedVector::from_bytes(params, bytes).unwrap();
+    fedhe_crypto::C1Commitment::commit(params, &v).hash()
 }

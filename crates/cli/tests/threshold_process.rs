@@ -407,6 +407,9 @@ struct Equivocation {
     /// The second aggregate (the round's contributions without m1's), shown
     /// to the members of view B.
     other: Option<Vec<u8>>,
+    /// Its carries (`fedhe_crypto::C1Carries`): the second aggregate is a
+    /// true sum of listed contributions, so it passes the c1 check.
+    other_carries: Option<Vec<u8>>,
     /// Members that have switched from view A to view B.
     switched: std::collections::BTreeSet<String>,
     /// Decryption shares intercepted: (member, view, bytes).
@@ -556,6 +559,15 @@ fn equivocating_proxy(upstream: String, state: Arc<Mutex<Equivocation>>) -> Stri
                     respond(200, "application/octet-stream", other);
                     return;
                 }
+                let other_carries = state.lock().unwrap().other_carries.clone();
+                if let (true, 'B', Some(carries)) = (
+                    method == "GET" && route == format!("{round1}/aggregate-carries"),
+                    view,
+                    &other_carries,
+                ) {
+                    respond(200, "application/octet-stream", carries);
+                    return;
+                }
                 let mut request =
                     http.request(method.parse().unwrap(), format!("{upstream}{path}"));
                 for (k, v) in &headers {
@@ -635,8 +647,17 @@ fn an_equivocating_server_gets_at_most_one_aggregate_per_round_decrypted() {
         .iter()
         .map(|b| EncryptedVector::from_bytes(&params, b).unwrap())
         .collect();
-    let other = EncryptedVector::sum(vectors[1..].iter()).unwrap();
-    state.lock().unwrap().other = Some(other.to_bytes(&params));
+    let mut carrying = fedhe_crypto::CarryingSum::new(&params, vectors[1].clone());
+    for v in &vectors[2..] {
+        carrying.add(&params, v).unwrap();
+    }
+    let (other, other_carries) = carrying.into_parts();
+    assert_eq!(other, EncryptedVector::sum(vectors[1..].iter()).unwrap());
+    {
+        let mut st = state.lock().unwrap();
+        st.other = Some(other.to_bytes(&params));
+        st.other_carries = Some(other_carries.to_bytes(&params));
+    }
     // Every member decrypts what it is shown.
     std::thread::scope(|s| {
         for (m, _) in seats.iter_mut() {

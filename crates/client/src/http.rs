@@ -673,8 +673,9 @@ impl Client {
     }
 
     /// Commits to this member's contribution (an encrypted vector's wire
-    /// bytes holding `values` values) under the study spec of hash
-    /// `spec_hash` (DESIGN.md §6).
+    /// bytes holding `values` values, whose c1 commitment has hash
+    /// `c1_commitment_hash`) under the study spec of hash `spec_hash`
+    /// (DESIGN.md §6).
     pub fn put_round_commitment(
         &self,
         study: &str,
@@ -682,12 +683,14 @@ impl Client {
         bytes: &[u8],
         values: u64,
         spec_hash: &str,
+        c1_commitment_hash: &[u8; 32],
     ) -> Result<UploadReceipt, ClientError> {
         let (member, identity) = self.identity()?;
         let hash = blake3::hash(bytes);
         let commitment = RoundCommitment {
             hash: hash.to_hex().to_string(),
             values,
+            c1_commitment_hash: hex::encode(c1_commitment_hash),
             signature: identity.sign_hex(&round_commitment_statement(
                 study,
                 member,
@@ -695,6 +698,7 @@ impl Client {
                 hash.as_bytes(),
                 values,
                 spec_hash,
+                c1_commitment_hash,
             )),
         };
         self.json(
@@ -933,6 +937,13 @@ impl Client {
         self.bytes(&format!(
             "/v1/studies/{study}/rounds/{round}/aggregate?wait={}",
             wait.as_secs_f64()
+        ))
+    }
+
+    /// The carries of a round's aggregate (`fedhe_crypto::C1Carries` bytes).
+    pub fn aggregate_carries(&self, study: &str, round: u64) -> Result<Vec<u8>, ClientError> {
+        self.bytes(&format!(
+            "/v1/studies/{study}/rounds/{round}/aggregate-carries"
         ))
     }
 

@@ -22,10 +22,10 @@ use fedhe_api::{
 };
 use fedhe_crypto::share_transport::open_dealings;
 use fedhe_crypto::{
-    CeremonyId, ChannelError, CollectivePublicKey, CommonRandomPoly, DecryptionShare,
-    EncryptedVector, FixedPointCodec, InsecurePolicy, MemberId, ParameterSet, Params, Precision,
-    PublicKeyShare, RoundId, SecretKeyShare, SecureSum, SumChallenge, ThresholdDealing,
-    ThresholdDecryptionShare, ThresholdSecretShare, WireObject,
+    C1Commitment, CeremonyId, ChannelError, CollectivePublicKey, CommonRandomPoly,
+    ContributorDigest, DecryptionShare, EncryptedVector, FixedPointCodec, InsecurePolicy, MemberId,
+    ParameterSet, Params, Precision, PublicKeyShare, RoundId, SecretKeyShare, SecureSum,
+    SumChallenge, ThresholdDealing, ThresholdDecryptionShare, ThresholdSecretShare, WireObject,
 };
 use fedhe_ring::Csprng;
 use std::path::PathBuf;
@@ -510,8 +510,8 @@ pub struct MemberSession {
     pub digest_wait: Duration,
     /// How many contributions with a signed digest [`Self::decrypt`] also
     /// downloads, chosen at random, to check their digests (the policy's
-    /// `spot_checks`; if `None`, [`crate::policy::default_spot_checks`]: 16
-    /// in n-of-n, every one in t-of-n; [`Self::effective_spot_checks`]).
+    /// `spot_checks`; if `None`, [`crate::policy::DEFAULT_SPOT_CHECKS`]:
+    /// none, for the c1 check replaced them; [`Self::effective_spot_checks`]).
     /// Decryption shares are not spot-checked ([`Self::result`]).
     pub spot_checks: Option<usize>,
     /// λ of the signatures this member checks, at random, before it reveals
@@ -633,14 +633,42 @@ impl MemberSession {
     }
 
     /// The contributions [`Self::decrypt`] spot-checks: [`Self::spot_checks`]
-    /// if set, else [`crate::policy::default_spot_checks`] of this ceremony.
+    /// if set, else [`crate::policy::DEFAULT_SPOT_CHECKS`].
     pub fn effective_spot_checks(&self) -> usize {
-        self.spot_checks.unwrap_or_else(|| {
-            crate::policy::default_spot_checks(
-                self.members.len(),
-                self.threshold.as_ref().map(|(t, _)| *t),
-            )
-        })
+        self.spot_checks
+            .unwrap_or(crate::policy::DEFAULT_SPOT_CHECKS)
+    }
+
+    /// Whether [`Self::decrypt`] checks this round's aggregate against the
+    /// contributors' c1 commitments: drawn afresh with
+    /// [`crate::policy::c1_check_probability`] (always in t-of-n).
+    fn checks_c1(&mut self) -> bool {
+        let p = crate::policy::c1_check_probability(
+            self.signature_sampling,
+            self.members.len(),
+            self.threshold.as_ref().map(|(t, _)| *t),
+        );
+        // A uniform draw in [0, 1) with 53 bits.
+        p >= 1.0 || ((self.rng.next_u64() >> 11) as f64) * (1.0 / (1u64 << 53) as f64) < p
+    }
+
+    /// This member's c1 commitment to its contribution to a round (recorded
+    /// at commit time; made from the recorded contribution if an older state
+    /// folder has none).
+    fn own_c1_commitment(
+        &self,
+        study: &str,
+        round: u64,
+        contribution: &[u8],
+    ) -> Result<C1Commitment, ClientError> {
+        let path = self.record("c1-commitment", study, round);
+        if let Ok(bytes) = std::fs::read(&path) {
+            return Ok(C1Commitment::from_bytes(&bytes)?);
+        }
+        let v = EncryptedVector::from_bytes(&self.params, contribution)?;
+        let c1 = C1Commitment::commit(&self.params, &v);
+        keys::write_atomic(&self.state_dir, &file_name(&path), &c1.to_bytes(), false)?;
+        Ok(c1)
     }
 
     /// Which listed signatures to check ([`SignatureChecks::for_decryption`]):
@@ -865,8 +893,15 @@ impl MemberSession {
                 bytes
             }
         };
-        self.client
-            .put_round_commitment(study, round, &bytes, values.len() as u64, &spec_hash)?;
+        let c1 = self.own_c1_commitment(study, round, &bytes)?;
+        self.client.put_round_commitment(
+            study,
+            round,
+            &bytes,
+            values.len() as u64,
+            &spec_hash,
+            &c1.hash(),
+        )?;
         Ok(bytes)
     }
 
@@ -884,6 +919,7 @@ impl MemberSession {
         })?;
         let list = self.frozen_commitments(study, round)?;
         let checks = self.signature_checks();
+        let own_c1 = self.own_c1_commitment(study, round, &bytes)?.hash();
         let list_hash = verify_commitments(&CommitmentEvidence {
             study,
             round,
@@ -892,6 +928,7 @@ impl MemberSession {
             min_contributors: self.min_contributors,
             list: &list,
             own: Some((self.member.as_str(), &bytes)),
+            own_c1_commitment_hash: Some(own_c1),
             signatures: CommitmentSignatures::Check(checks),
         })?;
         // Recorded before the reveal: decryption checks against this list.
@@ -1017,6 +1054,15 @@ impl MemberSession {
         };
         let (commitment_checks, contribution_checks) =
             (self.signature_checks(), self.signature_checks());
+        let own_c1 = match &own {
+            Some(bytes) => Some(self.own_c1_commitment(study, round, bytes)?.hash()),
+            None => None,
+        };
+        let carries = if self.checks_c1() {
+            Some(self.client.aggregate_carries(study, round)?)
+        } else {
+            None
+        };
         let evidence = Evidence {
             commitments: CommitmentEvidence {
                 study,
@@ -1026,6 +1072,7 @@ impl MemberSession {
                 min_contributors: self.min_contributors,
                 list: &commitments,
                 own: own.as_deref().map(|b| (self.member.as_str(), b)),
+                own_c1_commitment_hash: own_c1,
                 signatures: if recorded {
                     CommitmentSignatures::CheckedWhenRecorded
                 } else {
@@ -1037,6 +1084,7 @@ impl MemberSession {
             digests: &digests,
             aggregate: &aggregate,
             signatures: contribution_checks,
+            c1_carries: carries.as_deref(),
         };
         let decoded = verify_before_decrypt(&self.params, &evidence)?;
         self.timings.verify = started.elapsed().as_secs_f64();
@@ -1153,14 +1201,17 @@ impl MemberSession {
         let aggregate_hash = blake3::hash(aggregate);
         let entries_hash = list.entries_hash(study, round);
         let v = EncryptedVector::from_bytes(&self.params, own)?;
-        let digest = SumChallenge::derive(
-            &self.params,
-            study,
-            round,
-            &entries_hash,
-            aggregate_hash.as_bytes(),
-        )
-        .digest(&self.params, &v);
+        let digest = ContributorDigest {
+            sum: SumChallenge::derive(
+                &self.params,
+                study,
+                round,
+                &entries_hash,
+                aggregate_hash.as_bytes(),
+            )
+            .digest(&self.params, &v),
+            c1: self.own_c1_commitment(study, round, own)?,
+        };
         match self.client.put_sum_digest(
             study,
             round,
@@ -1227,7 +1278,13 @@ impl MemberSession {
             .iter()
             .map(|u| u.member.as_str())
             .collect();
-        for m in self.pick_downloads(&listed, &digests, self.effective_spot_checks()) {
+        // A member that holds no contribution fetches one at least: the
+        // aggregate's encoding is checked against a contribution's.
+        let spot_checks = match own {
+            Some(_) => self.effective_spot_checks(),
+            None => self.effective_spot_checks().max(1),
+        };
+        for m in self.pick_downloads(&listed, &digests, spot_checks) {
             held.push((m.clone(), self.client.contribution(study, round, &m)?));
         }
         Ok((digests, held))

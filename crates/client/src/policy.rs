@@ -9,7 +9,7 @@
 //! min_contributors = 4              # decrypt no round with fewer distinct contributors
 //! parameter_sets = ["n8192-q124"]   # join studies only under these sets
 //! max_rounds = 50                   # decrypt at most rounds 1..=50 of a study
-//! spot_checks = 32                  # download 32 digested contributions per round
+//! spot_checks = 2                   # also download 2 digested contributions per round
 //! signature_sampling = 32           # n-of-n: check ⌈32·L/n⌉ of a list's L signatures before decrypting
 //! ```
 
@@ -34,11 +34,11 @@ pub struct MemberPolicy {
     pub max_rounds: Option<u64>,
     /// How many contributions that came with a signed digest this member
     /// still downloads in full, at random, before it decrypts
-    /// ([`default_spot_checks`] if unset: 16 in n-of-n, all in t-of-n;
-    /// `crate::verify`, `SECURITY.md`):
-    /// more catch a contributor that colludes with the server by signing a
-    /// false digest with higher probability, at one download each. A
-    /// federation of at most this many + 1 members is checked in full.
+    /// ([`DEFAULT_SPOT_CHECKS`], none, if unset: the c1 check,
+    /// [`c1_check_probability`], catches a contributor that colludes with the
+    /// server by signing a false digest; `crate::verify`, `SECURITY.md`).
+    /// Each checks that contributor's signed digest and c1 commitment
+    /// against its bytes, and names it if they differ.
     /// (Decryption shares are not spot-checked: a share maker colluding with
     /// the server could upload any share it liked in the open.)
     pub spot_checks: Option<usize>,
@@ -59,24 +59,33 @@ pub struct MemberPolicy {
 pub const DEFAULT_SIGNATURE_SAMPLING: usize = 16;
 
 /// Digested contributions a member downloads per round unless its policy
-/// says otherwise: a federation of up to 17 members is checked in full, as
-/// before digests; a lying contributor among n escapes one checking member
-/// with probability 1 − 16/(n − 1).
-pub const DEFAULT_SPOT_CHECKS: usize = 16;
+/// says otherwise: none. Until issue 16's c1 commitments a member downloaded
+/// 16 at random (n-of-n) or every one (t-of-n) to catch a contributor that
+/// colludes with the server by signing a false digest; the c1 check
+/// ([`c1_check_probability`]) catches any such aggregate at one multiscalar
+/// multiplication and no download. A policy may still ask for some.
+pub const DEFAULT_SPOT_CHECKS: usize = 0;
 
-/// The digested contributions a member of a ceremony of `members` downloads
-/// per round when its policy sets no `spot_checks`: [`DEFAULT_SPOT_CHECKS`]
-/// in n-of-n (`threshold` `None` or `members`), where one member's refusal
-/// stops the round; **every one** (`usize::MAX`) in t-of-n, where a member
-/// that catches a false digest refuses and never claims a place in the
-/// decrypting set, so a liar escapes when T of the honest members miss it,
-/// not all of them: with 16 checks at T = ⌊n/2⌋ + 1 that happens with
-/// probability 0.18 at n = 30 and 0.99 at n = 50 (`SECURITY.md`, "Not
-/// defended"). A t-of-n policy may still set fewer, at that risk.
-pub fn default_spot_checks(members: usize, threshold: Option<usize>) -> usize {
+/// The probability with which a member checks a round's aggregate against
+/// the contributors' c1 commitments (`fedhe_crypto::c1_commitment`,
+/// `crate::verify` check 7), with λ = `security` (the policy's
+/// `signature_sampling`): an aggregate whose c1 is not the committed sum
+/// fails the check with certainty (unless a discrete-log relation among the
+/// generators is known), so what matters is who checks.
+///
+/// - t-of-n (`threshold < members`): **1**. A member that refuses never
+///   claims a place in the decrypting set, and the server fills it with
+///   members that did not refuse, so every member must check.
+/// - n-of-n: `min(1, λ/n)`, drawn by each member after it has the aggregate.
+///   Every share is needed, so one refusal stops the round: a forged
+///   aggregate escapes all `h` honest members with probability
+///   `(1 − λ/n)^h ≤ e^(−λ·h/n)`, `e^−λ` when every member is honest, the
+///   bound and assumption of the sampled signatures; about λ checks a round
+///   in all, whatever n.
+pub fn c1_check_probability(security: usize, members: usize, threshold: Option<usize>) -> f64 {
     match threshold {
-        Some(t) if t < members => usize::MAX,
-        _ => DEFAULT_SPOT_CHECKS,
+        Some(t) if t < members => 1.0,
+        _ => (security as f64 / members.max(1) as f64).min(1.0),
     }
 }
 
@@ -194,11 +203,19 @@ mod tests {
     /// In t-of-n the default downloads every contribution, for a member's
     /// refusal does not stop the round there; in n-of-n it is 16.
     #[test]
-    fn the_default_spot_checks_are_16_in_n_of_n_and_every_contribution_in_t_of_n() {
-        assert_eq!(default_spot_checks(100, None), DEFAULT_SPOT_CHECKS);
-        assert_eq!(default_spot_checks(100, Some(100)), DEFAULT_SPOT_CHECKS);
+    fn every_t_of_n_member_checks_the_c1_commitments_and_an_n_of_n_member_with_probability_lambda_over_n(
+    ) {
         for (n, t) in [(5, 3), (100, 51), (1000, 501), (30, 29)] {
-            assert_eq!(default_spot_checks(n, Some(t)), usize::MAX, "{t}-of-{n}");
+            assert_eq!(c1_check_probability(16, n, Some(t)), 1.0, "{t}-of-{n}");
+        }
+        assert_eq!(c1_check_probability(16, 1000, None), 0.016);
+        assert_eq!(c1_check_probability(16, 1000, Some(1000)), 0.016);
+        assert_eq!(c1_check_probability(16, 10, None), 1.0);
+        // n-of-n: a forged aggregate escapes every one of n honest members
+        // with probability (1 − λ/n)^n ≤ e^−λ.
+        for n in [17usize, 100, 1000, 100_000] {
+            let p = c1_check_probability(16, n, None);
+            assert!((1.0 - p).powi(n as i32) <= (-16f64).exp(), "n = {n}");
         }
     }
 

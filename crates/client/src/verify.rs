@@ -38,8 +38,14 @@
 //!    aggregate, n small signed digests and a few contributions, not all n;
 //!    an aggregate that is not the sum passes with probability below 2^−120,
 //!    unless a contributor colludes with the server by signing a false
-//!    digest, which each member's random downloads catch with the
-//!    probability of picking it (`SECURITY.md`);
+//!    digest. That the **c1 check** catches (issue 16,
+//!    `fedhe_crypto::c1_commitment`), made by every t-of-n member and by an
+//!    n-of-n member with probability `min(1, λ/n)`
+//!    (`crate::policy::c1_check_probability`): every listed contributor's
+//!    signed c1 commitment (or the one computed from bytes held, which must
+//!    equal a signed one) has the hash committed in the list, and the
+//!    aggregate's `c1` plus `p` times the server's carries opens their sum
+//!    (`SECURITY.md`, step 5);
 //! 8. it never produced a share for this round before (the share it makes is
 //!    recorded in its state folder before it is sent, [`crate::MemberSession::decrypt`]).
 //!
@@ -91,8 +97,9 @@ use fedhe_api::signing::{
 };
 use fedhe_api::{CommitmentList, ContributionList, DecryptionShareList, MemberSpec, SumDigestList};
 use fedhe_crypto::{
-    CombinedShare, DecryptionShare, EncryptedVector, FixedPointCodec, MemberId, Params,
-    SumChallenge, SumDigest, ThresholdDecryptionShare, WireObject,
+    check_c1_aggregate, C1Carries, C1Commitment, CombinedShare, ContributorDigest, DecryptionShare,
+    EncryptedVector, FixedPointCodec, MemberId, Params, SumChallenge, SumDigest,
+    ThresholdDecryptionShare, WireObject,
 };
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -292,6 +299,9 @@ pub struct CommitmentEvidence<'a> {
     pub list: &'a CommitmentList,
     /// This member and its own contribution, if it committed one.
     pub own: Option<(&'a str, &'a [u8])>,
+    /// The hash of its own contribution's c1 commitment, if it committed
+    /// one (checked against its listed entry like the contribution's hash).
+    pub own_c1_commitment_hash: Option<[u8; 32]>,
     /// Whether the entries' signatures are still to be checked.
     pub signatures: CommitmentSignatures,
 }
@@ -313,6 +323,10 @@ pub struct Evidence<'a> {
     /// Which contributors' signatures are checked (besides those of the
     /// contributions fetched, which always are).
     pub signatures: SignatureChecks,
+    /// The aggregate's carries (`fedhe_crypto::C1Carries` bytes), if this
+    /// member checks the aggregate's c1 against the contributors' c1
+    /// commitments this round (check 7; `crate::policy::checks_c1`).
+    pub c1_carries: Option<&'a [u8]>,
 }
 
 /// Checks 1-4: the frozen commitment list before revealing. Returns the
@@ -352,6 +366,7 @@ pub fn verify_commitments(ev: &CommitmentEvidence<'_>) -> Result<String, Refusal
         let key = ev.members.key(&c.member).map_err(refuse)?;
         let hash: [u8; 32] =
             fedhe_api::signing::decode_fixed(&c.hash, "hash").map_err(|e| refuse(e.to_string()))?;
+        let c1_hash = committed_c1_hash(c).map_err(refuse)?;
         if c.values != values {
             return Err(refuse(format!(
                 "the commitment of {} holds {} values; the list's value count is {values}",
@@ -366,6 +381,7 @@ pub fn verify_commitments(ev: &CommitmentEvidence<'_>) -> Result<String, Refusal
                 &hash,
                 c.values,
                 ev.spec_hash,
+                &c1_hash,
             );
             batch
                 .push(key, statement, &c.signature, "commitment", &c.member)
@@ -385,7 +401,12 @@ pub fn verify_commitments(ev: &CommitmentEvidence<'_>) -> Result<String, Refusal
     if let Some((me, own)) = ev.own {
         match entries.iter().find(|c| c.member == me) {
             None => return Err(refuse(format!("my own commitment ({me}) is not listed"))),
-            Some(c) if c.hash != blake3::hash(own).to_hex().as_str() => {
+            Some(c)
+                if c.hash != blake3::hash(own).to_hex().as_str()
+                    || ev
+                        .own_c1_commitment_hash
+                        .is_some_and(|h| c.c1_commitment_hash != hex::encode(h)) =>
+            {
                 return Err(refuse(format!(
                     "the commitment listed for me ({me}) is not the one I made"
                 )))
@@ -394,6 +415,17 @@ pub fn verify_commitments(ev: &CommitmentEvidence<'_>) -> Result<String, Refusal
         }
     }
     Ok(list_hash)
+}
+
+/// The hash of a committed contribution's c1 commitment, which its signed
+/// statement names.
+fn committed_c1_hash(c: &fedhe_api::CommittedContribution) -> Result<[u8; 32], String> {
+    fedhe_api::signing::decode_fixed(&c.c1_commitment_hash, "c1_commitment_hash").map_err(|e| {
+        format!(
+            "the commitment of {} names no valid c1 commitment hash ({e})",
+            c.member
+        )
+    })
 }
 
 fn commitment_not_verified(member: &str, e: SignatureError) -> String {
@@ -456,6 +488,8 @@ impl Signed<'_> {
 /// challenge of this aggregate and list. The aggregate must have the
 /// encoding of the contributions fetched (at least one must be), and its
 /// digest must be the sum of theirs.
+///
+/// With [`Evidence::c1_carries`], also the c1 check (module docs, check 7).
 ///
 /// One signature per contributor is checked, all in one batch: its digest
 /// statement, which names the contribution's hash and the commitment list
@@ -562,17 +596,53 @@ pub fn verify_before_decrypt(
                         .map_err(|(s, e)| refuse(s.refusal(e)))?;
                 }
                 Some(
-                    SumDigest::from_bytes(params, &bytes)
+                    ContributorDigest::from_bytes(params, &bytes)
                         .map_err(|e| refuse(format!("the digest listed for {member}: {e}")))?,
                 )
             }
         };
-        listed.push((member, hash, signed));
+        listed.push((member, hash, signed, *commitment));
     }
     batch.verify().map_err(|(s, e)| refuse(s.refusal(e)))?;
     let mut total = SumDigest::zero(params);
     let mut fetched_any = false;
-    for (member, hash, signed) in listed {
+    let mut c1_commitments = Vec::new();
+    for (member, hash, signed, commitment) in listed {
+        if ev.c1_carries.is_some() {
+            let own_c1 = c
+                .own
+                .filter(|(me, _)| *me == member)
+                .and(c.own_c1_commitment_hash);
+            let c1 = match (fetched.get(member), &signed) {
+                // This member's own, as it computed it when it committed: no
+                // second multiscalar multiplication.
+                (_, Some(s)) if own_c1.is_some_and(|h| h == s.c1.hash()) => s.c1.clone(),
+                (Some((_, bytes)), signed) => {
+                    let v = EncryptedVector::from_bytes(params, bytes)
+                        .map_err(|e| refuse(format!("the contribution of {member}: {e}")))?;
+                    let computed = C1Commitment::commit(params, &v);
+                    if signed.as_ref().is_some_and(|s| s.c1 != computed) {
+                        return Err(refuse(format!(
+                            "{member} signed a c1 commitment that is not its contribution's"
+                        )));
+                    }
+                    computed
+                }
+                (None, Some(s)) => s.c1.clone(),
+                (None, None) => {
+                    return Err(refuse(format!(
+                        "the contribution of {member} was neither fetched nor digested by it"
+                    )))
+                }
+            };
+            if c1.hash() != committed_c1_hash(commitment).map_err(refuse)? {
+                return Err(refuse(format!(
+                    "the c1 commitment of {member} is not the one it committed to"
+                )));
+            }
+            c1_commitments.push(c1);
+        }
+        let signed = signed.map(|s| s.sum);
         let digest = match fetched.get(member) {
             Some((_, bytes)) => {
                 if blake3::hash(bytes).as_bytes() != &hash {
@@ -637,6 +707,15 @@ pub fn verify_before_decrypt(
             "the aggregate is not the sum of the listed contributions (its digest is not the sum of theirs)"
                 .into(),
         ));
+    }
+    if let Some(carries) = ev.c1_carries {
+        let carries = C1Carries::from_bytes(params, carries)
+            .map_err(|e| refuse(format!("the aggregate's carries: {e}")))?;
+        check_c1_aggregate(params, &aggregate, &carries, &c1_commitments).map_err(|e| {
+            refuse(format!(
+                "the aggregate is not the sum of the committed contributions: {e}"
+            ))
+        })?;
     }
     Ok(aggregate)
 }
@@ -915,6 +994,7 @@ mod tests {
     use fedhe_crypto::decryption::combine;
     use fedhe_crypto::threshold::{combine_threshold, ThresholdSecretShare, Thresholdizer};
     use fedhe_crypto::AccessStructure;
+    use fedhe_crypto::CarryingSum;
     use fedhe_crypto::{
         CeremonyId, CollectivePublicKey, CommonRandomPoly, FixedPointCodec, InsecurePolicy,
         MemberId, ParameterSet, PublicKeyShare, SecretKeyShare,
@@ -930,6 +1010,9 @@ mod tests {
         contributions: Vec<(String, Vec<u8>)>,
         crs: CommonRandomPoly,
         pk_shares: Vec<PublicKeyShare>,
+        /// c1 commitments made so far, by the BLAKE3 of the bytes (one
+        /// multiscalar multiplication each, so made once per test).
+        c1_memo: std::cell::RefCell<HashMap<[u8; 32], C1Commitment>>,
     }
 
     /// Three members, each with a signed contribution of one value.
@@ -984,19 +1067,26 @@ mod tests {
             contributions,
             crs,
             pk_shares: shares,
+            c1_memo: Default::default(),
         }
     }
 
     const SPEC: &str = "spec-hash";
 
     impl World {
-        /// Member i's commitment to `bytes` under `spec`.
+        /// Member i's commitment to `bytes` under `spec` (with the hash of
+        /// their c1 commitment, or of a stand-in if they are no contribution).
         fn committed(&self, i: usize, bytes: &[u8], spec: &str) -> CommittedContribution {
             let hash = blake3::hash(bytes);
+            let c1_hash = match EncryptedVector::from_bytes(&self.params, bytes) {
+                Ok(_) => self.c1_of(bytes).hash(),
+                Err(_) => *blake3::hash(&[b"c1 ", bytes].concat()).as_bytes(),
+            };
             CommittedContribution {
                 member: self.members[i].id.clone(),
                 hash: hash.to_hex().to_string(),
                 values: 1,
+                c1_commitment_hash: hex::encode(c1_hash),
                 signature: self.identities[i].sign_hex(&round_commitment_statement(
                     "s",
                     &self.members[i].id,
@@ -1004,8 +1094,34 @@ mod tests {
                     hash.as_bytes(),
                     1,
                     spec,
+                    &c1_hash,
                 )),
             }
+        }
+
+        /// The c1 commitment to a contribution's bytes.
+        fn c1_of(&self, bytes: &[u8]) -> C1Commitment {
+            let key = *blake3::hash(bytes).as_bytes();
+            self.c1_memo
+                .borrow_mut()
+                .entry(key)
+                .or_insert_with(|| {
+                    let v = EncryptedVector::from_bytes(&self.params, bytes).unwrap();
+                    C1Commitment::commit(&self.params, &v)
+                })
+                .clone()
+        }
+
+        /// The carries of the server's sum of the contributions `which`.
+        fn carries(&self, which: &[usize]) -> Vec<u8> {
+            let mut vs = which.iter().map(|i| {
+                EncryptedVector::from_bytes(&self.params, &self.contributions[*i].1).unwrap()
+            });
+            let mut sum = CarryingSum::new(&self.params, vs.next().unwrap());
+            for v in vs {
+                sum.add(&self.params, &v).unwrap();
+            }
+            sum.into_parts().1.to_bytes(&self.params)
         }
 
         /// The frozen list of every member's commitment to its contribution.
@@ -1094,14 +1210,56 @@ mod tests {
             let entries = list.entries_hash("s", 1);
             let aggregate_hash = blake3::hash(aggregate);
             let v = EncryptedVector::from_bytes(&self.params, bytes).unwrap();
-            let digest =
-                SumChallenge::derive(&self.params, "s", 1, &entries, aggregate_hash.as_bytes())
-                    .digest(&self.params, &v)
-                    .to_bytes();
+            let digest = ContributorDigest {
+                sum: SumChallenge::derive(
+                    &self.params,
+                    "s",
+                    1,
+                    &entries,
+                    aggregate_hash.as_bytes(),
+                )
+                .digest(&self.params, &v),
+                c1: self.c1_of(bytes),
+            }
+            .to_bytes();
+            self.sign_digest_naming(i, &digest, uploads, aggregate, commitment_list_hash)
+        }
+
+        /// Contributor i's signature of the digest bytes `digest` (whatever
+        /// they are) on the challenge of `aggregate` and `uploads`.
+        fn sign_digest(
+            &self,
+            i: usize,
+            digest: &[u8],
+            uploads: &[SignedUpload],
+            aggregate: &[u8],
+        ) -> SignedSumDigest {
+            let list = self.commitments();
+            self.sign_digest_naming(
+                i,
+                digest,
+                uploads,
+                aggregate,
+                list.list_hash.as_deref().unwrap(),
+            )
+        }
+
+        /// [`Self::sign_digest`] naming the commitment list `commitment_list_hash`.
+        fn sign_digest_naming(
+            &self,
+            i: usize,
+            digest: &[u8],
+            uploads: &[SignedUpload],
+            aggregate: &[u8],
+            commitment_list_hash: &str,
+        ) -> SignedSumDigest {
+            let list = self.listed(uploads.to_vec(), aggregate);
+            let entries = list.entries_hash("s", 1);
+            let aggregate_hash = blake3::hash(aggregate);
             let own_hash = blake3::hash(&self.contributions[i].1);
             SignedSumDigest {
                 member: self.members[i].id.clone(),
-                digest: hex::encode(&digest),
+                digest: hex::encode(digest),
                 signature: self.identities[i].sign_hex(&sum_digest_statement(
                     "s",
                     &self.members[i].id,
@@ -1110,7 +1268,7 @@ mod tests {
                     commitment_list_hash,
                     &entries,
                     aggregate_hash.as_bytes(),
-                    &digest,
+                    digest,
                 )),
             }
         }
@@ -1141,6 +1299,7 @@ mod tests {
                 fetched,
                 digests,
                 SignatureChecks::All,
+                None,
             )
         }
 
@@ -1155,6 +1314,7 @@ mod tests {
             fetched: &[usize],
             digests: &[SignedSumDigest],
             signatures: SignatureChecks,
+            c1_carries: Option<&[u8]>,
         ) -> Result<EncryptedVector, Refusal> {
             let list = self.listed(list, aggregate);
             let contributions: Vec<(String, Vec<u8>)> = fetched
@@ -1184,6 +1344,7 @@ mod tests {
                         min_contributors: min,
                         list: &commitments,
                         own,
+                        own_c1_commitment_hash: None,
                         signatures: CommitmentSignatures::Check(SignatureChecks::All),
                     },
                     list: &list,
@@ -1191,6 +1352,7 @@ mod tests {
                     digests: &digests,
                     aggregate,
                     signatures,
+                    c1_carries,
                 },
             )
         }
@@ -1377,6 +1539,7 @@ mod tests {
                 fetched,
                 digests,
                 signatures,
+                None,
             )
         };
         let trials = 300;
@@ -1420,6 +1583,7 @@ mod tests {
                 min_contributors: 40,
                 list: &list,
                 own: None,
+                own_c1_commitment_hash: None,
                 signatures: CommitmentSignatures::Check(sampled(4, 40, trial)),
             });
             if let Err(r) = r {
@@ -1462,6 +1626,102 @@ mod tests {
         every.push(w.digest(0, &w.contributions[0].1, &all, &aggregate));
         let r = w.check_with(all, &aggregate, 3, None, &[], &every);
         assert!(reason(r).contains("no listed contribution was fetched"));
+    }
+
+    /// The conflict issue 16 left: a contributor colluding with the server
+    /// signs a digest that makes a substituted aggregate pass the linear
+    /// check, which only a download of its bytes caught. The c1 check
+    /// catches it with no download: the colluder's signed c1 commitment is
+    /// either the one it committed to before it could see anything (then the
+    /// equation fails) or not (then its hash differs from the committed one).
+    #[test]
+    fn a_colluding_contributors_false_digest_is_caught_by_the_c1_check_without_a_download() {
+        let w = world();
+        let all: Vec<SignedUpload> = (0..3).map(|i| w.signed(i, &w.contributions[i].1)).collect();
+        // b's contribution counted twice, c's not at all; the server's
+        // carries are the true ones of that sum.
+        let forged = w.sum(&[0, 1, 1]);
+        let forged_carries = w.carries(&[0, 1, 1]);
+        let b = w.digest(1, &w.contributions[1].1, &all, &forged);
+        // c signs the digest (and c1 commitment) of b's bytes.
+        let lying = vec![b.clone(), w.digest(2, &w.contributions[1].1, &all, &forged)];
+        let check = |digests: &[SignedSumDigest], carries: Option<&[u8]>| {
+            reason(w.check_signatures(
+                all.clone(),
+                &forged,
+                3,
+                Some(0),
+                &[0],
+                digests,
+                SignatureChecks::All,
+                carries,
+            ))
+        };
+        // Without the c1 check, holding only its own: the lie passes.
+        assert_eq!(check(&lying, None), "accepted");
+        assert!(
+            check(&lying, Some(&forged_carries))
+                .contains("the c1 commitment of c is not the one it committed to"),
+            "{}",
+            check(&lying, Some(&forged_carries))
+        );
+        // c's linear digest lies, its c1 commitment is its own: the sum of
+        // the committed c1 does not open the forged aggregate, whatever the
+        // carries.
+        let own_c1 = w.c1_of(&w.contributions[2].1);
+        let mut mixed = lying.clone();
+        let bytes = hex::decode(&mixed[1].digest).unwrap();
+        let mut d = ContributorDigest::from_bytes(&w.params, &bytes).unwrap();
+        d.c1 = own_c1;
+        mixed[1] = w.sign_digest(2, &d.to_bytes(), &all, &forged);
+        assert_eq!(check(&mixed, None), "accepted");
+        for carries in [forged_carries.clone(), w.carries(&[0, 1, 2])] {
+            let r = check(&mixed, Some(&carries));
+            assert!(
+                r.contains("is not the sum of the committed contributions"),
+                "{r}"
+            );
+        }
+        // The honest aggregate, digests and carries pass the c1 check.
+        let aggregate = w.sum(&[0, 1, 2]);
+        let honest: Vec<SignedSumDigest> = (1..3)
+            .map(|i| w.digest(i, &w.contributions[i].1, &all, &aggregate))
+            .collect();
+        let carries = w.carries(&[0, 1, 2]);
+        let decoded = w
+            .check_signatures(
+                all.clone(),
+                &aggregate,
+                3,
+                Some(0),
+                &[0],
+                &honest,
+                SignatureChecks::All,
+                Some(&carries),
+            )
+            .unwrap();
+        assert_eq!(decoded.to_bytes(&w.params), aggregate);
+        // A fetched contribution whose signed c1 commitment is not of its
+        // bytes is named.
+        let mut false_c1 = honest.clone();
+        let bytes = hex::decode(&false_c1[1].digest).unwrap();
+        let mut d = ContributorDigest::from_bytes(&w.params, &bytes).unwrap();
+        d.c1 = w.c1_of(&w.contributions[1].1);
+        false_c1[1] = w.sign_digest(2, &d.to_bytes(), &all, &aggregate);
+        let r = reason(w.check_signatures(
+            all.clone(),
+            &aggregate,
+            3,
+            Some(0),
+            &[0, 2],
+            &false_c1,
+            SignatureChecks::All,
+            Some(&carries),
+        ));
+        assert!(
+            r.contains("c signed a c1 commitment that is not its contribution's"),
+            "{r}"
+        );
     }
 
     #[test]
@@ -1521,6 +1781,7 @@ mod tests {
                 min_contributors: 3,
                 list,
                 own: Some(("a", w.contributions[0].1.as_slice())),
+                own_c1_commitment_hash: None,
                 signatures,
             })
             .map_err(|e| e.reason)
@@ -1646,6 +1907,7 @@ mod tests {
                     min_contributors: 2,
                     list: &commitments,
                     own: None,
+                    own_c1_commitment_hash: None,
                     signatures: CommitmentSignatures::Check(SignatureChecks::All),
                 },
                 list: &list,
@@ -1657,6 +1919,7 @@ mod tests {
                 },
                 aggregate: &aggregate,
                 signatures: SignatureChecks::All,
+                c1_carries: None,
             },
         );
         assert!(reason(r).contains("is not the listed"));
@@ -1672,6 +1935,7 @@ mod tests {
             min_contributors: 2,
             list,
             own,
+            own_c1_commitment_hash: None,
             signatures: CommitmentSignatures::Check(SignatureChecks::All),
         }) {
             Ok(h) => format!("accepted {h}"),

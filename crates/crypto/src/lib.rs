@@ -17,6 +17,7 @@
 //! | transport | [`wire`] | [`wire::WireObject`] |
 //! | the channel | [`secure_sum`] | [`SecureSum`], [`PlainSum`], [`HeSum`] |
 
+pub mod c1_commitment;
 pub mod codec;
 pub mod crs;
 pub mod dealing_check;
@@ -35,6 +36,10 @@ pub mod text;
 pub mod threshold;
 pub mod wire;
 
+pub use c1_commitment::{
+    check_aggregate as check_c1_aggregate, C1Carries, C1CheckFailure, C1Commitment, C1Generators,
+    CarryingSum,
+};
 pub use codec::{EncodingInfo, FixedPointCodec, Limbs, Precision, TWO_LIMB_SPLIT_BITS};
 pub use crs::CommonRandomPoly;
 pub use dealing_check::DealingCheck;
@@ -46,7 +51,7 @@ pub use params::{InsecurePolicy, ParameterSet, Params, STATISTICAL_MARGIN_BITS};
 pub use public_key::{CollectivePublicKey, KeyAggregation, PublicKeyShare, SecretKeyShare};
 pub use secure_sum::{HeSum, PlainSum, RoundTimings, RoundTranscript, SecureSum};
 pub use share_transport::{SealedShamirShare, ThresholdDealing};
-pub use sum_digest::{ExpandedChallenge, SumChallenge, SumDigest};
+pub use sum_digest::{ContributorDigest, ExpandedChallenge, SumChallenge, SumDigest};
 pub use threshold::{
     AccessStructure, InProcessCeremony, ShamirCommitment, ShamirPublicPoint, ShamirShare,
     ThresholdDecryptionShare, ThresholdError, ThresholdSecretShare, ThresholdShareCombiner,

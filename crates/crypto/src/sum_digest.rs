@@ -31,6 +31,7 @@
 //! digests (a false one is named), which catches a colluder with the
 //! probability of sampling it; see `crates/client/src/verify.rs`.
 
+use crate::c1_commitment::{C1Commitment, POINT_BYTES};
 use crate::crs::derive_key;
 use crate::threshold::project;
 use crate::{ChannelError, EncryptedVector, Params};
@@ -223,6 +224,11 @@ impl SumDigest {
         }
     }
 
+    /// The length of [`Self::to_bytes`] under `params`.
+    pub fn len(params: &Params) -> usize {
+        8 * PROJECTIONS * params.set().moduli.len()
+    }
+
     /// The residues, prime-major.
     pub fn residues(&self) -> &[u64] {
         &self.residues
@@ -237,7 +243,7 @@ impl SumDigest {
     /// is reduced modulo its prime.
     pub fn from_bytes(params: &Params, bytes: &[u8]) -> Result<Self, ChannelError> {
         let moduli = &params.set().moduli;
-        let expected = 8 * PROJECTIONS * moduli.len();
+        let expected = Self::len(params);
         if bytes.len() != expected {
             return Err(ChannelError::Mismatch(format!(
                 "a sum digest of {} has {expected} bytes, not {}",
@@ -258,6 +264,49 @@ impl SumDigest {
             }
         }
         Ok(Self { residues })
+    }
+}
+
+/// What a contributor signs and uploads once the aggregate exists: the
+/// [`SumDigest`] of its contribution on the aggregate's challenge, then the
+/// [`C1Commitment`] whose hash it signed at commit time
+/// (`crate::c1_commitment`). Members without the bytes check the aggregate
+/// with the first always, and with the second at random (or always, t-of-n).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContributorDigest {
+    /// The linear digest.
+    pub sum: SumDigest,
+    /// The commitment to the contribution's c1.
+    pub c1: C1Commitment,
+}
+
+impl ContributorDigest {
+    /// The length of [`Self::to_bytes`] for a contribution of `parts` ciphertexts.
+    pub fn len(params: &Params, parts: usize) -> usize {
+        SumDigest::len(params) + POINT_BYTES * parts
+    }
+
+    /// The digest's bytes, then the commitment's.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = self.sum.to_bytes();
+        out.extend_from_slice(&self.c1.to_bytes());
+        out
+    }
+
+    /// Decodes [`Self::to_bytes`], checking both parts.
+    pub fn from_bytes(params: &Params, bytes: &[u8]) -> Result<Self, ChannelError> {
+        let split = SumDigest::len(params);
+        if bytes.len() <= split {
+            return Err(ChannelError::Mismatch(format!(
+                "a contributor's digest of {} has more than {split} bytes (a sum digest and a c1 commitment), not {}",
+                params.set().name,
+                bytes.len()
+            )));
+        }
+        Ok(Self {
+            sum: SumDigest::from_bytes(params, &bytes[..split])?,
+            c1: C1Commitment::from_bytes(&bytes[split..])?,
+        })
     }
 }
 

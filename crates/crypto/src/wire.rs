@@ -73,6 +73,8 @@ pub enum Kind {
     /// [`ThresholdDealing`] (t-of-n ceremony: a dealer's commitment and
     /// sealed shares, relayed by the server).
     ThresholdDealing = 10,
+    /// [`crate::C1Carries`] (an aggregate's carries, served beside it).
+    C1Carries = 11,
 }
 
 impl Kind {
@@ -89,6 +91,7 @@ impl Kind {
             Self::ThresholdDecryptionShare,
             Self::ThresholdSecretShare,
             Self::ThresholdDealing,
+            Self::C1Carries,
         ]
         .into_iter()
         .find(|k| *k as u16 == code)
@@ -107,6 +110,7 @@ impl Kind {
             Self::ThresholdDecryptionShare => "threshold-decryption-share",
             Self::ThresholdSecretShare => "threshold-secret-share",
             Self::ThresholdDealing => "threshold-dealing",
+            Self::C1Carries => "c1-carries",
         }
     }
 }
@@ -122,7 +126,7 @@ impl<'a> Reader<'a> {
         Self { bytes, offset }
     }
 
-    fn take(&mut self, needed: usize) -> Result<&'a [u8], WireError> {
+    pub(crate) fn take(&mut self, needed: usize) -> Result<&'a [u8], WireError> {
         let available = self.bytes.len() - self.offset.min(self.bytes.len());
         if needed > available {
             return Err(WireError::Truncated {
@@ -142,11 +146,15 @@ impl<'a> Reader<'a> {
         Ok(a)
     }
 
+    pub(crate) fn u8(&mut self) -> Result<u8, WireError> {
+        Ok(self.array::<1>()?[0])
+    }
+
     fn u16(&mut self) -> Result<u16, WireError> {
         Ok(u16::from_le_bytes(self.array()?))
     }
 
-    fn u32(&mut self) -> Result<u32, WireError> {
+    pub(crate) fn u32(&mut self) -> Result<u32, WireError> {
         Ok(u32::from_le_bytes(self.array()?))
     }
 
@@ -851,6 +859,13 @@ pub fn inspect(bytes: &[u8]) -> Result<Description, ChannelError> {
             d("member", o.member().to_string());
             d("decrypting_members", o.active.len().to_string());
             d("polynomials", o.share.polys().len().to_string());
+        }
+        Kind::C1Carries => {
+            let o = crate::C1Carries::from_bytes(&params, bytes)?;
+            let per = params.degree() * params.set().moduli.len();
+            d("ciphertexts", (o.counts().len() / per).to_string());
+            let max = o.counts().iter().max().copied().unwrap_or(0);
+            d("largest_carry", max.to_string());
         }
     }
     Ok(Description {

@@ -15,8 +15,8 @@ use crate::AppState;
 use fedhe_api::signing::now_ms;
 use fedhe_api::{CeremonyPhase, RoundState, Transcript, TranscriptEntry};
 use fedhe_crypto::{
-    AccessStructure, CombinedShare, CommonRandomPoly, DecryptionShare, EncryptedVector,
-    FixedPointCodec, KeyAggregation, MemberId, PublicKeyShare, ShareCombiner,
+    AccessStructure, CarryingSum, CombinedShare, CommonRandomPoly, DecryptionShare,
+    EncryptedVector, FixedPointCodec, KeyAggregation, MemberId, PublicKeyShare, ShareCombiner,
     ThresholdDecryptionShare, ThresholdShareCombiner, WireObject,
 };
 use std::sync::Arc;
@@ -109,13 +109,13 @@ async fn advance_round_once(state: &AppState, study: &str, round: u64) -> ApiRes
                         .store
                         .uploads(UploadTable::Contributions, study, round)
                         .await?;
-                    let (aggregate, parts) = aggregate(state, &params, &r, &list).await?;
+                    let (aggregate, carries, parts) = aggregate(state, &params, &r, &list).await?;
                     let deadline = now.saturating_add(secs_ms(spec.decrypt_timeout_secs));
                     let entries_hash =
                         fedhe_api::ContributionList::entries_hash_of(study, round, &list);
                     state
                         .store
-                        .begin_decrypting(&r, &aggregate, &entries_hash, parts, deadline)
+                        .begin_decrypting(&r, &aggregate, &carries, &entries_hash, parts, deadline)
                         .await?
                 } else if now >= r.deadline_at {
                     let reason = format!(
@@ -430,9 +430,13 @@ pub async fn expected_upload_len(state: &AppState, upload: SizedUpload<'_>) -> A
                     &member_id(member)?,
                     values,
                 ),
-                UploadTable::SumDigests | UploadTable::ShareDigests => {
-                    8 * fedhe_crypto::sum_digest::PROJECTIONS * params.set().moduli.len()
-                }
+                // A contributor's digest carries its c1 commitment, one
+                // point per ciphertext (fedhe_crypto::ContributorDigest).
+                UploadTable::SumDigests => fedhe_crypto::ContributorDigest::len(
+                    &params,
+                    r.parts.unwrap_or_default() as usize,
+                ),
+                UploadTable::ShareDigests => fedhe_crypto::SumDigest::len(&params),
             })
         }
     }
@@ -452,14 +456,17 @@ pub fn shape_text(e: &fedhe_crypto::EncodingInfo, values: u64) -> String {
 }
 
 /// C = Σ c_i over the listed contributions (DESIGN.md §2 step 3), decoding
-/// one at a time so memory stays at one contribution plus the sum.
+/// one at a time so memory stays at one contribution plus the sum; with the
+/// carries of its c1 (`fedhe_crypto::c1_commitment`), by which members check
+/// it against the contributors' c1 commitments. Returns the aggregate's and
+/// the carries' wire bytes and the number of ciphertexts.
 async fn aggregate(
     state: &AppState,
     params: &Arc<fedhe_crypto::Params>,
     r: &RoundRow,
     list: &[fedhe_api::SignedUpload],
-) -> ApiResult<(Vec<u8>, usize)> {
-    let mut sum: Option<EncryptedVector> = None;
+) -> ApiResult<(Vec<u8>, Vec<u8>, usize)> {
+    let mut sum: Option<CarryingSum> = None;
     for upload in list {
         let bytes = state
             .store
@@ -473,12 +480,12 @@ async fn aggregate(
         let params = params.clone();
         let previous = sum.take();
         sum = Some(
-            tokio::task::spawn_blocking(move || -> Result<EncryptedVector, String> {
+            tokio::task::spawn_blocking(move || -> Result<CarryingSum, String> {
                 let v = EncryptedVector::from_bytes(&params, &bytes).map_err(|e| e.to_string())?;
                 match previous {
-                    None => Ok(v),
+                    None => Ok(CarryingSum::new(&params, v)),
                     Some(mut acc) => {
-                        acc.add_assign(&v).map_err(|e| e.to_string())?;
+                        acc.add(&params, &v).map_err(|e| e.to_string())?;
                         Ok(acc)
                     }
                 }
@@ -493,13 +500,16 @@ async fn aggregate(
             })?,
         );
     }
-    let sum = sum.ok_or_else(|| ApiError::internal("no contribution to aggregate"))?;
+    let (sum, carries) = sum
+        .ok_or_else(|| ApiError::internal("no contribution to aggregate"))?
+        .into_parts();
     let parts = sum.ciphertexts().len();
     let params = params.clone();
-    let bytes = tokio::task::spawn_blocking(move || sum.to_bytes(&params))
-        .await
-        .map_err(|_| ApiError::internal("aggregation task failed"))?;
-    Ok((bytes, parts))
+    let (bytes, carries) =
+        tokio::task::spawn_blocking(move || (sum.to_bytes(&params), carries.to_bytes(&params)))
+            .await
+            .map_err(|_| ApiError::internal("aggregation task failed"))?;
+    Ok((bytes, carries, parts))
 }
 
 /// C0 + Σ d_j, decoded (steps 5): the reason on failure becomes the round's.

@@ -12,9 +12,10 @@ use fedhe_api::signing::{
 };
 use fedhe_api::*;
 use fedhe_crypto::{
-    CeremonyId, CollectivePublicKey, CombinedShare, CommonRandomPoly, DecryptionShare,
-    EncryptedVector, FixedPointCodec, InsecurePolicy, MemberId, ParameterSet, Params,
-    PublicKeyShare, SecretKeyShare, SumChallenge, WireObject,
+    check_c1_aggregate, C1Carries, C1Commitment, CeremonyId, CollectivePublicKey, CombinedShare,
+    CommonRandomPoly, ContributorDigest, DecryptionShare, EncryptedVector, FixedPointCodec,
+    InsecurePolicy, MemberId, ParameterSet, Params, PublicKeyShare, SecretKeyShare, SumChallenge,
+    WireObject,
 };
 use fedhe_ring::Csprng;
 use fedhe_server::{start, Config, Running};
@@ -432,6 +433,7 @@ impl Harness {
                 hash.as_bytes(),
                 values,
                 &spec,
+                &c1_hash_of(bytes),
             ));
         self.send(
             Some(who),
@@ -440,6 +442,7 @@ impl Harness {
             serde_json::to_vec(&RoundCommitment {
                 hash: hash.to_hex().to_string(),
                 values,
+                c1_commitment_hash: hex::encode(c1_hash_of(bytes)),
                 signature: sig,
             })
             .unwrap(),
@@ -733,13 +736,14 @@ async fn a_round_runs_end_to_end_over_http(kind: Kind) {
         decode_fixed(list.aggregate_hash.as_deref().unwrap(), "hash").unwrap();
     let entries = list.entries_hash("s1", 1);
     let challenge = SumChallenge::derive(&h.params, "s1", 1, &entries, &aggregate_hash);
+    // A contributor's digest: its sum digest, then its c1 commitment.
     let digest_of = |bytes: &[u8]| {
-        challenge
-            .digest(
-                &h.params,
-                &EncryptedVector::from_bytes(&h.params, bytes).unwrap(),
-            )
-            .to_bytes()
+        let v = EncryptedVector::from_bytes(&h.params, bytes).unwrap();
+        ContributorDigest {
+            sum: challenge.digest(&h.params, &v),
+            c1: C1Commitment::commit(&h.params, &v),
+        }
+        .to_bytes()
     };
     let own = |who: &str| all.iter().find(|(m, _, _)| *m == who).unwrap().1.clone();
     // The digest statement names the frozen commitment list (issue 16), so
@@ -788,7 +792,12 @@ async fn a_round_runs_end_to_end_over_http(kind: Kind) {
     )
     .await;
     let r = put_digest("alpha", alpha_digest.clone(), aggregate_hash).await;
-    assert_eq!(r.status(), StatusCode::CREATED);
+    assert_eq!(
+        r.status(),
+        StatusCode::CREATED,
+        "{}",
+        r.text().await.unwrap()
+    );
     let r = put_digest("alpha", alpha_digest.clone(), aggregate_hash).await;
     assert_eq!(r.status(), StatusCode::OK);
     // Signed for another aggregate: refused.
@@ -814,6 +823,43 @@ async fn a_round_runs_end_to_end_over_http(kind: Kind) {
     assert_eq!(digests.digests[0].member, "alpha");
     assert_eq!(digests.digests[0].digest, hex::encode(&alpha_digest));
     assert_eq!(digests.aggregate_hash, list.aggregate_hash);
+    // The aggregate's carries, served beside it, open the sum of the three
+    // contributions' c1 commitments (fedhe_crypto::c1_commitment), and not
+    // of two of them.
+    let r = h
+        .send(
+            Some("gamma"),
+            Method::GET,
+            "/v1/studies/s1/rounds/1/aggregate-carries",
+            vec![],
+            "application/json",
+            &[],
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::OK);
+    let carries = C1Carries::from_bytes(&h.params, &r.bytes().await.unwrap()).unwrap();
+    let served = h
+        .send(
+            Some("gamma"),
+            Method::GET,
+            "/v1/studies/s1/rounds/1/aggregate",
+            vec![],
+            "application/json",
+            &[],
+        )
+        .await;
+    let aggregate = EncryptedVector::from_bytes(&h.params, &served.bytes().await.unwrap()).unwrap();
+    let commitments: Vec<C1Commitment> = all
+        .iter()
+        .map(|(_, bytes, _)| {
+            C1Commitment::commit(
+                &h.params,
+                &EncryptedVector::from_bytes(&h.params, bytes).unwrap(),
+            )
+        })
+        .collect();
+    check_c1_aggregate(&h.params, &aggregate, &carries, &commitments).unwrap();
+    assert!(check_c1_aggregate(&h.params, &aggregate, &carries, &commitments[1..]).is_err());
     h.decrypt("s1", 1, &["alpha", "beta", "gamma"]).await;
     let result: RoundResult = h
         .json(
@@ -1586,6 +1632,10 @@ async fn operational_routes_and_the_openapi_document(kind: Kind) {
             &["get"],
         ),
         (
+            "/v1/studies/{study}/rounds/{round}/aggregate-carries",
+            &["get"],
+        ),
+        (
             "/v1/studies/{study}/rounds/{round}/sum-digests/{member}",
             &["put"],
         ),
@@ -1694,3 +1744,9 @@ on_both_backends!(
     acknowledged_uploads_survive_a_restart,
     operational_routes_and_the_openapi_document,
 );
+
+/// A stand-in for the hash of a contribution's c1 commitment: the server
+/// stores and lists it without opening it (members check it).
+fn c1_hash_of(bytes: &[u8]) -> [u8; 32] {
+    *blake3::hash(&[b"c1 ", bytes].concat()).as_bytes()
+}

@@ -106,6 +106,7 @@ async fn replicas_stay_consistent(kind: Kind) {
                     member: member(i),
                     hash: hex::encode(hash),
                     values: 3,
+                    c1_commitment_hash: hex::encode([i as u8; 32]),
                     signature: "sig".into(),
                 };
                 s.put_round_commitment("s1", 1, &c, &hash, 2).await
@@ -205,7 +206,7 @@ async fn replicas_stay_consistent(kind: Kind) {
     let moved = futures_join(stores.iter().map(|s| {
         let (s, round) = (s.clone(), round.clone());
         async move {
-            s.begin_decrypting(&round, b"aggregate", &[0; 32], 1, i64::MAX)
+            s.begin_decrypting(&round, b"aggregate", b"carries", &[0; 32], 1, i64::MAX)
                 .await
         }
     }))

@@ -64,9 +64,10 @@ pub struct AgentSeatArgs {
     /// policy.toml.
     #[arg(long, value_name = "N")]
     max_rounds: Option<u64>,
-    /// My policy: download this many digested contributions at random per
-    /// round to check their signed digests (default 16 in n-of-n, every one
-    /// in t-of-n). Replaces `spot_checks` of policy.toml.
+    /// My policy: also download this many digested contributions at random
+    /// per round to check their signed digests and c1 commitments (default
+    /// none: the c1 check replaced them). Replaces `spot_checks` of
+    /// policy.toml.
     #[arg(long, value_name = "N")]
     spot_checks: Option<usize>,
     /// My policy: λ of the listed signatures checked at random before

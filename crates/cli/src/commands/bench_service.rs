@@ -53,8 +53,8 @@ pub struct ServiceBenchArgs {
     #[arg(long, value_name = "T|majority")]
     threshold: Option<String>,
     /// Digested contributions each member also downloads in full
-    /// (default: the member policy's default, 16 in n-of-n and every one in
-    /// t-of-n).
+    /// (default: the member policy's default, none: the c1 check replaced
+    /// them).
     #[arg(long, value_name = "N")]
     spot_checks: Option<usize>,
     /// λ of the signatures each member checks at random before revealing

@@ -28,6 +28,7 @@ pub(crate) fn router() -> OpenApiRouter<Arc<AppState>> {
         .routes(routes!(list_round_commitments))
         .routes(routes!(put_decryption_claim))
         .routes(routes!(get_aggregate))
+        .routes(routes!(get_aggregate_carries))
         .routes(routes!(get_combined_share))
         .routes(routes!(get_result))
 }
@@ -162,6 +163,8 @@ async fn put_round_commitment(
     let body: RoundCommitment = req.json()?;
     let hash: [u8; 32] =
         decode_fixed(&body.hash, "hash").map_err(|e| ApiError::bad_request(e.to_string()))?;
+    let c1_commitment_hash: [u8; 32] = decode_fixed(&body.c1_commitment_hash, "c1_commitment_hash")
+        .map_err(|e| ApiError::bad_request(e.to_string()))?;
     if body.values == 0 || body.values > MAX_VALUES {
         return Err(ApiError::bad_request(format!(
             "values must be between 1 and {MAX_VALUES}, is {}",
@@ -172,7 +175,15 @@ async fn put_round_commitment(
         &state,
         &spec.ceremony,
         &member,
-        &round_commitment_statement(&study, &member, round, &hash, body.values, &spec.hash_hex()),
+        &round_commitment_statement(
+            &study,
+            &member,
+            round,
+            &hash,
+            body.values,
+            &spec.hash_hex(),
+            &c1_commitment_hash,
+        ),
         &body.signature,
     )
     .await?;
@@ -180,6 +191,7 @@ async fn put_round_commitment(
         member: member.clone(),
         hash: hex::encode(hash),
         values: body.values,
+        c1_commitment_hash: hex::encode(c1_commitment_hash),
         signature: body.signature,
     };
     let created = state
@@ -298,6 +310,29 @@ async fn get_aggregate(
         return Err(not_ready(&r, "aggregate"));
     }
     Ok(octet_response(state.store.aggregate(&study, round).await?))
+}
+
+/// The carries of the aggregate's c1 (`fedhe_crypto::C1Carries` wire
+/// object): with them a member checks the aggregate against the
+/// contributors' c1 commitments (`fedhe_crypto::c1_commitment`). Served
+/// once the aggregate exists.
+#[utoipa::path(get, path = "/v1/studies/{study}/rounds/{round}/aggregate-carries", tag = "studies",
+    params(("study" = String, Path), ("round" = u64, Path)),
+    security(("admin" = []), ("member" = [])),
+    responses((status = 200, content_type = "application/octet-stream", body = String),
+        (status = 404, description = "No aggregate yet, or one made before carries were kept", body = Problem, content_type = "application/problem+json")))]
+async fn get_aggregate_carries(
+    State(state): Shared,
+    P((study, round)): P<(String, String)>,
+    req: Incoming,
+) -> ApiResult<Response> {
+    let req = req.read(&state, 0).await?;
+    let round = parse_round(&round)?;
+    let spec = state.store.study(&study).await?.spec;
+    auth::require_reader(&state, &spec.ceremony, &req.parts()).await?;
+    Ok(octet_response(
+        state.store.aggregate_carries(&study, round).await?,
+    ))
 }
 
 /// The combined decryption share `D = Σ_j d_j` of a finished round

@@ -22,7 +22,8 @@ use fedhe_api::signing::{
 };
 use fedhe_api::*;
 use fedhe_crypto::{
-    DecryptionShare, EncryptedVector, SumDigest, ThresholdDecryptionShare, WireObject,
+    ContributorDigest, DecryptionShare, EncryptedVector, SumDigest, ThresholdDecryptionShare,
+    WireObject,
 };
 use std::sync::Arc;
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -247,7 +248,14 @@ async fn put_upload(
                 }
                 Ok(Some(engine::shape_text(e, v.len() as u64)))
             }
-            UploadTable::SumDigests | UploadTable::ShareDigests => {
+            // A contributor's digest carries its c1 commitment; a share
+            // maker's is the sum digest alone.
+            UploadTable::SumDigests => {
+                ContributorDigest::from_bytes(&params, &body)
+                    .map_err(|e| ApiError::unprocessable(format!("not a digest: {e}")))?;
+                Ok(None)
+            }
+            UploadTable::ShareDigests => {
                 SumDigest::from_bytes(&params, &body)
                     .map_err(|e| ApiError::unprocessable(format!("not a digest: {e}")))?;
                 Ok(None)

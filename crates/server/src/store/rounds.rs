@@ -246,8 +246,8 @@ impl Store {
             )));
         }
         sqlx::query(
-            "INSERT INTO round_commitments (study, round, member, hash, value_count, signature, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            "INSERT INTO round_commitments (study, round, member, hash, value_count, signature, created_at, c1_commitment_hash) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
         )
         .bind(study)
         .bind(round as i64)
@@ -256,6 +256,9 @@ impl Store {
         .bind(c.values as i64)
         .bind(&c.signature)
         .bind(now)
+        .bind(hex::decode(&c.c1_commitment_hash).map_err(|_| {
+            ApiError::bad_request("c1_commitment_hash is not hex")
+        })?)
         .execute(&mut *tx)
         .await?;
         let entry = NewAudit {
@@ -291,8 +294,10 @@ impl Store {
         round: u64,
         values: Option<i64>,
     ) -> ApiResult<Vec<CommittedContribution>> {
-        let columns = "SELECT member, hash, value_count, signature FROM round_commitments WHERE study = $1 AND round = $2";
-        let rows: Vec<(String, Vec<u8>, i64, String)> = match values {
+        let columns = "SELECT member, hash, value_count, signature, c1_commitment_hash FROM round_commitments WHERE study = $1 AND round = $2";
+        /// member, hash, value count, signature, c1 commitment hash.
+        type Row = (String, Vec<u8>, i64, String, Option<Vec<u8>>);
+        let rows: Vec<Row> = match values {
             Some(v) => {
                 sqlx::query_as(&format!("{columns} AND value_count = $3 ORDER BY member"))
                     .bind(study)
@@ -311,12 +316,15 @@ impl Store {
         };
         Ok(rows
             .into_iter()
-            .map(|(member, hash, values, signature)| CommittedContribution {
-                member,
-                hash: hex::encode(hash),
-                values: values as u64,
-                signature,
-            })
+            .map(
+                |(member, hash, values, signature, c1_hash)| CommittedContribution {
+                    member,
+                    hash: hex::encode(hash),
+                    values: values as u64,
+                    c1_commitment_hash: c1_hash.map(hex::encode).unwrap_or_default(),
+                    signature,
+                },
+            )
             .collect())
     }
 
@@ -512,6 +520,12 @@ impl Store {
             .await
     }
 
+    /// The carries of a round's aggregate (`fedhe_crypto::C1Carries` bytes).
+    pub async fn aggregate_carries(&self, study: &str, round: u64) -> ApiResult<Vec<u8>> {
+        self.round_bytes("aggregate_carries", "aggregate's carries", study, round)
+            .await
+    }
+
     /// The combined decryption share of a finished round.
     pub async fn combined(&self, study: &str, round: u64) -> ApiResult<Vec<u8>> {
         self.round_bytes("combined", "combined decryption share", study, round)
@@ -545,13 +559,14 @@ impl Store {
         &self,
         r: &RoundRow,
         aggregate: &[u8],
+        carries: &[u8],
         entries_hash: &[u8; 32],
         parts: usize,
         deadline_at: i64,
     ) -> ApiResult<bool> {
         let hash = blake3::hash(aggregate);
         let update = sqlx::query(
-            "UPDATE rounds SET state = 'decrypting', version = version + 1, aggregate = $1, aggregate_hash = $2, parts = $3, deadline_at = $4, contribution_entries_hash = $5 \
+            "UPDATE rounds SET state = 'decrypting', version = version + 1, aggregate = $1, aggregate_hash = $2, parts = $3, deadline_at = $4, contribution_entries_hash = $5, aggregate_carries = $9 \
              WHERE study = $6 AND round = $7 AND version = $8 AND state = 'collecting'",
         )
         .bind(aggregate)
@@ -561,7 +576,8 @@ impl Store {
         .bind(&entries_hash[..])
         .bind(&r.study)
         .bind(r.round as i64)
-        .bind(r.version);
+        .bind(r.version)
+        .bind(carries);
         let entry = NewAudit {
             action: "round.aggregated",
             hash: Some(hash.to_hex().to_string()),
