@@ -42,6 +42,27 @@ fn channel(c: &mut Criterion) {
         bench.iter(|| EncryptedVector::encrypt(&params, &pk, &codec, &values, &mut rng).unwrap())
     });
     let ct = EncryptedVector::encrypt(&params, &pk, &codec, &values, &mut rng).unwrap();
+    // The c1 check (issue 16, fedhe_crypto::c1_commitment): a contributor's
+    // commitment, and a member's check of an aggregate of ten.
+    C1Generators::of(&params);
+    c.bench_function("c1 commitment of a contribution", |bench| {
+        bench.iter(|| C1Commitment::commit(&params, &ct))
+    });
+    let ten: Vec<EncryptedVector> = (0..10)
+        .map(|_| EncryptedVector::encrypt(&params, &pk, &codec, &values, &mut rng).unwrap())
+        .collect();
+    let mut carrying = CarryingSum::new(&params, ten[0].clone());
+    for v in &ten[1..] {
+        carrying.add(&params, v).unwrap();
+    }
+    let (sum, carries) = carrying.into_parts();
+    let commitments: Vec<C1Commitment> = ten
+        .iter()
+        .map(|v| C1Commitment::commit(&params, v))
+        .collect();
+    c.bench_function("c1 check of an aggregate of 10", |bench| {
+        bench.iter(|| check_c1_aggregate(&params, &sum, &carries, &commitments).unwrap())
+    });
     c.bench_function("decryption share (flooded)", |bench| {
         bench.iter(|| DecryptionShare::generate(&params, &secrets[0], &ct, &mut rng).unwrap())
     });

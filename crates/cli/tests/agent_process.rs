@@ -265,24 +265,25 @@ fn an_agent_killed_mid_study_resumes_and_evaluates_no_point_twice() {
             last_json_line(&outputs[0].stdout)["aggregations"]
         );
     }
-    // Three initial points and one per round: each evaluated exactly once,
-    // although the agent ran twice: no point whose value was journaled is
-    // evaluated again. The one evaluation the kill may have cut short (its
-    // value never journaled) runs again, so at most one point is called twice.
+    // Three initial points and one per round, each evaluated once although
+    // the agent ran twice: no point whose value was journaled is evaluated
+    // again. The one evaluation the kill may have cut short (its value never
+    // journaled) runs again, so at most one call is extra, and it repeats a
+    // point. (Counted by calls, not by distinct values: the optimiser may
+    // propose the same point, a corner of the box, in two rounds.)
     let calls = std::fs::read_to_string(root.path().join("north.calls")).unwrap();
     let mut called: Vec<&str> = calls.lines().collect();
     let total = called.len();
     called.sort();
     called.dedup();
-    assert_eq!(
-        called.len(),
-        3 + rounds,
-        "killed at round {killed_at}: {calls}"
+    assert!(
+        (3 + rounds..=3 + rounds + 1).contains(&total),
+        "killed at round {killed_at}: {total} calls for {} points: {calls}",
+        3 + rounds
     );
     assert!(
-        total <= 3 + rounds + 1,
-        "killed at round {killed_at}: {total} calls for {} points",
-        3 + rounds
+        total == 3 + rounds || called.len() < total,
+        "killed at round {killed_at}: the extra call evaluated a new point: {calls}"
     );
     let status = fedhe(&[
         "agent",
