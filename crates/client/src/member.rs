@@ -639,19 +639,6 @@ impl MemberSession {
             .unwrap_or(crate::policy::DEFAULT_SPOT_CHECKS)
     }
 
-    /// Whether [`Self::decrypt`] checks this round's aggregate against the
-    /// contributors' c1 commitments: drawn afresh with
-    /// [`crate::policy::c1_check_probability`] (always in t-of-n).
-    fn checks_c1(&mut self) -> bool {
-        let p = crate::policy::c1_check_probability(
-            self.signature_sampling,
-            self.members.len(),
-            self.threshold.as_ref().map(|(t, _)| *t),
-        );
-        // A uniform draw in [0, 1) with 53 bits.
-        p >= 1.0 || ((self.rng.next_u64() >> 11) as f64) * (1.0 / (1u64 << 53) as f64) < p
-    }
-
     /// This member's c1 commitment to its contribution to a round (recorded
     /// at commit time; made from the recorded contribution if an older state
     /// folder has none).
@@ -1058,11 +1045,10 @@ impl MemberSession {
             Some(bytes) => Some(self.own_c1_commitment(study, round, bytes)?.hash()),
             None => None,
         };
-        let carries = if self.checks_c1() {
-            Some(self.client.aggregate_carries(study, round)?)
-        } else {
-            None
-        };
+        // Every member makes the c1 check every round (SECURITY.md step 5):
+        // the victim of a forged aggregate is among them, and a check drawn
+        // at random would show the server, by this request, who checks.
+        let carries = self.client.aggregate_carries(study, round)?;
         let evidence = Evidence {
             commitments: CommitmentEvidence {
                 study,
@@ -1084,7 +1070,7 @@ impl MemberSession {
             digests: &digests,
             aggregate: &aggregate,
             signatures: contribution_checks,
-            c1_carries: carries.as_deref(),
+            c1_carries: Some(&carries),
         };
         let decoded = verify_before_decrypt(&self.params, &evidence)?;
         self.timings.verify = started.elapsed().as_secs_f64();

@@ -34,8 +34,8 @@ pub struct MemberPolicy {
     pub max_rounds: Option<u64>,
     /// How many contributions that came with a signed digest this member
     /// still downloads in full, at random, before it decrypts
-    /// ([`DEFAULT_SPOT_CHECKS`], none, if unset: the c1 check,
-    /// [`c1_check_probability`], catches a contributor that colludes with the
+    /// ([`DEFAULT_SPOT_CHECKS`], none, if unset: the c1 check of
+    /// `crate::verify` catches a contributor that colludes with the
     /// server by signing a false digest; `crate::verify`, `SECURITY.md`).
     /// Each checks that contributor's signed digest and c1 commitment
     /// against its bytes, and names it if they differ.
@@ -62,32 +62,10 @@ pub const DEFAULT_SIGNATURE_SAMPLING: usize = 16;
 /// says otherwise: none. Until issue 16's c1 commitments a member downloaded
 /// 16 at random (n-of-n) or every one (t-of-n) to catch a contributor that
 /// colludes with the server by signing a false digest; the c1 check
-/// ([`c1_check_probability`]) catches any such aggregate at one multiscalar
-/// multiplication and no download. A policy may still ask for some.
+/// (`crate::verify` check 7, made by every member every round) catches any
+/// such aggregate at one multiscalar multiplication and no download. A
+/// policy may still ask for some.
 pub const DEFAULT_SPOT_CHECKS: usize = 0;
-
-/// The probability with which a member checks a round's aggregate against
-/// the contributors' c1 commitments (`fedhe_crypto::c1_commitment`,
-/// `crate::verify` check 7), with λ = `security` (the policy's
-/// `signature_sampling`): an aggregate whose c1 is not the committed sum
-/// fails the check with certainty (unless a discrete-log relation among the
-/// generators is known), so what matters is who checks.
-///
-/// - t-of-n (`threshold < members`): **1**. A member that refuses never
-///   claims a place in the decrypting set, and the server fills it with
-///   members that did not refuse, so every member must check.
-/// - n-of-n: `min(1, λ/n)`, drawn by each member after it has the aggregate.
-///   Every share is needed, so one refusal stops the round: a forged
-///   aggregate escapes all `h` honest members with probability
-///   `(1 − λ/n)^h ≤ e^(−λ·h/n)`, `e^−λ` when every member is honest, the
-///   bound and assumption of the sampled signatures; about λ checks a round
-///   in all, whatever n.
-pub fn c1_check_probability(security: usize, members: usize, threshold: Option<usize>) -> f64 {
-    match threshold {
-        Some(t) if t < members => 1.0,
-        _ => (security as f64 / members.max(1) as f64).min(1.0),
-    }
-}
 
 /// A study or round the member's policy refuses; names the setting.
 fn refused(setting: &str, detail: String) -> ClientError {
@@ -202,23 +180,6 @@ mod tests {
 
     /// In t-of-n the default downloads every contribution, for a member's
     /// refusal does not stop the round there; in n-of-n it is 16.
-    #[test]
-    fn every_t_of_n_member_checks_the_c1_commitments_and_an_n_of_n_member_with_probability_lambda_over_n(
-    ) {
-        for (n, t) in [(5, 3), (100, 51), (1000, 501), (30, 29)] {
-            assert_eq!(c1_check_probability(16, n, Some(t)), 1.0, "{t}-of-{n}");
-        }
-        assert_eq!(c1_check_probability(16, 1000, None), 0.016);
-        assert_eq!(c1_check_probability(16, 1000, Some(1000)), 0.016);
-        assert_eq!(c1_check_probability(16, 10, None), 1.0);
-        // n-of-n: a forged aggregate escapes every one of n honest members
-        // with probability (1 − λ/n)^n ≤ e^−λ.
-        for n in [17usize, 100, 1000, 100_000] {
-            let p = c1_check_probability(16, n, None);
-            assert!((1.0 - p).powi(n as i32) <= (-16f64).exp(), "n = {n}");
-        }
-    }
-
     #[test]
     fn a_member_refuses_what_its_policy_does_not_allow() {
         let (_d, keys) = folder();

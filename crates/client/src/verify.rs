@@ -39,9 +39,8 @@
 //!    an aggregate that is not the sum passes with probability below 2^−120,
 //!    unless a contributor colludes with the server by signing a false
 //!    digest. That the **c1 check** catches (issue 16,
-//!    `fedhe_crypto::c1_commitment`), made by every t-of-n member and by an
-//!    n-of-n member with probability `min(1, λ/n)`
-//!    (`crate::policy::c1_check_probability`): every listed contributor's
+//!    `fedhe_crypto::c1_commitment`), made by every member every round
+//!    ([`crate::MemberSession::decrypt`]): every listed contributor's
 //!    signed c1 commitment (or the one computed from bytes held, which must
 //!    equal a signed one) has the hash committed in the list, and the
 //!    aggregate's `c1` plus `p` times the server's carries opens their sum
@@ -323,9 +322,9 @@ pub struct Evidence<'a> {
     /// Which contributors' signatures are checked (besides those of the
     /// contributions fetched, which always are).
     pub signatures: SignatureChecks,
-    /// The aggregate's carries (`fedhe_crypto::C1Carries` bytes), if this
-    /// member checks the aggregate's c1 against the contributors' c1
-    /// commitments this round (check 7; `crate::policy::checks_c1`).
+    /// The aggregate's carries (`fedhe_crypto::C1Carries` bytes), with which
+    /// this member checks the aggregate's c1 against the contributors' c1
+    /// commitments (check 7; a member session always passes them).
     pub c1_carries: Option<&'a [u8]>,
 }
 

@@ -28,11 +28,13 @@
 //!    counts, per residue, how often the sum wrapped ([`CarryingSum`]): the
 //!    carries `κ`, so that `Σ_i c1_i = C1 + p·κ` over the integers.
 //! 4. *Check* ([`check_aggregate`]): `P(C1 + p·κ) = Σ_i P_i` for every
-//!    ciphertext.
+//!    ciphertext, by every member before it decrypts.
 //!
 //! **Soundness.** An aggregate `C1' ≠ Σ c1_i mod p` that passes with some
-//! carries `κ'` gives two distinct integer vectors below `n·p_l < 2^80`, far
-//! below the group order `ℓ ≈ 2^252`, with one commitment: a discrete-log
+//! carries `κ'` gives two distinct integer vectors (entries below
+//! `n·p_l < 2^80` on one side; below `p_l·2^32 < 2^96` on the other, whatever
+//! 32-bit carries the server claims), far below the group order
+//! `ℓ ≈ 2^252`, with one commitment: a discrete-log
 //! relation among the `G`s, which no one knows (each is the Elligator image
 //! of a hash). A colluding contributor may sign a `P_col` that does not open
 //! its own `c1` but some `x` fixed at commit time; the only aggregate that
@@ -338,8 +340,8 @@ pub fn check_aggregate(
 impl WireObject for C1Carries {
     const KIND: Kind = Kind::C1Carries;
 
-    /// Ciphertexts (u32), bytes per count (u8: 1, 2 or 4), then the counts,
-    /// little-endian at that width.
+    /// The number of counts (u32, a multiple of L·N), bytes per count (u8:
+    /// 1, 2 or 4), then the counts, little-endian at that width.
     fn encode_payload(&self, out: &mut Vec<u8>) {
         let width = self.width();
         let per = self.counts.len();

@@ -127,9 +127,26 @@ fn admin_sql(url: &str, sql: &str) {
                         fedhe_server::store::redact(&url)
                     )
                 });
-                conn.execute(sql.as_str())
-                    .await
-                    .unwrap_or_else(|e| panic!("{sql}: {e}"));
+                // `DROP DATABASE … WITH (FORCE)` cannot terminate a backend
+                // of another role, such as an autovacuum worker that has just
+                // started on the fresh database: it fails with "must be a
+                // member of the role whose process is being terminated".
+                // Such a worker is short-lived; try again a few times.
+                let mut attempt = 0;
+                loop {
+                    match conn.execute(sql.as_str()).await {
+                        Ok(_) => break,
+                        Err(e)
+                            if attempt < 20
+                                && e.to_string()
+                                    .contains("role whose process is being terminated") =>
+                        {
+                            attempt += 1;
+                            tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+                        }
+                        Err(e) => panic!("{sql}: {e}"),
+                    }
+                }
                 let _ = conn.close().await;
             })
     })
