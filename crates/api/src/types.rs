@@ -418,7 +418,11 @@ pub struct SignedUpload {
     pub member: String,
     /// BLAKE3 of the uploaded bytes, hex.
     pub hash: String,
-    /// The member's signature of the upload statement, hex.
+    /// The member's signature of the upload statement, hex; empty (and left
+    /// out of the JSON) where the request's `?signatures=` selection left
+    /// it out (a member needs it only where the maker sent no signed
+    /// digest, issue 16).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub signature: String,
 }
 

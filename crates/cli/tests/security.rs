@@ -411,6 +411,119 @@ fn second_decryption_a_member_decrypts_at_most_one_aggregate_per_round() {
     );
 }
 
+/// alpha, beta and gamma in ceremony c1 and study s1 under `root`, every
+/// one required to contribute.
+fn alpha_beta_gamma_all_contributing(
+    root: &std::path::Path,
+    url: &str,
+) -> Vec<(fedhe_client::MemberSession, Client)> {
+    toy_federation(
+        url,
+        ADMIN,
+        root,
+        &["alpha", "beta", "gamma"],
+        &Terms {
+            min_contributors: 3,
+            round_secs: 60,
+            bound: 10.0,
+        },
+    )
+    .0
+}
+
+/// Issue 16: members fetch the contribution and decryption-share lists
+/// without upload signatures and ask for those of the makers that sent no
+/// signed digest. gamma sends neither digest until alpha and beta have
+/// checked: they download its contribution and its share, and accept only
+/// with its reveal and upload signatures, fetched by name (without them the
+/// checks refuse: an empty signature does not verify).
+#[test]
+fn missing_digests_a_member_checks_the_makers_upload_signatures_fetched_by_name() {
+    let root = tempfile::tempdir().unwrap();
+    let server = serve(root.path());
+    let mut seats = alpha_beta_gamma_all_contributing(root.path(), &server.url);
+    std::thread::scope(|s| {
+        for (i, (m, _)) in seats.iter_mut().enumerate() {
+            s.spawn(move || m.contribute("s1", 1, &[i as f64 + 1.0], 10.0).unwrap());
+        }
+    });
+    let (first, gamma) = seats.split_at_mut(2);
+    let gamma = &mut gamma[0].0;
+    std::thread::scope(|s| {
+        for (m, _) in first.iter_mut() {
+            m.digest_wait = Duration::from_millis(500);
+            s.spawn(move || m.decrypt("s1", 1).unwrap());
+        }
+    });
+    gamma.decrypt("s1", 1).unwrap();
+    let results: Vec<Vec<f64>> = std::thread::scope(|s| {
+        first
+            .iter_mut()
+            .map(|(m, _)| s.spawn(move || m.result("s1", 1).unwrap()))
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|h| h.join().unwrap())
+            .collect()
+    });
+    for values in results.into_iter().chain([gamma.result("s1", 1).unwrap()]) {
+        assert_eq!(values.len(), 1);
+        assert!((values[0] - 6.0).abs() < 1e-6, "{values:?}");
+    }
+}
+
+/// A contributor that signs a c1 commitment its revealed bytes do not open
+/// (gamma commits to the `c1` of another ciphertext, and signs that
+/// commitment with its digest) makes the c1 check fail for every member.
+/// Its bytes open the ciphertext hash it committed, so only its `c1`
+/// betrays it: an honest member then downloads every contribution and
+/// names it (SECURITY.md, the c1 check).
+#[test]
+fn false_c1_commitment_the_contributor_whose_bytes_do_not_open_it_is_named() {
+    let root = tempfile::tempdir().unwrap();
+    let server = serve(root.path());
+    let mut seats = alpha_beta_gamma_all_contributing(root.path(), &server.url);
+    // gamma's commitment, recorded before it commits, is to another
+    // ciphertext's c1: it commits to (and later signs) that one.
+    let gamma = &mut seats[2].0;
+    let other = gamma
+        .encrypt_contribution(&[9.0], 10.0, Default::default())
+        .unwrap();
+    let other = EncryptedVector::from_bytes(gamma.params(), &other).unwrap();
+    std::fs::write(
+        root.path().join("gamma/state/s1.1.c1-commitment"),
+        fedhe_crypto::C1Commitment::commit(gamma.params(), &other).to_bytes(),
+    )
+    .unwrap();
+    let refusals: Vec<String> = std::thread::scope(|s| {
+        seats
+            .iter_mut()
+            .enumerate()
+            .map(|(i, (m, _))| {
+                s.spawn(move || {
+                    m.contribute("s1", 1, &[i as f64], 10.0).unwrap();
+                    m.decrypt("s1", 1).unwrap_err().to_string()
+                })
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|h| h.join().unwrap())
+            .collect()
+    });
+    for honest in &refusals[..2] {
+        assert!(
+            honest.contains("gamma signed a c1 commitment that is not its contribution's"),
+            "{honest}"
+        );
+    }
+    // gamma itself trusts its own record: it finds every other contribution
+    // honest and blames the aggregate.
+    assert!(
+        refusals[2].contains("every contribution's bytes open the c1 commitment"),
+        "{}",
+        refusals[2]
+    );
+}
+
 /// Every file of `dir`, recursively.
 fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();

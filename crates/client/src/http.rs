@@ -873,9 +873,24 @@ impl Client {
 
     /// The signed contributions of a round and the aggregate's hash.
     pub fn contributions(&self, study: &str, round: u64) -> Result<ContributionList, ClientError> {
+        self.contributions_signed_by(study, round, SignedBy::All)
+    }
+
+    /// The contributions of a round with the upload signatures of `signed_by`
+    /// only (`?signatures=`): a member checks a contribution's own signature
+    /// only where its contributor sent no signed digest (issue 16).
+    pub fn contributions_signed_by(
+        &self,
+        study: &str,
+        round: u64,
+        signed_by: SignedBy<'_>,
+    ) -> Result<ContributionList, ClientError> {
         self.json(
             Method::GET,
-            &format!("/v1/studies/{study}/rounds/{round}/contributions"),
+            &format!(
+                "/v1/studies/{study}/rounds/{round}/contributions{}",
+                signed_by.query()
+            ),
             None::<&()>,
         )
     }
@@ -896,9 +911,24 @@ impl Client {
         study: &str,
         round: u64,
     ) -> Result<DecryptionShareList, ClientError> {
+        self.decryption_shares_signed_by(study, round, SignedBy::All)
+    }
+
+    /// The signed decryption shares of a round with the upload signatures of
+    /// `signed_by` only (`?signatures=`; as for
+    /// [`Self::contributions_signed_by`]).
+    pub fn decryption_shares_signed_by(
+        &self,
+        study: &str,
+        round: u64,
+        signed_by: SignedBy<'_>,
+    ) -> Result<DecryptionShareList, ClientError> {
         self.json(
             Method::GET,
-            &format!("/v1/studies/{study}/rounds/{round}/decryption-shares"),
+            &format!(
+                "/v1/studies/{study}/rounds/{round}/decryption-shares{}",
+                signed_by.query()
+            ),
             None::<&()>,
         )
     }
@@ -968,6 +998,26 @@ impl Client {
     pub fn ready(&self) -> bool {
         self.send(Method::GET, "/readyz", Vec::new(), JSON, &[])
             .is_ok()
+    }
+}
+
+/// Whose upload signatures a list of signed uploads should carry
+/// (`?signatures=` of the contribution and decryption-share lists).
+#[derive(Clone, Copy, Debug)]
+pub enum SignedBy<'a> {
+    /// Every entry's.
+    All,
+    /// Only these members' (none, if empty).
+    Only(&'a [String]),
+}
+
+impl SignedBy<'_> {
+    fn query(&self) -> String {
+        match self {
+            SignedBy::All => String::new(),
+            SignedBy::Only([]) => "?signatures=none".into(),
+            SignedBy::Only(members) => format!("?signatures={}", members.join(",")),
+        }
     }
 }
 

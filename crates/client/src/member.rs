@@ -14,11 +14,12 @@ use crate::policy::MemberPolicy;
 use crate::verify::{
     verify_after_decrypt, verify_before_decrypt, verify_commitments, CommitmentEvidence,
     CommitmentSignatures, Evidence, IdentityKeys, Refusal, ResultEvidence, SignatureChecks,
+    C1_CHECK_FAILED,
 };
-use crate::{Client, ClientError};
+use crate::{Client, ClientError, SignedBy};
 use fedhe_api::{
-    CommitmentList, ContributionList, DecryptionShareList, MemberSpec, RoundState, StudyStatus,
-    SumDigestList, Transcript,
+    CommitmentList, ContributionList, DecryptionShareList, MemberSpec, RoundResult, RoundState,
+    StudyStatus, SumDigestList, Transcript,
 };
 use fedhe_crypto::share_transport::open_dealings;
 use fedhe_crypto::{
@@ -525,9 +526,10 @@ pub struct MemberSession {
     /// its digest sent: [`Self::decrypt`] of that round takes it instead of
     /// fetching and digesting again.
     prepared: Option<(String, u64, Vec<u8>, ContributionList)>,
-    /// What [`Self::send_share_digest`] fetched (study, round, share list,
-    /// combined share), its share digest sent: [`Self::result`] takes it.
-    prepared_result: Option<(String, u64, DecryptionShareList, Vec<u8>)>,
+    /// What [`Self::send_share_digest`] fetched (study, round, result, share
+    /// list, combined share), its share digest sent: [`Self::result`] takes
+    /// it.
+    prepared_result: Option<(String, u64, RoundResult, DecryptionShareList, Vec<u8>)>,
     /// The aggregate [`Self::decrypt`] verified (study, round, bytes):
     /// [`Self::result`] of that round checks against it without fetching it
     /// again (it still compares it with the recorded hash).
@@ -1016,9 +1018,13 @@ impl MemberSession {
                     c.aggregate(study, round, Duration::from_secs(20))
                 })?;
                 self.timings.aggregate_wait = started.elapsed().as_secs_f64();
-                (aggregate, self.client.contributions(study, round)?, false)
+                let list =
+                    self.client
+                        .contributions_signed_by(study, round, SignedBy::Only(&[]))?;
+                (aggregate, list, false)
             }
         };
+        let mut list = list;
         let started = Instant::now();
         let own_path = self.record("contribution", study, round);
         let own = std::fs::read(&own_path).ok();
@@ -1030,6 +1036,15 @@ impl MemberSession {
             own.as_deref(),
             digest_sent,
         )?;
+        // The list came without upload signatures: only a contributor that
+        // sent no signed digest needs its own (verify, check 6).
+        let unsigned = self.without_digest(&list.contributions, &digests);
+        if !unsigned.is_empty() {
+            let signed =
+                self.client
+                    .contributions_signed_by(study, round, SignedBy::Only(&unsigned))?;
+            fill_signatures(&mut list.contributions, &signed.contributions);
+        }
         let (spec_hash, ..) = self.study_terms(study)?;
         // A contributor checks against the list it recorded before revealing;
         // a member that contributed nothing has only the list served now.
@@ -1072,7 +1087,46 @@ impl MemberSession {
             signatures: contribution_checks,
             c1_carries: Some(&carries),
         };
-        let decoded = verify_before_decrypt(&self.params, &evidence)?;
+        let decoded = match verify_before_decrypt(&self.params, &evidence) {
+            // The c1 check failed on signed commitments: a contributor whose
+            // bytes do not open the commitment it signed, or a false
+            // aggregate. Only every contribution's bytes tell which; fetched
+            // now (n downloads, on this failure only), the check names the
+            // contributor, or finds every one honest and the server's
+            // aggregate or carries false.
+            Err(refusal) if refusal.reason.starts_with(C1_CHECK_FAILED) => {
+                let mut all = fetched.clone();
+                for u in &list.contributions {
+                    let held = all.iter().any(|(m, _)| *m == u.member);
+                    if !held && self.identity_keys.contains(&u.member) {
+                        all.push((
+                            u.member.clone(),
+                            self.client.contribution(study, round, &u.member)?,
+                        ));
+                    }
+                }
+                let again = verify_before_decrypt(
+                    &self.params,
+                    &Evidence {
+                        contributions: &all,
+                        ..evidence
+                    },
+                );
+                return Err(match again {
+                    Err(r) if r.reason.starts_with(C1_CHECK_FAILED) => Refusal {
+                        reason: format!(
+                            "{} (every contribution's bytes open the c1 commitment its contributor signed: the server's aggregate or carries are false)",
+                            r.reason
+                        ),
+                        ..r
+                    },
+                    Err(named) => named,
+                    Ok(_) => refusal,
+                }
+                .into());
+            }
+            other => other?,
+        };
         self.timings.verify = started.elapsed().as_secs_f64();
         let started = Instant::now();
         let aggregate_hash = blake3::hash(&aggregate);
@@ -1223,7 +1277,9 @@ impl MemberSession {
         let aggregate = self.wait_for(study, round, "aggregate", |c| {
             c.aggregate(study, round, Duration::from_secs(20))
         })?;
-        let list = self.client.contributions(study, round)?;
+        let list = self
+            .client
+            .contributions_signed_by(study, round, SignedBy::Only(&[]))?;
         if let Ok(own) = std::fs::read(self.record("contribution", study, round)) {
             self.upload_own_digest(study, round, &list, &aggregate, &own)?;
         }
@@ -1276,6 +1332,24 @@ impl MemberSession {
         Ok((digests, held))
     }
 
+    /// The ceremony members listed in `list` without a signed digest in
+    /// `digests`: whose upload signatures this member checks instead
+    /// (issue 16). Others listed are refused by the check itself, and are
+    /// not named to the server in a query.
+    fn without_digest(
+        &self,
+        list: &[fedhe_api::SignedUpload],
+        digests: &SumDigestList,
+    ) -> Vec<String> {
+        let digested: std::collections::HashSet<&str> =
+            digests.digests.iter().map(|d| d.member.as_str()).collect();
+        list.iter()
+            .map(|u| u.member.as_str())
+            .filter(|m| !digested.contains(m) && self.identity_keys.contains(m))
+            .map(str::to_string)
+            .collect()
+    }
+
     /// Which of the `listed` members' objects to download in full, besides
     /// this member's own: those without a digest in `digests`, and
     /// `spot_checks` of the others chosen at random.
@@ -1309,9 +1383,21 @@ impl MemberSession {
     /// aggregate. Returns this member's own decoding.
     pub fn result(&mut self, study: &str, round: u64) -> Result<Vec<f64>, ClientError> {
         let started = Instant::now();
-        let r = self.wait_for(study, round, "result", |c| {
-            c.result(study, round, Duration::from_secs(20))
-        })?;
+        // What send_share_digest fetched, its digest already sent, or fetch
+        // now (and send this member's share digest below).
+        let prepared = self
+            .prepared_result
+            .take()
+            .filter(|(s, r, ..)| s == study && *r == round);
+        let (r, prepared) = match prepared {
+            Some((_, _, r, list, combined)) => (r, Some((list, combined))),
+            None => {
+                let r = self.wait_for(study, round, "result", |c| {
+                    c.result(study, round, Duration::from_secs(20))
+                })?;
+                (r, None)
+            }
+        };
         self.timings.result_wait = started.elapsed().as_secs_f64();
         let started = Instant::now();
         let refuse = |reason: &str| -> ClientError {
@@ -1349,24 +1435,30 @@ impl MemberSession {
         }
         let aggregate = EncryptedVector::from_bytes(&self.params, &aggregate)?;
         let aggregate_hash: [u8; 32] = recorded[..32].try_into().expect("32 bytes");
-        // What send_share_digest fetched, its digest already sent, or fetch
-        // now and send this member's share digest.
-        let prepared = self
-            .prepared_result
-            .take()
-            .filter(|(s, r, _, _)| s == study && *r == round);
         let (list, combined) = match prepared {
-            Some((_, _, list, combined)) => (list, combined),
+            Some((list, combined)) => (list, combined),
             None => {
-                let list = self.client.decryption_shares(study, round)?;
+                let list =
+                    self.client
+                        .decryption_shares_signed_by(study, round, SignedBy::Only(&[]))?;
                 let combined = self.client.combined_share(study, round)?;
                 self.upload_own_share_digest(study, round, &list, &combined, &aggregate_hash)?;
                 (list, combined)
             }
         };
+        let mut list = list;
         let digests =
             self.client
                 .share_digests(study, round, list.shares.len(), self.digest_wait)?;
+        // As for contributions: a share's upload signature only where its
+        // maker sent no signed digest (verify, check 9).
+        let unsigned = self.without_digest(&list.shares, &digests);
+        if !unsigned.is_empty() {
+            let signed =
+                self.client
+                    .decryption_shares_signed_by(study, round, SignedBy::Only(&unsigned))?;
+            fill_signatures(&mut list.shares, &signed.shares);
+        }
         let mut fetched = Vec::new();
         if let Some(own) = self.own_share(study, round, &aggregate_hash) {
             fetched.push((self.member.to_string(), own));
@@ -1485,10 +1577,12 @@ impl MemberSession {
         })?;
         let aggregate_hash: [u8; 32] = fedhe_api::signing::decode_fixed(&r.aggregate_hash, "hash")
             .map_err(|e| ClientError::Decode(e.to_string()))?;
-        let list = self.client.decryption_shares(study, round)?;
+        let list = self
+            .client
+            .decryption_shares_signed_by(study, round, SignedBy::Only(&[]))?;
         let combined = self.client.combined_share(study, round)?;
         self.upload_own_share_digest(study, round, &list, &combined, &aggregate_hash)?;
-        self.prepared_result = Some((study.to_string(), round, list, combined));
+        self.prepared_result = Some((study.to_string(), round, r, list, combined));
         Ok(())
     }
 
@@ -1692,6 +1786,22 @@ enum ContributionStep {
     Commit,
     /// The contribution itself, once the commitment list is frozen.
     Reveal,
+}
+
+/// Copies into `list` the signatures of `signed` (the same list fetched
+/// with some signatures), entry by entry where member and hash agree; an
+/// entry the second answer differs on keeps no signature and is refused by
+/// the check that needs it.
+fn fill_signatures(list: &mut [fedhe_api::SignedUpload], signed: &[fedhe_api::SignedUpload]) {
+    let by_member: std::collections::HashMap<&str, &fedhe_api::SignedUpload> =
+        signed.iter().map(|u| (u.member.as_str(), u)).collect();
+    for u in list.iter_mut() {
+        if let Some(s) = by_member.get(u.member.as_str()) {
+            if s.hash == u.hash && !s.signature.is_empty() {
+                u.signature = s.signature.clone();
+            }
+        }
+    }
 }
 
 fn file_name(path: &std::path::Path) -> String {

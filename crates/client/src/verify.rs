@@ -148,6 +148,11 @@ impl IdentityKeys {
             .ok_or_else(|| format!("{id} is not a ceremony member"))
     }
 
+    /// Whether `id` is a ceremony member.
+    pub fn contains(&self, id: &str) -> bool {
+        self.0.contains_key(id)
+    }
+
     /// The members' ids, sorted.
     fn ids(&self) -> impl Iterator<Item = &str> {
         self.0.keys().map(String::as_str)
@@ -710,14 +715,17 @@ pub fn verify_before_decrypt(
     if let Some(carries) = ev.c1_carries {
         let carries = C1Carries::from_bytes(params, carries)
             .map_err(|e| refuse(format!("the aggregate's carries: {e}")))?;
-        check_c1_aggregate(params, &aggregate, &carries, &c1_commitments).map_err(|e| {
-            refuse(format!(
-                "the aggregate is not the sum of the committed contributions: {e}"
-            ))
-        })?;
+        check_c1_aggregate(params, &aggregate, &carries, &c1_commitments)
+            .map_err(|e| refuse(format!("{C1_CHECK_FAILED}: {e}")))?;
     }
     Ok(aggregate)
 }
+
+/// How a refusal of [`verify_before_decrypt`] begins when the aggregate's
+/// `c1` does not open the sum of the contributors' c1 commitments (the c1
+/// check, check 7): [`crate::MemberSession::decrypt`] then downloads every
+/// contribution to name the contributor whose bytes do not open its own.
+pub const C1_CHECK_FAILED: &str = "the aggregate is not the sum of the committed contributions";
 
 /// A round's published result, and what a member checks it against.
 pub struct ResultEvidence<'a> {

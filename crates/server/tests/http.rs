@@ -625,6 +625,56 @@ async fn assert_problem(r: reqwest::Response, status: StatusCode, needle: &str) 
     );
 }
 
+/// `GET .../{what}?signatures=` of round 1 of study s1 (issue 16): the
+/// entries of `full` (the list with every signature), with the upload
+/// signatures of the named members only.
+async fn check_signature_selection(h: &Harness, what: &str, full: &[SignedUpload]) {
+    assert_eq!(full.len(), 3);
+    for (query, signed) in [
+        ("none", vec![]),
+        ("beta", vec!["beta"]),
+        ("alpha,gamma", vec!["alpha", "gamma"]),
+        ("all", vec!["alpha", "beta", "gamma"]),
+    ] {
+        let url = format!("/v1/studies/s1/rounds/1/{what}?signatures={query}");
+        let got: serde_json::Value = h
+            .json(Some("beta"), Method::GET, &url, None, StatusCode::OK)
+            .await;
+        let key = if what == "contributions" {
+            "contributions"
+        } else {
+            "shares"
+        };
+        let got: Vec<SignedUpload> = serde_json::from_value(got[key].clone()).unwrap();
+        assert_eq!(got.len(), full.len(), "{url}");
+        for (g, f) in got.iter().zip(full) {
+            assert_eq!((&g.member, &g.hash), (&f.member, &f.hash), "{url}");
+            if signed.contains(&g.member.as_str()) {
+                assert_eq!(g.signature, f.signature, "{url}");
+                assert_eq!(g.signature.len(), 128, "{url}");
+            } else {
+                assert_eq!(g.signature, "", "{url}: {} kept its signature", g.member);
+            }
+        }
+    }
+    for bad in ["beta,", "be%20ta", ""] {
+        assert_problem(
+            h.send(
+                Some("beta"),
+                Method::GET,
+                &format!("/v1/studies/s1/rounds/1/{what}?signatures={bad}"),
+                Vec::new(),
+                "application/json",
+                &[],
+            )
+            .await,
+            StatusCode::BAD_REQUEST,
+            "signatures=",
+        )
+        .await;
+    }
+}
+
 async fn a_round_runs_end_to_end_over_http(kind: Kind) {
     let mut h = Harness::new(kind, &["alpha", "beta", "gamma"]).await;
     let key = h.ceremony("c1").await;
@@ -729,6 +779,9 @@ async fn a_round_runs_end_to_end_over_http(kind: Kind) {
         .await;
     assert_eq!(list.contributions.len(), 3);
     assert_eq!(list.state, RoundState::Decrypting);
+    // `?signatures=` (issue 16): the same entries, with only the named
+    // members' upload signatures; a malformed selection is refused by name.
+    check_signature_selection(&h, "contributions", &list.contributions).await;
     // Sum digests: a contributor signs the digest of its own contribution on
     // the challenge of this aggregate and list; the server checks the
     // statement against what it holds, and the digest's length.
@@ -946,6 +999,7 @@ async fn a_round_runs_end_to_end_over_http(kind: Kind) {
     let share_entries = share_list.entries_hash("s1", 1, &[]);
     // The result names the three shares combined by the list's hash.
     assert_eq!(share_list.shares.len(), 3);
+    check_signature_selection(&h, "decryption-shares", &share_list.shares).await;
     assert_eq!(result.share_entries_hash, Some(hex::encode(share_entries)));
     let combined_hash = *blake3::hash(&combined).as_bytes();
     let share_challenge = SumChallenge::derive_for_shares(

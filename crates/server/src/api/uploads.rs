@@ -406,7 +406,8 @@ async fn get_upload(
 /// the hash of the aggregate they decrypt: a member recombines them itself
 /// rather than trust the result this server decoded.
 #[utoipa::path(get, path = "/v1/studies/{study}/rounds/{round}/decryption-shares", tag = "studies",
-    params(("study" = String, Path), ("round" = u64, Path)),
+    params(("study" = String, Path), ("round" = u64, Path),
+        ("signatures" = Option<String>, Query, description = "Whose upload signatures to include: member ids separated by commas, `none`, or `all` (the default); the others' are empty")),
     security(("admin" = []), ("member" = [])),
     responses((status = 200, body = DecryptionShareList), (status = 404, body = Problem, content_type = "application/problem+json")))]
 async fn list_decryption_shares(
@@ -416,18 +417,82 @@ async fn list_decryption_shares(
 ) -> ApiResult<Json<DecryptionShareList>> {
     let req = req.read(&state, 0).await?;
     let round = parse_round(&round)?;
+    let selection = SignatureSelection::of(&req)?;
     let spec = state.store.study(&study).await?.spec;
     auth::require_reader(&state, &spec.ceremony, &req.parts()).await?;
     let r = state.store.round(&study, round).await?;
     Ok(Json(DecryptionShareList {
         state: r.state,
-        shares: state
-            .store
-            .listed_uploads(UploadTable::DecryptionShares, &study, round, r.state)
-            .await?
-            .to_vec(),
+        shares: selection.apply(
+            &state
+                .store
+                .listed_uploads(UploadTable::DecryptionShares, &study, round, r.state)
+                .await?,
+        ),
         aggregate_hash: r.aggregate_hash.map(hex::encode),
     }))
+}
+
+/// Which entries of a list of signed uploads keep their signature
+/// (`?signatures=`; issue 16). A member checks an upload's own signature
+/// only where its maker sent no signed digest (whose signature it checks
+/// instead), so it asks for the list with `none` and then, if some digests
+/// are missing, for those entries' signatures by name: at 1,000 members
+/// this leaves 128 hex characters out of each of the n entries of the two
+/// lists every member downloads. Absent: every signature.
+enum SignatureSelection {
+    /// Every entry's signature (no `signatures` parameter, or `all`).
+    All,
+    /// Only the named members' (`none`: nobody's).
+    Only(std::collections::BTreeSet<String>),
+}
+
+impl SignatureSelection {
+    fn of(req: &super::Received) -> ApiResult<Self> {
+        let Some(v) = req.query("signatures")? else {
+            return Ok(Self::All);
+        };
+        match v.as_str() {
+            "all" => Ok(Self::All),
+            "none" => Ok(Self::Only(Default::default())),
+            names => names
+                .split(',')
+                .map(|m| {
+                    let valid = (1..=64).contains(&m.len())
+                        && m.bytes()
+                            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
+                    if valid {
+                        Ok(m.to_string())
+                    } else {
+                        Err(ApiError::bad_request(format!(
+                            "signatures={:?}: {:?} is not a member id (1-64 characters from [A-Za-z0-9._-]); give member ids separated by commas, `none` or `all`",
+                            fedhe_crypto::text::escape_controls(&names.chars().take(80).collect::<String>()),
+                            fedhe_crypto::text::escape_controls(&m.chars().take(80).collect::<String>()),
+                        )))
+                    }
+                })
+                .collect::<ApiResult<_>>()
+                .map(Self::Only),
+        }
+    }
+
+    /// The list with the signatures not selected left out (empty).
+    fn apply(&self, list: &[SignedUpload]) -> Vec<SignedUpload> {
+        match self {
+            Self::All => list.to_vec(),
+            Self::Only(names) => list
+                .iter()
+                .map(|u| SignedUpload {
+                    signature: if names.contains(&u.member) {
+                        u.signature.clone()
+                    } else {
+                        String::new()
+                    },
+                    ..u.clone()
+                })
+                .collect(),
+        }
+    }
 }
 
 /// Upload the digest of this member's contribution on the round's challenge
@@ -564,7 +629,8 @@ async fn list_digests(
 /// The contributions of a round, each with its member's signature, and the
 /// hash of their aggregate once it exists.
 #[utoipa::path(get, path = "/v1/studies/{study}/rounds/{round}/contributions", tag = "studies",
-    params(("study" = String, Path), ("round" = u64, Path)),
+    params(("study" = String, Path), ("round" = u64, Path),
+        ("signatures" = Option<String>, Query, description = "Whose upload signatures to include: member ids separated by commas, `none`, or `all` (the default); the others' are empty")),
     security(("admin" = []), ("member" = [])),
     responses((status = 200, body = ContributionList), (status = 404, body = Problem, content_type = "application/problem+json")))]
 async fn list_contributions(
@@ -574,16 +640,18 @@ async fn list_contributions(
 ) -> ApiResult<Json<ContributionList>> {
     let req = req.read(&state, 0).await?;
     let round = parse_round(&round)?;
+    let selection = SignatureSelection::of(&req)?;
     let spec = state.store.study(&study).await?.spec;
     auth::require_reader(&state, &spec.ceremony, &req.parts()).await?;
     let r = state.store.round(&study, round).await?;
     Ok(Json(ContributionList {
         state: r.state,
-        contributions: state
-            .store
-            .listed_uploads(UploadTable::Contributions, &study, round, r.state)
-            .await?
-            .to_vec(),
+        contributions: selection.apply(
+            &state
+                .store
+                .listed_uploads(UploadTable::Contributions, &study, round, r.state)
+                .await?,
+        ),
         aggregate_hash: r.aggregate_hash.map(hex::encode),
     }))
 }
