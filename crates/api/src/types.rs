@@ -471,7 +471,9 @@ pub struct SignedSumDigest {
     /// commitment (`fedhe_crypto::ContributorDigest`).
     pub digest: String,
     /// The contributor's signature of
-    /// [`crate::signing::sum_digest_statement`], hex.
+    /// [`crate::signing::sum_digest_statement`], hex; empty (and left out
+    /// of the JSON) where the request's `?signatures=` selection left it out.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub signature: String,
 }
 
@@ -560,7 +562,10 @@ pub struct CommittedContribution {
     /// before c1 commitments existed).
     #[serde(default)]
     pub c1_commitment_hash: String,
-    /// The member's signature of the commitment statement, hex.
+    /// The member's signature of the commitment statement, hex; empty (and
+    /// left out of the JSON) where the request's `?signatures=` selection
+    /// left it out (the list's hash does not cover it).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub signature: String,
 }
 
@@ -583,15 +588,19 @@ pub struct CommitmentList {
 
 impl CommitmentList {
     /// BLAKE3 over a canonical rendering of a round's commitment entries
-    /// (which must be sorted by member), hex.
+    /// (which must be sorted by member), hex. It covers what each entry
+    /// commits to, not its signature (`v3`, issue 16): a member that checks
+    /// a sample of the signatures downloads only those, and a list whose
+    /// entries are all genuine is the same list whatever bytes sign them
+    /// (an entry nobody signed is what the signature checks catch).
     pub fn canonical_hash(study: &str, round: u64, entries: &[CommittedContribution]) -> String {
         let mut h = blake3::Hasher::new();
-        h.update(format!("fedhe-commitment-list-v2\n{study}\n{round}\n").as_bytes());
+        h.update(format!("fedhe-commitment-list-v3\n{study}\n{round}\n").as_bytes());
         for e in entries {
             h.update(
                 format!(
-                    "{}\n{}\n{}\n{}\n{}\n",
-                    e.member, e.hash, e.values, e.c1_commitment_hash, e.signature
+                    "{}\n{}\n{}\n{}\n",
+                    e.member, e.hash, e.values, e.c1_commitment_hash
                 )
                 .as_bytes(),
             );
@@ -664,4 +673,46 @@ pub struct UiTicket {
     /// The path to open on the server (valid for five minutes; opening it
     /// starts a browser session).
     pub path: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The commitment list's hash (`v3`, issue 16) changes with every
+    /// committed field of every entry and with the study and round, and not
+    /// with a signature: a member that fetched only its sample's signatures
+    /// computes the same hash as one that fetched them all.
+    #[test]
+    fn the_commitment_list_hash_covers_what_is_committed_and_not_the_signatures() {
+        let entry = |m: &str| CommittedContribution {
+            member: m.into(),
+            hash: "aa".repeat(32),
+            values: 512,
+            c1_commitment_hash: "bb".repeat(32),
+            signature: "cc".repeat(64),
+        };
+        let list = vec![entry("a"), entry("b")];
+        let hash = CommitmentList::canonical_hash("s", 1, &list);
+        let changed: [fn(&mut CommittedContribution); 4] = [
+            |e| e.member = "c".into(),
+            |e| e.hash = "ab".repeat(32),
+            |e| e.values = 513,
+            |e| e.c1_commitment_hash = "ab".repeat(32),
+        ];
+        for change in changed {
+            for i in 0..2 {
+                let mut other = list.clone();
+                change(&mut other[i]);
+                assert_ne!(CommitmentList::canonical_hash("s", 1, &other), hash);
+            }
+        }
+        assert_ne!(CommitmentList::canonical_hash("t", 1, &list), hash);
+        assert_ne!(CommitmentList::canonical_hash("s", 2, &list), hash);
+        assert_ne!(CommitmentList::canonical_hash("s", 1, &list[..1]), hash);
+        let mut unsigned = list.clone();
+        unsigned[0].signature.clear();
+        unsigned[1].signature = "dd".repeat(64);
+        assert_eq!(CommitmentList::canonical_hash("s", 1, &unsigned), hash);
+    }
 }

@@ -524,6 +524,82 @@ fn false_c1_commitment_the_contributor_whose_bytes_do_not_open_it_is_named() {
     );
 }
 
+/// A member that asked the server for its sample of a list's signatures
+/// checks no other list of that kind for the round (the pin,
+/// `MemberSession::pinned_checks`): had the server failed the request to
+/// learn the sample, it could otherwise show a list forged outside it. Here
+/// the pins name another list, as if the server had shown one before.
+#[test]
+fn pinned_sample_a_member_refuses_a_digest_list_other_than_the_one_it_sampled() {
+    let root = tempfile::tempdir().unwrap();
+    let server = serve(root.path());
+    let mut seats = alpha_beta_gamma_all_contributing(root.path(), &server.url);
+    let pin = |member: &str, file: &str| {
+        std::fs::write(
+            root.path().join(format!("{member}/state/{file}")),
+            [7u8; 64],
+        )
+        .unwrap()
+    };
+    // beta pinned another digest list.
+    std::thread::scope(|s| {
+        for (i, (m, _)) in seats.iter_mut().enumerate() {
+            s.spawn(move || m.contribute("s1", 1, &[i as f64], 10.0).unwrap());
+        }
+    });
+    pin("beta", "s1.1.sample-digests");
+    let errors: Vec<Option<String>> = std::thread::scope(|s| {
+        seats
+            .iter_mut()
+            .map(|(m, _)| s.spawn(move || m.decrypt("s1", 1).err().map(|e| e.to_string())))
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|h| h.join().unwrap())
+            .collect()
+    });
+    assert_eq!((&errors[0], &errors[2]), (&None, &None));
+    let beta = errors[1].as_deref().unwrap();
+    assert!(
+        beta.contains("another digests list than the one whose signatures I sampled"),
+        "{beta}"
+    );
+}
+
+/// As [`pinned_sample_a_member_refuses_a_digest_list_other_than_the_one_it_sampled`]
+/// for the commitment list: alpha pinned another one and refuses to reveal.
+#[test]
+fn pinned_sample_a_member_refuses_a_commitment_list_other_than_the_one_it_sampled() {
+    let root = tempfile::tempdir().unwrap();
+    let server = serve(root.path());
+    let mut seats = alpha_beta_gamma_all_contributing(root.path(), &server.url);
+    std::fs::write(
+        root.path().join("alpha/state/s1.1.sample-commitments"),
+        [7u8; 64],
+    )
+    .unwrap();
+    let alpha: Vec<Result<Vec<u8>, String>> = std::thread::scope(|s| {
+        seats
+            .iter_mut()
+            .enumerate()
+            .map(|(i, (m, _))| {
+                s.spawn(move || {
+                    m.contribute("s1", 1, &[i as f64], 10.0)
+                        .map_err(|e| e.to_string())
+                })
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|h| h.join().unwrap())
+            .collect()
+    });
+    let refused = alpha[0].as_ref().unwrap_err();
+    assert!(
+        refused.contains("another commitments list than the one whose signatures I sampled"),
+        "{refused}"
+    );
+    assert!(alpha[1].is_ok() && alpha[2].is_ok());
+}
+
 /// Every file of `dir`, recursively.
 fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();

@@ -714,11 +714,19 @@ impl Client {
         study: &str,
         round: u64,
     ) -> Result<CommitmentList, ClientError> {
-        self.json(
-            Method::GET,
-            &format!("/v1/studies/{study}/rounds/{round}/commitments"),
-            None::<&()>,
-        )
+        self.round_commitments_part(study, round, ListPart::All)
+    }
+
+    /// `part` of a round's commitments ([`ListPart`]: a member checking a
+    /// sample asks for the list without signatures, then for its sample's
+    /// entries, issue 16).
+    pub fn round_commitments_part(
+        &self,
+        study: &str,
+        round: u64,
+        part: ListPart<'_>,
+    ) -> Result<CommitmentList, ClientError> {
+        self.list_part(study, round, "commitments", part)
     }
 
     /// Reveals (uploads) this member's committed contribution, signed with
@@ -799,7 +807,20 @@ impl Client {
         count: usize,
         wait: Duration,
     ) -> Result<SumDigestList, ClientError> {
-        self.digests("sum-digests", study, round, count, wait)
+        self.digests("sum-digests", study, round, count, wait, ListPart::All)
+    }
+
+    /// `part` of [`Self::sum_digests`] (as for
+    /// [`Self::round_commitments_part`]).
+    pub fn sum_digests_part(
+        &self,
+        study: &str,
+        round: u64,
+        count: usize,
+        wait: Duration,
+        part: ListPart<'_>,
+    ) -> Result<SumDigestList, ClientError> {
+        self.digests("sum-digests", study, round, count, wait, part)
     }
 
     /// Uploads this member's signed digest of its own decryption share, made
@@ -842,7 +863,23 @@ impl Client {
         count: usize,
         wait: Duration,
     ) -> Result<SumDigestList, ClientError> {
-        self.digests("share-digests", study, round, count, wait)
+        self.digests("share-digests", study, round, count, wait, ListPart::All)
+    }
+
+    /// `part` of the signed list `list` of a round (`?signatures=`,
+    /// `?members=`).
+    fn list_part<T: serde::de::DeserializeOwned>(
+        &self,
+        study: &str,
+        round: u64,
+        list: &str,
+        part: ListPart<'_>,
+    ) -> Result<T, ClientError> {
+        self.json(
+            Method::GET,
+            &format!("/v1/studies/{study}/rounds/{round}/{list}{}", part.query()),
+            None::<&()>,
+        )
     }
 
     fn digests(
@@ -852,11 +889,13 @@ impl Client {
         round: u64,
         count: usize,
         wait: Duration,
+        part: ListPart<'_>,
     ) -> Result<SumDigestList, ClientError> {
+        let signatures = part.query().replace('?', "&");
         self.json(
             Method::GET,
             &format!(
-                "/v1/studies/{study}/rounds/{round}/{kind}?count={count}&wait={}",
+                "/v1/studies/{study}/rounds/{round}/{kind}?count={count}&wait={}{signatures}",
                 wait.as_secs_f64()
             ),
             None::<&()>,
@@ -873,26 +912,19 @@ impl Client {
 
     /// The signed contributions of a round and the aggregate's hash.
     pub fn contributions(&self, study: &str, round: u64) -> Result<ContributionList, ClientError> {
-        self.contributions_signed_by(study, round, SignedBy::All)
+        self.contributions_part(study, round, ListPart::All)
     }
 
-    /// The contributions of a round with the upload signatures of `signed_by`
-    /// only (`?signatures=`): a member checks a contribution's own signature
-    /// only where its contributor sent no signed digest (issue 16).
-    pub fn contributions_signed_by(
+    /// `part` of a round's contribution list ([`ListPart`]): a member checks
+    /// a contribution's own signature only where its contributor sent no
+    /// signed digest (issue 16).
+    pub fn contributions_part(
         &self,
         study: &str,
         round: u64,
-        signed_by: SignedBy<'_>,
+        part: ListPart<'_>,
     ) -> Result<ContributionList, ClientError> {
-        self.json(
-            Method::GET,
-            &format!(
-                "/v1/studies/{study}/rounds/{round}/contributions{}",
-                signed_by.query()
-            ),
-            None::<&()>,
-        )
+        self.list_part(study, round, "contributions", part)
     }
 
     /// The server's counters, Prometheus text (administrator).
@@ -911,26 +943,18 @@ impl Client {
         study: &str,
         round: u64,
     ) -> Result<DecryptionShareList, ClientError> {
-        self.decryption_shares_signed_by(study, round, SignedBy::All)
+        self.decryption_shares_part(study, round, ListPart::All)
     }
 
-    /// The signed decryption shares of a round with the upload signatures of
-    /// `signed_by` only (`?signatures=`; as for
-    /// [`Self::contributions_signed_by`]).
-    pub fn decryption_shares_signed_by(
+    /// `part` of a round's signed decryption shares (as for
+    /// [`Self::contributions_part`]).
+    pub fn decryption_shares_part(
         &self,
         study: &str,
         round: u64,
-        signed_by: SignedBy<'_>,
+        part: ListPart<'_>,
     ) -> Result<DecryptionShareList, ClientError> {
-        self.json(
-            Method::GET,
-            &format!(
-                "/v1/studies/{study}/rounds/{round}/decryption-shares{}",
-                signed_by.query()
-            ),
-            None::<&()>,
-        )
+        self.list_part(study, round, "decryption-shares", part)
     }
 
     /// One member's decryption share.
@@ -1001,22 +1025,24 @@ impl Client {
     }
 }
 
-/// Whose upload signatures a list of signed uploads should carry
-/// (`?signatures=` of the contribution and decryption-share lists).
+/// What of a signed list to fetch (`?signatures=`, `?members=` of the
+/// commitment, contribution, digest and decryption-share lists; issue 16).
 #[derive(Clone, Copy, Debug)]
-pub enum SignedBy<'a> {
-    /// Every entry's.
+pub enum ListPart<'a> {
+    /// Every entry with its signature.
     All,
-    /// Only these members' (none, if empty).
-    Only(&'a [String]),
+    /// Every entry, without signatures.
+    WithoutSignatures,
+    /// Only these members' entries, with their signatures (none, if empty).
+    Entries(&'a [String]),
 }
 
-impl SignedBy<'_> {
+impl ListPart<'_> {
     fn query(&self) -> String {
         match self {
-            SignedBy::All => String::new(),
-            SignedBy::Only([]) => "?signatures=none".into(),
-            SignedBy::Only(members) => format!("?signatures={}", members.join(",")),
+            ListPart::All => String::new(),
+            ListPart::WithoutSignatures => "?signatures=none".into(),
+            ListPart::Entries(members) => format!("?members={}", members.join(",")),
         }
     }
 }

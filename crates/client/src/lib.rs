@@ -18,7 +18,7 @@ pub mod policy;
 pub mod sealed;
 pub mod verify;
 
-pub use http::{Auth, Client, RetryPolicy, SignedBy, Tls};
+pub use http::{Auth, Client, ListPart, RetryPolicy, Tls};
 pub use member::{MemberSession, NetworkSum};
 pub use verify::Refusal;
 

@@ -14,9 +14,9 @@ use crate::policy::MemberPolicy;
 use crate::verify::{
     verify_after_decrypt, verify_before_decrypt, verify_commitments, CommitmentEvidence,
     CommitmentSignatures, Evidence, IdentityKeys, Refusal, ResultEvidence, SignatureChecks,
-    C1_CHECK_FAILED,
+    C1_CHECK_FAILED, COMMITMENT_SAMPLE, CONTRIBUTION_SAMPLE,
 };
-use crate::{Client, ClientError, SignedBy};
+use crate::{Client, ClientError, ListPart};
 use fedhe_api::{
     CommitmentList, ContributionList, DecryptionShareList, MemberSpec, RoundResult, RoundState,
     StudyStatus, SumDigestList, Transcript,
@@ -907,7 +907,7 @@ impl MemberSession {
             ))
         })?;
         let list = self.frozen_commitments(study, round)?;
-        let checks = self.signature_checks();
+        let (list, checks) = self.with_sampled_commitment_signatures(study, round, list)?;
         let own_c1 = self.own_c1_commitment(study, round, &bytes)?.hash();
         let list_hash = verify_commitments(&CommitmentEvidence {
             study,
@@ -985,7 +985,13 @@ impl MemberSession {
                         reason: st.reason.unwrap_or_default(),
                     })
                 }
-                _ => return self.client.round_commitments(study, round),
+                _ => {
+                    return self.client.round_commitments_part(
+                        study,
+                        round,
+                        ListPart::WithoutSignatures,
+                    )
+                }
             }
             if start.elapsed() > self.round_timeout {
                 return Err(ClientError::Timeout(format!(
@@ -1020,7 +1026,7 @@ impl MemberSession {
                 self.timings.aggregate_wait = started.elapsed().as_secs_f64();
                 let list =
                     self.client
-                        .contributions_signed_by(study, round, SignedBy::Only(&[]))?;
+                        .contributions_part(study, round, ListPart::WithoutSignatures)?;
                 (aggregate, list, false)
             }
         };
@@ -1042,20 +1048,28 @@ impl MemberSession {
         if !unsigned.is_empty() {
             let signed =
                 self.client
-                    .contributions_signed_by(study, round, SignedBy::Only(&unsigned))?;
+                    .contributions_part(study, round, ListPart::Entries(&unsigned))?;
             fill_signatures(&mut list.contributions, &signed.contributions);
         }
         let (spec_hash, ..) = self.study_terms(study)?;
         // A contributor checks against the list it recorded before revealing;
         // a member that contributed nothing has only the list served now.
         // (Its signatures were checked before it was recorded.)
-        let (commitments, recorded) = match self.recorded_commitments(study, round)? {
-            Some(list) => (list, true),
-            None if own.is_none() => (self.client.round_commitments(study, round)?, false),
+        let (commitments, commitment_checks) = match self.recorded_commitments(study, round)? {
+            Some(list) => (list, None),
+            None if own.is_none() => {
+                let list = self.client.round_commitments_part(
+                    study,
+                    round,
+                    ListPart::WithoutSignatures,
+                )?;
+                let (list, checks) = self.with_sampled_commitment_signatures(study, round, list)?;
+                (list, Some(checks))
+            }
             None => return Err(self.no_recorded_list(study, round)),
         };
-        let (commitment_checks, contribution_checks) =
-            (self.signature_checks(), self.signature_checks());
+        let (digests, contribution_checks) =
+            self.with_sampled_digest_signatures(study, round, &list, digests, &fetched)?;
         let own_c1 = match &own {
             Some(bytes) => Some(self.own_c1_commitment(study, round, bytes)?.hash()),
             None => None,
@@ -1074,10 +1088,9 @@ impl MemberSession {
                 list: &commitments,
                 own: own.as_deref().map(|b| (self.member.as_str(), b)),
                 own_c1_commitment_hash: own_c1,
-                signatures: if recorded {
-                    CommitmentSignatures::CheckedWhenRecorded
-                } else {
-                    CommitmentSignatures::Check(commitment_checks)
+                signatures: match commitment_checks {
+                    None => CommitmentSignatures::CheckedWhenRecorded,
+                    Some(checks) => CommitmentSignatures::Check(checks),
                 },
             },
             list: &list,
@@ -1279,7 +1292,7 @@ impl MemberSession {
         })?;
         let list = self
             .client
-            .contributions_signed_by(study, round, SignedBy::Only(&[]))?;
+            .contributions_part(study, round, ListPart::WithoutSignatures)?;
         if let Ok(own) = std::fs::read(self.record("contribution", study, round)) {
             self.upload_own_digest(study, round, &list, &aggregate, &own)?;
         }
@@ -1312,9 +1325,13 @@ impl MemberSession {
             }
             held.push((me.to_string(), own.to_vec()));
         }
-        let digests =
-            self.client
-                .sum_digests(study, round, list.contributions.len(), self.digest_wait)?;
+        let digests = self.client.sum_digests_part(
+            study,
+            round,
+            list.contributions.len(),
+            self.digest_wait,
+            ListPart::WithoutSignatures,
+        )?;
         let listed: Vec<&str> = list
             .contributions
             .iter()
@@ -1330,6 +1347,169 @@ impl MemberSession {
             held.push((m.clone(), self.client.contribution(study, round, &m)?));
         }
         Ok((digests, held))
+    }
+
+    /// Which signatures of a list to check ([`Self::signature_checks`]),
+    /// pinned to the list (issue 16): a member that samples fetches its
+    /// sample's signatures by name, which shows the server the sample, so
+    /// before asking it records the seed with the list's `fingerprint`
+    /// (`sample-{kind}` in its state folder) and from then on checks no
+    /// other list of that kind for the round, with no other sample. A server
+    /// that failed the request to learn the sample, then showed a list
+    /// forged outside it, is refused; an honest server's frozen or complete
+    /// lists never change. t-of-n checks every signature: nothing to pin.
+    fn pinned_checks(
+        &mut self,
+        kind: &str,
+        study: &str,
+        round: u64,
+        fingerprint: &[u8; 32],
+    ) -> Result<SignatureChecks, ClientError> {
+        let checks = self.signature_checks();
+        let SignatureChecks::Sampled(sample) = checks else {
+            return Ok(checks);
+        };
+        let path = self.record(&format!("sample-{kind}"), study, round);
+        match pinned_seed(&self.state_dir, &file_name(&path), fingerprint, sample.seed)? {
+            Some(seed) => Ok(SignatureChecks::Sampled(crate::verify::SignatureSample {
+                seed,
+                ..sample
+            })),
+            None => Err(Refusal {
+                study: study.into(),
+                round,
+                reason: format!(
+                    "the server now shows another {kind} list than the one whose signatures I sampled"
+                ),
+            }
+            .into()),
+        }
+    }
+
+    /// A commitment list fetched without signatures, with those this member
+    /// checks fetched by name and copied in (all of them in t-of-n), and the
+    /// checks to make ([`Self::pinned_checks`]).
+    fn with_sampled_commitment_signatures(
+        &mut self,
+        study: &str,
+        round: u64,
+        mut list: CommitmentList,
+    ) -> Result<(CommitmentList, SignatureChecks), ClientError> {
+        let fingerprint = blake3::hash(list.list_hash.as_deref().unwrap_or("").as_bytes());
+        let checks = self.pinned_checks("commitments", study, round, fingerprint.as_bytes())?;
+        let mut sorted: Vec<&str> = list.commitments.iter().map(|c| c.member.as_str()).collect();
+        sorted.sort();
+        let wanted: Vec<String> = checks
+            .chosen_members(&sorted, COMMITMENT_SAMPLE)
+            .into_iter()
+            .filter(|m| self.identity_keys.contains(m))
+            .map(str::to_string)
+            .collect();
+        if !wanted.is_empty() {
+            let part = match checks {
+                SignatureChecks::All => ListPart::All,
+                SignatureChecks::Sampled(_) => ListPart::Entries(&wanted),
+            };
+            let signed = self.client.round_commitments_part(study, round, part)?;
+            let by_member: std::collections::HashMap<&str, &fedhe_api::CommittedContribution> =
+                signed
+                    .commitments
+                    .iter()
+                    .map(|c| (c.member.as_str(), c))
+                    .collect();
+            for c in list.commitments.iter_mut() {
+                if let Some(s) = by_member.get(c.member.as_str()) {
+                    let same = s.hash == c.hash
+                        && s.values == c.values
+                        && s.c1_commitment_hash == c.c1_commitment_hash;
+                    if same && !s.signature.is_empty() {
+                        c.signature = s.signature.clone();
+                    }
+                }
+            }
+        }
+        Ok((list, checks))
+    }
+
+    /// The contributors' digests (fetched without signatures) with the
+    /// signatures this member checks fetched by name and copied in, and the
+    /// checks to make. A member samples a complete list only, pinned to it
+    /// ([`Self::pinned_checks`]); a list missing digests may yet grow, so it
+    /// fetches every signature and samples without telling the server.
+    fn with_sampled_digest_signatures(
+        &mut self,
+        study: &str,
+        round: u64,
+        list: &ContributionList,
+        mut digests: SumDigestList,
+        fetched: &[(String, Vec<u8>)],
+    ) -> Result<(SumDigestList, SignatureChecks), ClientError> {
+        let listed: Vec<&str> = list
+            .contributions
+            .iter()
+            .map(|u| u.member.as_str())
+            .collect();
+        let digested: std::collections::HashSet<&str> =
+            digests.digests.iter().map(|d| d.member.as_str()).collect();
+        let complete = listed.iter().all(|m| digested.contains(m));
+        let checks = if complete {
+            let mut h = blake3::Hasher::new();
+            h.update(&list.entries_hash(study, round));
+            for d in &digests.digests {
+                h.update(format!("{}\n{}\n", d.member, d.digest).as_bytes());
+            }
+            self.pinned_checks("digests", study, round, h.finalize().as_bytes())?
+        } else {
+            self.signature_checks()
+        };
+        let wanted: Option<Vec<String>> = match &checks {
+            SignatureChecks::Sampled(_) if complete => {
+                let mut wanted: Vec<&str> = checks.chosen_members(&listed, CONTRIBUTION_SAMPLE);
+                wanted.extend(fetched.iter().map(|(m, _)| m.as_str()));
+                wanted.sort();
+                wanted.dedup();
+                Some(
+                    wanted
+                        .into_iter()
+                        .filter(|m| digested.contains(m) && self.identity_keys.contains(m))
+                        .map(str::to_string)
+                        .collect(),
+                )
+            }
+            _ => None,
+        };
+        let signed = match &wanted {
+            Some(w) if w.is_empty() => None,
+            Some(w) => Some(self.client.sum_digests_part(
+                study,
+                round,
+                0,
+                Duration::ZERO,
+                ListPart::Entries(w),
+            )?),
+            None => Some(self.client.sum_digests_part(
+                study,
+                round,
+                0,
+                Duration::ZERO,
+                ListPart::All,
+            )?),
+        };
+        if let Some(signed) = signed {
+            let by_member: std::collections::HashMap<&str, &fedhe_api::SignedSumDigest> = signed
+                .digests
+                .iter()
+                .map(|d| (d.member.as_str(), d))
+                .collect();
+            for d in digests.digests.iter_mut() {
+                if let Some(s) = by_member.get(d.member.as_str()) {
+                    if s.digest == d.digest && !s.signature.is_empty() {
+                        d.signature = s.signature.clone();
+                    }
+                }
+            }
+        }
+        Ok((digests, checks))
     }
 
     /// The ceremony members listed in `list` without a signed digest in
@@ -1438,9 +1618,11 @@ impl MemberSession {
         let (list, combined) = match prepared {
             Some((list, combined)) => (list, combined),
             None => {
-                let list =
-                    self.client
-                        .decryption_shares_signed_by(study, round, SignedBy::Only(&[]))?;
+                let list = self.client.decryption_shares_part(
+                    study,
+                    round,
+                    ListPart::WithoutSignatures,
+                )?;
                 let combined = self.client.combined_share(study, round)?;
                 self.upload_own_share_digest(study, round, &list, &combined, &aggregate_hash)?;
                 (list, combined)
@@ -1456,7 +1638,7 @@ impl MemberSession {
         if !unsigned.is_empty() {
             let signed =
                 self.client
-                    .decryption_shares_signed_by(study, round, SignedBy::Only(&unsigned))?;
+                    .decryption_shares_part(study, round, ListPart::Entries(&unsigned))?;
             fill_signatures(&mut list.shares, &signed.shares);
         }
         let mut fetched = Vec::new();
@@ -1579,7 +1761,7 @@ impl MemberSession {
             .map_err(|e| ClientError::Decode(e.to_string()))?;
         let list = self
             .client
-            .decryption_shares_signed_by(study, round, SignedBy::Only(&[]))?;
+            .decryption_shares_part(study, round, ListPart::WithoutSignatures)?;
         let combined = self.client.combined_share(study, round)?;
         self.upload_own_share_digest(study, round, &list, &combined, &aggregate_hash)?;
         self.prepared_result = Some((study.to_string(), round, r, list, combined));
@@ -1788,6 +1970,31 @@ enum ContributionStep {
     Reveal,
 }
 
+/// The seed pinned in `file` of `dir` to a list with `fingerprint`
+/// ([`MemberSession::pinned_checks`]): `fresh`, recorded with the
+/// fingerprint, if nothing is pinned yet; the recorded seed if the same list
+/// is; `None` if another list is.
+fn pinned_seed(
+    dir: &std::path::Path,
+    file: &str,
+    fingerprint: &[u8; 32],
+    fresh: [u8; 32],
+) -> Result<Option<[u8; 32]>, ClientError> {
+    match std::fs::read(dir.join(file)) {
+        Ok(pin) if pin.len() == 64 && pin[32..] == fingerprint[..] => {
+            Ok(Some(pin[..32].try_into().expect("32 bytes")))
+        }
+        Ok(_) => Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let mut pin = fresh.to_vec();
+            pin.extend_from_slice(fingerprint);
+            keys::write_atomic(dir, file, &pin, false)?;
+            Ok(Some(fresh))
+        }
+        Err(e) => Err(ClientError::Keys(format!("state record {file}: {e}"))),
+    }
+}
+
 /// Copies into `list` the signatures of `signed` (the same list fetched
 /// with some signatures), entry by entry where member and hash agree; an
 /// entry the second answer differs on keeps no signature and is refused by
@@ -1883,5 +2090,33 @@ impl SecureSum for NetworkSum {
             }
             Err(_) => 0,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A sample's seed is pinned to the first list it is drawn for: the same
+    /// list gets the same seed back whatever fresh seed is offered (a
+    /// retry cannot draw again), another list gets none (refused).
+    #[test]
+    fn a_pinned_sample_serves_only_its_own_list_with_its_own_seed() {
+        let dir = tempfile::tempdir().unwrap();
+        let (list, other) = ([7u8; 32], [8u8; 32]);
+        let first = pinned_seed(dir.path(), "s.1.sample-digests", &list, [1; 32]).unwrap();
+        assert_eq!(first, Some([1; 32]));
+        let again = pinned_seed(dir.path(), "s.1.sample-digests", &list, [2; 32]).unwrap();
+        assert_eq!(again, Some([1; 32]), "a retry draws again");
+        let forged = pinned_seed(dir.path(), "s.1.sample-digests", &other, [3; 32]).unwrap();
+        assert_eq!(forged, None, "another list passes the pin");
+        // Pins are per file: another kind or round is its own.
+        let commitments =
+            pinned_seed(dir.path(), "s.1.sample-commitments", &other, [4; 32]).unwrap();
+        assert_eq!(commitments, Some([4; 32]));
+        // A damaged pin is another list's, never a fresh start.
+        std::fs::write(dir.path().join("s.2.sample-digests"), [0u8; 10]).unwrap();
+        let damaged = pinned_seed(dir.path(), "s.2.sample-digests", &list, [5; 32]).unwrap();
+        assert_eq!(damaged, None);
     }
 }

@@ -77,7 +77,11 @@
 //! each of the `n` members, all of whose shares it needs, a list with a
 //! forged entry (check 7's bound); each misses it with probability at most
 //! `1 − k/L`, independently, so all `n` do with probability at most
-//! `(1 − k/L)^n ≤ e^(−kn/L) ≤ e^(−λ)`. In t-of-n the server fills the
+//! `(1 − k/L)^n ≤ e^(−kn/L) ≤ e^(−λ)`. A member downloads only the
+//! sample's signatures, fetched by name after the list is pinned in its
+//! state folder ([`crate::MemberSession`], SECURITY.md step 5), so the
+//! server learns the sample only once it can no longer change the list
+//! this member checks. In t-of-n the server fills the
 //! decrypting set from the members that did not refuse, so it needs only
 //! `T` that missed, and a member checks every signature
 //! ([`SignatureChecks::for_decryption`]). Check 9 verifies every
@@ -244,6 +248,18 @@ impl SignatureChecks {
         }
     }
 
+    /// The members among `listed` (in the order the check walks them:
+    /// sorted for a commitment list, [`COMMITMENT_SAMPLE`]; the contribution
+    /// list's order, [`CONTRIBUTION_SAMPLE`]) whose signatures the check
+    /// verifies: what a member fetches by name before it checks (issue 16).
+    pub fn chosen_members<'a>(&self, listed: &[&'a str], list: [u8; 8]) -> Vec<&'a str> {
+        listed
+            .iter()
+            .zip(self.chosen(listed.len(), list))
+            .filter_map(|(m, chosen)| chosen.then_some(*m))
+            .collect()
+    }
+
     /// Which of `listed` entries (in the order the caller walks them) have
     /// their signature checked; `list` separates the choices for the lists
     /// one member checks with one seed.
@@ -273,6 +289,14 @@ impl SignatureChecks {
         chosen
     }
 }
+
+/// What separates a commitment list's sample from a contribution list's
+/// drawn with the same seed ([`SignatureChecks::chosen_members`]).
+pub const COMMITMENT_SAMPLE: [u8; 8] = *b"fedh-cms";
+
+/// What separates a contribution list's sample (its digests' signatures,
+/// or its reveals' where a digest is missing) from a commitment list's.
+pub const CONTRIBUTION_SAMPLE: [u8; 8] = *b"fedh-cts";
 
 /// Whether [`verify_commitments`] checks the entries' signatures.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -358,7 +382,7 @@ pub fn verify_commitments(ev: &CommitmentEvidence<'_>) -> Result<String, Refusal
         ));
     }
     let chosen = match &ev.signatures {
-        CommitmentSignatures::Check(checks) => checks.chosen(entries.len(), *b"fedh-cms"),
+        CommitmentSignatures::Check(checks) => checks.chosen(entries.len(), COMMITMENT_SAMPLE),
         CommitmentSignatures::CheckedWhenRecorded => vec![false; entries.len()],
     };
     let mut seen = BTreeSet::new();
@@ -538,7 +562,7 @@ pub fn verify_before_decrypt(
     let mut listed = Vec::with_capacity(ev.list.contributions.len());
     let chosen = ev
         .signatures
-        .chosen(ev.list.contributions.len(), *b"fedh-cts");
+        .chosen(ev.list.contributions.len(), CONTRIBUTION_SAMPLE);
     for (upload, chosen) in ev.list.contributions.iter().zip(chosen) {
         let member = upload.member.as_str();
         let key = c.members.key(member).map_err(refuse)?;

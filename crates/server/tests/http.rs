@@ -626,50 +626,86 @@ async fn assert_problem(r: reqwest::Response, status: StatusCode, needle: &str) 
 }
 
 /// `GET .../{what}?signatures=` of round 1 of study s1 (issue 16): the
-/// entries of `full` (the list with every signature), with the upload
-/// signatures of the named members only.
-async fn check_signature_selection(h: &Harness, what: &str, full: &[SignedUpload]) {
-    assert_eq!(full.len(), 3);
+/// entries of the list under `key` of the answer with every signature, each
+/// with its signature only where its member is named, and nothing else
+/// changed; a malformed selection is refused by name.
+async fn check_signature_selection(h: &Harness, what: &str, key: &str, entries: usize) {
+    let path = format!("/v1/studies/s1/rounds/1/{what}");
+    let list = |query: &'static str| {
+        let url = format!("{path}{query}");
+        async move {
+            let got: serde_json::Value = h
+                .json(Some("beta"), Method::GET, &url, None, StatusCode::OK)
+                .await;
+            got[key].as_array().unwrap().clone()
+        }
+    };
+    let full = list("").await;
+    assert_eq!(full.len(), entries, "{what}");
     for (query, signed) in [
-        ("none", vec![]),
-        ("beta", vec!["beta"]),
-        ("alpha,gamma", vec!["alpha", "gamma"]),
-        ("all", vec!["alpha", "beta", "gamma"]),
+        ("?signatures=none", vec![]),
+        ("?signatures=beta", vec!["beta"]),
+        ("?signatures=alpha,gamma", vec!["alpha", "gamma"]),
+        ("?signatures=all", vec!["alpha", "beta", "gamma"]),
     ] {
-        let url = format!("/v1/studies/s1/rounds/1/{what}?signatures={query}");
-        let got: serde_json::Value = h
-            .json(Some("beta"), Method::GET, &url, None, StatusCode::OK)
-            .await;
-        let key = if what == "contributions" {
-            "contributions"
-        } else {
-            "shares"
-        };
-        let got: Vec<SignedUpload> = serde_json::from_value(got[key].clone()).unwrap();
-        assert_eq!(got.len(), full.len(), "{url}");
-        for (g, f) in got.iter().zip(full) {
-            assert_eq!((&g.member, &g.hash), (&f.member, &f.hash), "{url}");
-            if signed.contains(&g.member.as_str()) {
-                assert_eq!(g.signature, f.signature, "{url}");
-                assert_eq!(g.signature.len(), 128, "{url}");
+        let got = list(query).await;
+        assert_eq!(got.len(), full.len(), "{what}{query}");
+        for (g, f) in got.iter().zip(&full) {
+            let member = f["member"].as_str().unwrap();
+            assert_eq!(f["signature"].as_str().unwrap().len(), 128);
+            let mut unsigned = f.clone();
+            unsigned.as_object_mut().unwrap().remove("signature");
+            if signed.contains(&member) {
+                assert_eq!(g, f, "{what}{query}");
             } else {
-                assert_eq!(g.signature, "", "{url}: {} kept its signature", g.member);
+                assert_eq!(g, &unsigned, "{what}{query}: {member} kept its signature");
             }
         }
     }
-    for bad in ["beta,", "be%20ta", ""] {
+    // `?members=`: only the named members' entries (those listed).
+    for (query, members, signed) in [
+        ("?members=beta", vec!["beta"], true),
+        ("?members=alpha,gamma", vec!["alpha", "gamma"], true),
+        (
+            "?members=gamma,alpha&signatures=none",
+            vec!["alpha", "gamma"],
+            false,
+        ),
+        ("?members=omega", vec![], true),
+    ] {
+        let got = list(query).await;
+        let expected: Vec<serde_json::Value> = full
+            .iter()
+            .filter(|f| members.contains(&f["member"].as_str().unwrap()))
+            .map(|f| {
+                let mut f = f.clone();
+                if !signed {
+                    f.as_object_mut().unwrap().remove("signature");
+                }
+                f
+            })
+            .collect();
+        assert_eq!(got, expected, "{what}{query}");
+    }
+    for bad in [
+        "members=beta,",
+        "members=",
+        "signatures=beta,",
+        "signatures=be%20ta",
+        "signatures=",
+    ] {
         assert_problem(
             h.send(
                 Some("beta"),
                 Method::GET,
-                &format!("/v1/studies/s1/rounds/1/{what}?signatures={bad}"),
+                &format!("{path}?{bad}"),
                 Vec::new(),
                 "application/json",
                 &[],
             )
             .await,
             StatusCode::BAD_REQUEST,
-            "signatures=",
+            bad.split('=').next().unwrap(),
         )
         .await;
     }
@@ -781,7 +817,8 @@ async fn a_round_runs_end_to_end_over_http(kind: Kind) {
     assert_eq!(list.state, RoundState::Decrypting);
     // `?signatures=` (issue 16): the same entries, with only the named
     // members' upload signatures; a malformed selection is refused by name.
-    check_signature_selection(&h, "contributions", &list.contributions).await;
+    check_signature_selection(&h, "contributions", "contributions", 3).await;
+    check_signature_selection(&h, "commitments", "commitments", 3).await;
     // Sum digests: a contributor signs the digest of its own contribution on
     // the challenge of this aggregate and list; the server checks the
     // statement against what it holds, and the digest's length.
@@ -876,6 +913,7 @@ async fn a_round_runs_end_to_end_over_http(kind: Kind) {
     assert_eq!(digests.digests[0].member, "alpha");
     assert_eq!(digests.digests[0].digest, hex::encode(&alpha_digest));
     assert_eq!(digests.aggregate_hash, list.aggregate_hash);
+    check_signature_selection(&h, "sum-digests", "digests", 1).await;
     // The aggregate's carries, served beside it, open the sum of the three
     // contributions' c1 commitments (fedhe_crypto::c1_commitment), and not
     // of two of them.
@@ -999,7 +1037,7 @@ async fn a_round_runs_end_to_end_over_http(kind: Kind) {
     let share_entries = share_list.entries_hash("s1", 1, &[]);
     // The result names the three shares combined by the list's hash.
     assert_eq!(share_list.shares.len(), 3);
-    check_signature_selection(&h, "decryption-shares", &share_list.shares).await;
+    check_signature_selection(&h, "decryption-shares", "shares", 3).await;
     assert_eq!(result.share_entries_hash, Some(hex::encode(share_entries)));
     let combined_hash = *blake3::hash(&combined).as_bytes();
     let share_challenge = SumChallenge::derive_for_shares(

@@ -217,7 +217,9 @@ const MAX_VALUES: u64 = 1 << 24;
 /// A round's signed commitments; frozen (with its hash) once the round
 /// leaves `committing`.
 #[utoipa::path(get, path = "/v1/studies/{study}/rounds/{round}/commitments", tag = "studies",
-    params(("study" = String, Path), ("round" = u64, Path)),
+    params(("study" = String, Path), ("round" = u64, Path),
+        ("members" = Option<String>, Query, description = "Only these members' entries: member ids separated by commas (default: every entry)"),
+        ("signatures" = Option<String>, Query, description = "Whose signatures to include: member ids separated by commas, `none`, or `all` (the default); the others' are empty (the list's hash does not cover signatures)")),
     security(("admin" = []), ("member" = [])),
     responses((status = 200, body = CommitmentList), (status = 404, body = Problem, content_type = "application/problem+json")))]
 async fn list_round_commitments(
@@ -227,17 +229,21 @@ async fn list_round_commitments(
 ) -> ApiResult<Json<CommitmentList>> {
     let req = req.read(&state, 0).await?;
     let round = parse_round(&round)?;
+    let selection = super::uploads::ListSelection::of(&req)?;
     let spec = state.store.study(&study).await?.spec;
     auth::require_reader(&state, &spec.ceremony, &req.parts()).await?;
     let r = state.store.round(&study, round).await?;
     Ok(Json(CommitmentList {
         state: r.state,
         values: r.value_count.map(|v| v as u64),
-        commitments: state
-            .store
-            .listed_commitments(&study, round, r.value_count, r.state)
-            .await?
-            .to_vec(),
+        commitments: selection.apply(
+            &state
+                .store
+                .listed_commitments(&study, round, r.value_count, r.state)
+                .await?,
+            |c| c.member.as_str(),
+            |c| c.signature.clear(),
+        ),
         list_hash: r.commitment_list_hash,
     }))
 }

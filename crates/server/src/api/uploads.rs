@@ -25,6 +25,7 @@ use fedhe_crypto::{
     ContributorDigest, DecryptionShare, EncryptedVector, SumDigest, ThresholdDecryptionShare,
     WireObject,
 };
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
@@ -407,6 +408,7 @@ async fn get_upload(
 /// rather than trust the result this server decoded.
 #[utoipa::path(get, path = "/v1/studies/{study}/rounds/{round}/decryption-shares", tag = "studies",
     params(("study" = String, Path), ("round" = u64, Path),
+        ("members" = Option<String>, Query, description = "Only these members' entries: member ids separated by commas (default: every entry)"),
         ("signatures" = Option<String>, Query, description = "Whose upload signatures to include: member ids separated by commas, `none`, or `all` (the default); the others' are empty")),
     security(("admin" = []), ("member" = [])),
     responses((status = 200, body = DecryptionShareList), (status = 404, body = Problem, content_type = "application/problem+json")))]
@@ -417,13 +419,13 @@ async fn list_decryption_shares(
 ) -> ApiResult<Json<DecryptionShareList>> {
     let req = req.read(&state, 0).await?;
     let round = parse_round(&round)?;
-    let selection = SignatureSelection::of(&req)?;
+    let selection = ListSelection::of(&req)?;
     let spec = state.store.study(&study).await?.spec;
     auth::require_reader(&state, &spec.ceremony, &req.parts()).await?;
     let r = state.store.round(&study, round).await?;
     Ok(Json(DecryptionShareList {
         state: r.state,
-        shares: selection.apply(
+        shares: selection.uploads(
             &state
                 .store
                 .listed_uploads(UploadTable::DecryptionShares, &study, round, r.state)
@@ -433,66 +435,91 @@ async fn list_decryption_shares(
     }))
 }
 
-/// Which entries of a list of signed uploads keep their signature
-/// (`?signatures=`; issue 16). A member checks an upload's own signature
-/// only where its maker sent no signed digest (whose signature it checks
-/// instead), so it asks for the list with `none` and then, if some digests
-/// are missing, for those entries' signatures by name: at 1,000 members
-/// this leaves 128 hex characters out of each of the n entries of the two
-/// lists every member downloads. Absent: every signature.
-enum SignatureSelection {
-    /// Every entry's signature (no `signatures` parameter, or `all`).
-    All,
-    /// Only the named members' (`none`: nobody's).
-    Only(std::collections::BTreeSet<String>),
+/// Which entries of a signed list to send, and which keep their signature
+/// (`?members=`, `?signatures=`; issue 16). A member checks an upload's own
+/// signature only where its maker sent no signed digest (whose signature it
+/// checks instead), and in an n-of-n ceremony only a random sample of a
+/// commitment or digest list's signatures, so it asks for a list with
+/// `signatures=none` and then for the entries whose signatures it checks
+/// with `members=m1,m2`: at 1,000 members each entry it downloads is 128
+/// hex characters shorter, and the second answer holds only the sample.
+/// Absent: every entry, every signature.
+pub(super) struct ListSelection {
+    /// The members whose entries are sent (`None`: all).
+    members: Option<BTreeSet<String>>,
+    /// The members whose entries keep their signatures (`None`: all).
+    signatures: Option<BTreeSet<String>>,
 }
 
-impl SignatureSelection {
-    fn of(req: &super::Received) -> ApiResult<Self> {
-        let Some(v) = req.query("signatures")? else {
-            return Ok(Self::All);
-        };
-        match v.as_str() {
-            "all" => Ok(Self::All),
-            "none" => Ok(Self::Only(Default::default())),
-            names => names
-                .split(',')
-                .map(|m| {
-                    let valid = (1..=64).contains(&m.len())
-                        && m.bytes()
-                            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
-                    if valid {
-                        Ok(m.to_string())
-                    } else {
-                        Err(ApiError::bad_request(format!(
-                            "signatures={:?}: {:?} is not a member id (1-64 characters from [A-Za-z0-9._-]); give member ids separated by commas, `none` or `all`",
-                            fedhe_crypto::text::escape_controls(&names.chars().take(80).collect::<String>()),
-                            fedhe_crypto::text::escape_controls(&m.chars().take(80).collect::<String>()),
-                        )))
-                    }
-                })
-                .collect::<ApiResult<_>>()
-                .map(Self::Only),
-        }
+impl ListSelection {
+    pub(super) fn of(req: &super::Received) -> ApiResult<Self> {
+        Ok(Self {
+            members: match req.query("members")? {
+                None => None,
+                Some(v) => Some(member_ids("members", &v)?),
+            },
+            signatures: match req.query("signatures")?.as_deref() {
+                None | Some("all") => None,
+                Some("none") => Some(BTreeSet::new()),
+                Some(v) => Some(member_ids("signatures", v)?),
+            },
+        })
     }
 
-    /// The list with the signatures not selected left out (empty).
-    fn apply(&self, list: &[SignedUpload]) -> Vec<SignedUpload> {
-        match self {
-            Self::All => list.to_vec(),
-            Self::Only(names) => list
-                .iter()
-                .map(|u| SignedUpload {
-                    signature: if names.contains(&u.member) {
-                        u.signature.clone()
-                    } else {
-                        String::new()
-                    },
-                    ..u.clone()
-                })
-                .collect(),
-        }
+    /// The selected entries (`member` names an entry's member), with the
+    /// signatures not selected left out (emptied by `clear`).
+    pub(super) fn apply<T: Clone>(
+        &self,
+        list: &[T],
+        member: impl Fn(&T) -> &str,
+        clear: impl Fn(&mut T),
+    ) -> Vec<T> {
+        list.iter()
+            .filter(|e| self.members.as_ref().is_none_or(|m| m.contains(member(e))))
+            .map(|e| {
+                let mut e = e.clone();
+                if self
+                    .signatures
+                    .as_ref()
+                    .is_some_and(|s| !s.contains(member(&e)))
+                {
+                    clear(&mut e);
+                }
+                e
+            })
+            .collect()
     }
+
+    /// [`Self::apply`] to signed uploads.
+    fn uploads(&self, list: &[SignedUpload]) -> Vec<SignedUpload> {
+        self.apply(list, |u| u.member.as_str(), |u| u.signature.clear())
+    }
+}
+
+/// The member ids of `?{param}=` (comma separated, each 1-64 characters
+/// from `[A-Za-z0-9._-]`), or a 400 naming the parameter.
+fn member_ids(param: &str, value: &str) -> ApiResult<BTreeSet<String>> {
+    value
+        .split(',')
+        .map(|m| {
+            let valid = (1..=64).contains(&m.len())
+                && m.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
+            if valid {
+                Ok(m.to_string())
+            } else {
+                let shown = |t: &str| {
+                    fedhe_crypto::text::escape_controls(&t.chars().take(80).collect::<String>())
+                };
+                Err(ApiError::bad_request(format!(
+                    "{param}={:?}: {:?} is not a member id (1-64 characters from [A-Za-z0-9._-]); give member ids separated by commas{}",
+                    shown(value),
+                    shown(m),
+                    if param == "signatures" { ", `none` or `all`" } else { "" },
+                )))
+            }
+        })
+        .collect()
 }
 
 /// Upload the digest of this member's contribution on the round's challenge
@@ -519,7 +546,9 @@ async fn put_sum_digest(
 #[utoipa::path(get, path = "/v1/studies/{study}/rounds/{round}/sum-digests", tag = "studies",
     params(("study" = String, Path), ("round" = u64, Path),
         ("wait" = Option<f64>, Query, description = "Long poll: seconds to wait"),
-        ("count" = Option<u64>, Query, description = "Long poll: the number of digests to wait for")),
+        ("count" = Option<u64>, Query, description = "Long poll: the number of digests to wait for"),
+        ("members" = Option<String>, Query, description = "Only these members' entries: member ids separated by commas (default: every entry)"),
+        ("signatures" = Option<String>, Query, description = "Whose signatures to include: member ids separated by commas, `none`, or `all` (the default); the others' are empty")),
     security(("admin" = []), ("member" = [])),
     responses((status = 200, body = SumDigestList), (status = 404, body = Problem, content_type = "application/problem+json")))]
 async fn list_sum_digests(
@@ -555,7 +584,9 @@ async fn put_share_digest(
 #[utoipa::path(get, path = "/v1/studies/{study}/rounds/{round}/share-digests", tag = "studies",
     params(("study" = String, Path), ("round" = u64, Path),
         ("wait" = Option<f64>, Query, description = "Long poll: seconds to wait"),
-        ("count" = Option<u64>, Query, description = "Long poll: the number of digests to wait for")),
+        ("count" = Option<u64>, Query, description = "Long poll: the number of digests to wait for"),
+        ("members" = Option<String>, Query, description = "Only these members' entries: member ids separated by commas (default: every entry)"),
+        ("signatures" = Option<String>, Query, description = "Whose signatures to include: member ids separated by commas, `none`, or `all` (the default); the others' are empty")),
     security(("admin" = []), ("member" = [])),
     responses((status = 200, body = SumDigestList), (status = 404, body = Problem, content_type = "application/problem+json")))]
 async fn list_share_digests(
@@ -579,6 +610,7 @@ async fn list_digests(
 ) -> ApiResult<Json<SumDigestList>> {
     let req = req.read(&state, 0).await?;
     let round = parse_round(&round)?;
+    let selection = ListSelection::of(&req)?;
     let spec = state.store.study(&study).await?.spec;
     auth::require_reader(&state, &spec.ceremony, &req.parts()).await?;
     let count: usize = match req.query("count")? {
@@ -612,16 +644,17 @@ async fn list_digests(
         Some(v) => v,
         None => read().await?,
     };
+    let digests: Vec<SignedSumDigest> = rows
+        .into_iter()
+        .map(|(member, bytes, signature)| SignedSumDigest {
+            member,
+            digest: hex::encode(bytes),
+            signature,
+        })
+        .collect();
     Ok(Json(SumDigestList {
         state: r.state,
-        digests: rows
-            .into_iter()
-            .map(|(member, bytes, signature)| SignedSumDigest {
-                member,
-                digest: hex::encode(bytes),
-                signature,
-            })
-            .collect(),
+        digests: selection.apply(&digests, |d| d.member.as_str(), |d| d.signature.clear()),
         aggregate_hash: r.aggregate_hash.map(hex::encode),
     }))
 }
@@ -630,6 +663,7 @@ async fn list_digests(
 /// hash of their aggregate once it exists.
 #[utoipa::path(get, path = "/v1/studies/{study}/rounds/{round}/contributions", tag = "studies",
     params(("study" = String, Path), ("round" = u64, Path),
+        ("members" = Option<String>, Query, description = "Only these members' entries: member ids separated by commas (default: every entry)"),
         ("signatures" = Option<String>, Query, description = "Whose upload signatures to include: member ids separated by commas, `none`, or `all` (the default); the others' are empty")),
     security(("admin" = []), ("member" = [])),
     responses((status = 200, body = ContributionList), (status = 404, body = Problem, content_type = "application/problem+json")))]
@@ -640,13 +674,13 @@ async fn list_contributions(
 ) -> ApiResult<Json<ContributionList>> {
     let req = req.read(&state, 0).await?;
     let round = parse_round(&round)?;
-    let selection = SignatureSelection::of(&req)?;
+    let selection = ListSelection::of(&req)?;
     let spec = state.store.study(&study).await?.spec;
     auth::require_reader(&state, &spec.ceremony, &req.parts()).await?;
     let r = state.store.round(&study, round).await?;
     Ok(Json(ContributionList {
         state: r.state,
-        contributions: selection.apply(
+        contributions: selection.uploads(
             &state
                 .store
                 .listed_uploads(UploadTable::Contributions, &study, round, r.state)
