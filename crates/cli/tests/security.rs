@@ -482,6 +482,11 @@ fn false_c1_commitment_the_contributor_whose_bytes_do_not_open_it_is_named() {
     let root = tempfile::tempdir().unwrap();
     let server = serve(root.path());
     let mut seats = alpha_beta_gamma_all_contributing(root.path(), &server.url);
+    // alpha and beta check a sample of one signature of three: the re-check
+    // on bytes must check every digest's signature, not only the sample's.
+    for (m, _) in &mut seats[..2] {
+        m.signature_sampling = 1;
+    }
     // gamma's commitment, recorded before it commits, is to another
     // ciphertext's c1: it commits to (and later signs) that one.
     let gamma = &mut seats[2].0;

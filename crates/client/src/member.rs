@@ -1108,6 +1108,19 @@ impl MemberSession {
             // contributor, or finds every one honest and the server's
             // aggregate or carries false.
             Err(refusal) if refusal.reason.starts_with(C1_CHECK_FAILED) => {
+                // Every contribution fetched is checked on its signed digest:
+                // every digest's signature too, not only the sample's.
+                let mut signed_digests = digests.clone();
+                fill_digest_signatures(
+                    &mut signed_digests,
+                    &self.client.sum_digests_part(
+                        study,
+                        round,
+                        0,
+                        Duration::ZERO,
+                        ListPart::All,
+                    )?,
+                );
                 let mut all = fetched.clone();
                 for u in &list.contributions {
                     let held = all.iter().any(|(m, _)| *m == u.member);
@@ -1122,6 +1135,7 @@ impl MemberSession {
                     &self.params,
                     &Evidence {
                         contributions: &all,
+                        digests: &signed_digests,
                         ..evidence
                     },
                 );
@@ -1496,18 +1510,7 @@ impl MemberSession {
             )?),
         };
         if let Some(signed) = signed {
-            let by_member: std::collections::HashMap<&str, &fedhe_api::SignedSumDigest> = signed
-                .digests
-                .iter()
-                .map(|d| (d.member.as_str(), d))
-                .collect();
-            for d in digests.digests.iter_mut() {
-                if let Some(s) = by_member.get(d.member.as_str()) {
-                    if s.digest == d.digest && !s.signature.is_empty() {
-                        d.signature = s.signature.clone();
-                    }
-                }
-            }
+            fill_digest_signatures(&mut digests, &signed);
         }
         Ok((digests, checks))
     }
@@ -1968,6 +1971,23 @@ enum ContributionStep {
     Commit,
     /// The contribution itself, once the commitment list is frozen.
     Reveal,
+}
+
+/// Copies into `digests` the signatures of `signed` (the same list fetched
+/// with some signatures) where member and digest agree.
+fn fill_digest_signatures(digests: &mut SumDigestList, signed: &SumDigestList) {
+    let by_member: std::collections::HashMap<&str, &fedhe_api::SignedSumDigest> = signed
+        .digests
+        .iter()
+        .map(|d| (d.member.as_str(), d))
+        .collect();
+    for d in digests.digests.iter_mut() {
+        if let Some(s) = by_member.get(d.member.as_str()) {
+            if s.digest == d.digest && !s.signature.is_empty() {
+                d.signature = s.signature.clone();
+            }
+        }
+    }
 }
 
 /// The seed pinned in `file` of `dir` to a list with `fingerprint`
