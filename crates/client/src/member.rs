@@ -1111,15 +1111,12 @@ impl MemberSession {
                 // Every contribution fetched is checked on its signed digest:
                 // every digest's signature too, not only the sample's.
                 let mut signed_digests = digests.clone();
-                fill_digest_signatures(
-                    &mut signed_digests,
-                    &self.client.sum_digests_part(
-                        study,
-                        round,
-                        0,
-                        Duration::ZERO,
-                        ListPart::All,
-                    )?,
+                fill_signatures(
+                    &mut signed_digests.digests,
+                    &self
+                        .client
+                        .sum_digests_part(study, round, 0, Duration::ZERO, ListPart::All)?
+                        .digests,
                 );
                 let mut all = fetched.clone();
                 for u in &list.contributions {
@@ -1425,22 +1422,7 @@ impl MemberSession {
                 SignatureChecks::Sampled(_) => ListPart::Entries(&wanted),
             };
             let signed = self.client.round_commitments_part(study, round, part)?;
-            let by_member: std::collections::HashMap<&str, &fedhe_api::CommittedContribution> =
-                signed
-                    .commitments
-                    .iter()
-                    .map(|c| (c.member.as_str(), c))
-                    .collect();
-            for c in list.commitments.iter_mut() {
-                if let Some(s) = by_member.get(c.member.as_str()) {
-                    let same = s.hash == c.hash
-                        && s.values == c.values
-                        && s.c1_commitment_hash == c.c1_commitment_hash;
-                    if same && !s.signature.is_empty() {
-                        c.signature = s.signature.clone();
-                    }
-                }
-            }
+            fill_signatures(&mut list.commitments, &signed.commitments);
         }
         Ok((list, checks))
     }
@@ -1510,7 +1492,7 @@ impl MemberSession {
             )?),
         };
         if let Some(signed) = signed {
-            fill_digest_signatures(&mut digests, &signed);
+            fill_signatures(&mut digests.digests, &signed.digests);
         }
         Ok((digests, checks))
     }
@@ -1973,23 +1955,6 @@ enum ContributionStep {
     Reveal,
 }
 
-/// Copies into `digests` the signatures of `signed` (the same list fetched
-/// with some signatures) where member and digest agree.
-fn fill_digest_signatures(digests: &mut SumDigestList, signed: &SumDigestList) {
-    let by_member: std::collections::HashMap<&str, &fedhe_api::SignedSumDigest> = signed
-        .digests
-        .iter()
-        .map(|d| (d.member.as_str(), d))
-        .collect();
-    for d in digests.digests.iter_mut() {
-        if let Some(s) = by_member.get(d.member.as_str()) {
-            if s.digest == d.digest && !s.signature.is_empty() {
-                d.signature = s.signature.clone();
-            }
-        }
-    }
-}
-
 /// The seed pinned in `file` of `dir` to a list with `fingerprint`
 /// ([`MemberSession::pinned_checks`]): `fresh`, recorded with the
 /// fingerprint, if nothing is pinned yet; the recorded seed if the same list
@@ -2015,17 +1980,56 @@ fn pinned_seed(
     }
 }
 
+/// An entry of a signed list, for [`fill_signatures`].
+trait SignedEntry {
+    /// The entry's member.
+    fn member(&self) -> &str;
+    /// Whether `other` lists what this entry lists (all but the signature).
+    fn same_content(&self, other: &Self) -> bool;
+    /// The entry's signature, hex (empty when left out).
+    fn signature(&self) -> &str;
+    /// Sets the entry's signature.
+    fn set_signature(&mut self, signature: &str);
+}
+
+macro_rules! signed_entry {
+    ($t:ty, |$a:ident, $b:ident| $same:expr) => {
+        impl SignedEntry for $t {
+            fn member(&self) -> &str {
+                &self.member
+            }
+            fn same_content(&self, other: &Self) -> bool {
+                let ($a, $b) = (self, other);
+                $same
+            }
+            fn signature(&self) -> &str {
+                &self.signature
+            }
+            fn set_signature(&mut self, signature: &str) {
+                self.signature = signature.to_string();
+            }
+        }
+    };
+}
+
+signed_entry!(fedhe_api::SignedUpload, |a, b| a.hash == b.hash);
+signed_entry!(fedhe_api::SignedSumDigest, |a, b| a.digest == b.digest);
+signed_entry!(fedhe_api::CommittedContribution, |a, b| a.hash == b.hash
+    && a.values == b.values
+    && a.c1_commitment_hash == b.c1_commitment_hash);
+
 /// Copies into `list` the signatures of `signed` (the same list fetched
-/// with some signatures), entry by entry where member and hash agree; an
+/// with some signatures), entry by entry where member and content agree; an
 /// entry the second answer differs on keeps no signature and is refused by
 /// the check that needs it.
-fn fill_signatures(list: &mut [fedhe_api::SignedUpload], signed: &[fedhe_api::SignedUpload]) {
-    let by_member: std::collections::HashMap<&str, &fedhe_api::SignedUpload> =
-        signed.iter().map(|u| (u.member.as_str(), u)).collect();
-    for u in list.iter_mut() {
-        if let Some(s) = by_member.get(u.member.as_str()) {
-            if s.hash == u.hash && !s.signature.is_empty() {
-                u.signature = s.signature.clone();
+fn fill_signatures<T: SignedEntry>(list: &mut [T], signed: &[T]) {
+    let by_member: std::collections::HashMap<&str, &T> =
+        signed.iter().map(|e| (e.member(), e)).collect();
+    for e in list.iter_mut() {
+        if let Some(s) = by_member.get(e.member()) {
+            if s.same_content(e) && !s.signature().is_empty() {
+                let signature = s.signature().to_string();
+                e.set_signature(&signature);
             }
         }
     }
