@@ -45,6 +45,7 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("wire_decryption_share", check_wire_decryption_share),
     ("wire_secret_key_share", check_wire_secret_key_share),
     ("api_json", check_api_json),
+    ("api_compact_list", check_api_compact_list),
     ("api_signing", check_api_signing),
     ("sealed_key_file", check_sealed_key_file),
     ("server_config", check_server_config),
@@ -391,6 +392,38 @@ pub fn check_api_json(data: &[u8]) {
                 let _ = config.validate("fbo-fedgp", members.wrapping_add(1));
             }
         }
+    }
+}
+
+/// The compact encoding of the signed lists (`fedhe_api::compact`, what a
+/// member decodes from the server): the first byte picks the list, the rest
+/// is its bytes. A list that decodes encodes to the same bytes (the format
+/// has one encoding per list) and survives its JSON round trip unchanged.
+pub fn check_api_compact_list(data: &[u8]) {
+    use fedhe_api::compact::CompactList;
+    use fedhe_api::types::*;
+    fn check<T>(bytes: &[u8])
+    where
+        T: CompactList
+            + serde::Serialize
+            + serde::de::DeserializeOwned
+            + PartialEq
+            + std::fmt::Debug,
+    {
+        if let Ok(list) = T::from_compact(bytes) {
+            assert_eq!(list.to_compact().expect("a decoded list encodes"), bytes);
+            let json: T = serde_json::from_slice(&serde_json::to_vec(&list).unwrap()).unwrap();
+            assert_eq!(json, list);
+        }
+    }
+    let mut input = Input::new(data);
+    let selector = input.byte();
+    let body = input.rest();
+    match selector % 4 {
+        0 => check::<ContributionList>(body),
+        1 => check::<DecryptionShareList>(body),
+        2 => check::<SumDigestList>(body),
+        _ => check::<CommitmentList>(body),
     }
 }
 
@@ -893,6 +926,82 @@ pub fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
         let mut v = vec![selector];
         v.extend_from_slice(body.as_bytes());
         out.push(("api_json", name.to_string(), v));
+    }
+
+    {
+        use fedhe_api::compact::CompactList;
+        use fedhe_api::types::*;
+        let upload = |member: &str, b: u8, signed: bool| SignedUpload {
+            member: member.into(),
+            hash: to_hex(&[b; 32]),
+            signature: if signed {
+                to_hex(&[b; 64])
+            } else {
+                String::new()
+            },
+        };
+        let lists: Vec<(u8, &str, Vec<u8>)> = vec![
+            (
+                0,
+                "contributions",
+                ContributionList {
+                    state: RoundState::Decrypting,
+                    contributions: vec![upload("alpha", 1, true), upload("beta", 2, false)],
+                    aggregate_hash: Some(to_hex(&[3; 32])),
+                }
+                .to_compact()
+                .unwrap(),
+            ),
+            (
+                1,
+                "decryption-shares",
+                DecryptionShareList {
+                    state: RoundState::Done,
+                    shares: vec![upload("m0001", 4, false)],
+                    aggregate_hash: None,
+                }
+                .to_compact()
+                .unwrap(),
+            ),
+            (
+                2,
+                "digests",
+                SumDigestList {
+                    state: RoundState::Failed,
+                    digests: vec![SignedSumDigest {
+                        member: "gamma".into(),
+                        digest: to_hex(&[5; 64]),
+                        signature: to_hex(&[6; 64]),
+                    }],
+                    aggregate_hash: Some(to_hex(&[7; 32])),
+                }
+                .to_compact()
+                .unwrap(),
+            ),
+            (
+                3,
+                "commitments",
+                CommitmentList {
+                    state: RoundState::Collecting,
+                    values: Some(300),
+                    commitments: vec![CommittedContribution {
+                        member: "alpha".into(),
+                        hash: to_hex(&[8; 32]),
+                        values: 300,
+                        c1_commitment_hash: to_hex(&[9; 32]),
+                        signature: String::new(),
+                    }],
+                    list_hash: Some(to_hex(&[10; 32])),
+                }
+                .to_compact()
+                .unwrap(),
+            ),
+        ];
+        for (selector, name, bytes) in lists {
+            let mut v = vec![selector];
+            v.extend_from_slice(&bytes);
+            out.push(("api_compact_list", name.to_string(), v));
+        }
     }
 
     out.push((

@@ -3,9 +3,11 @@
 //! upload statements. Neither side imports the other; both import this.
 
 pub mod audit;
+pub mod compact;
 pub mod signing;
 pub mod types;
 
 pub use audit::{AuditEntry, AuditLog};
+pub use compact::{CompactError, CompactList, COMPACT_LIST};
 pub use signing::{Identity, SignatureError, UploadKind};
 pub use types::*;

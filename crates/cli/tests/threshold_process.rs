@@ -570,8 +570,13 @@ fn equivocating_proxy(upstream: String, state: Arc<Mutex<Equivocation>>) -> Stri
                 }
                 let mut request =
                     http.request(method.parse().unwrap(), format!("{upstream}{path}"));
+                // `accept` too: this proxy rewrites the lists as JSON, so it
+                // asks for JSON (a member decodes whichever it is answered).
                 for (k, v) in &headers {
-                    if !matches!(k.as_str(), "host" | "content-length" | "connection") {
+                    if !matches!(
+                        k.as_str(),
+                        "host" | "content-length" | "connection" | "accept"
+                    ) {
                         request = request.header(k, v);
                     }
                 }

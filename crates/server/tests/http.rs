@@ -687,6 +687,47 @@ async fn check_signature_selection(h: &Harness, what: &str, key: &str, entries: 
             .collect();
         assert_eq!(got, expected, "{what}{query}");
     }
+    // `Accept: application/vnd.fedhe.list`: the same lists, compact.
+    for query in [
+        "",
+        "?signatures=none",
+        "?members=alpha,gamma&signatures=alpha",
+    ] {
+        let url = format!("{path}{query}");
+        let json: serde_json::Value = h
+            .json(Some("beta"), Method::GET, &url, None, StatusCode::OK)
+            .await;
+        let r = h
+            .send(
+                Some("beta"),
+                Method::GET,
+                &url,
+                Vec::new(),
+                "application/json",
+                &[("accept", format!("text/plain, {COMPACT_LIST};q=0.9"))],
+            )
+            .await;
+        assert_eq!(r.status(), StatusCode::OK, "{what}{query}");
+        assert_eq!(
+            r.headers()["content-type"].to_str().unwrap(),
+            COMPACT_LIST,
+            "{what}{query}"
+        );
+        let bytes = r.bytes().await.unwrap();
+        assert!(bytes.len() < serde_json::to_vec(&json).unwrap().len() / 2 + 64);
+        let compact = match what {
+            "contributions" => {
+                serde_json::to_value(ContributionList::from_compact(&bytes).unwrap())
+            }
+            "commitments" => serde_json::to_value(CommitmentList::from_compact(&bytes).unwrap()),
+            "decryption-shares" => {
+                serde_json::to_value(DecryptionShareList::from_compact(&bytes).unwrap())
+            }
+            _ => serde_json::to_value(SumDigestList::from_compact(&bytes).unwrap()),
+        }
+        .unwrap();
+        assert_eq!(compact, json, "{what}{query}");
+    }
     for bad in [
         "members=beta,",
         "members=",

@@ -242,6 +242,17 @@ impl Received {
         Ok(None)
     }
 
+    /// Whether `Accept` names `media_type` (parameters and quality values
+    /// are not weighed: a client that names it takes it).
+    fn accepts(&self, media_type: &str) -> bool {
+        self.headers
+            .get_all(header::ACCEPT)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .any(|t| t.split(';').next().map(str::trim) == Some(media_type))
+    }
+
     fn require_content_type(&self, expected: &str) -> ApiResult<()> {
         let got = self
             .headers
@@ -312,6 +323,26 @@ fn octet_response(bytes: Vec<u8>) -> Response {
     r.headers_mut()
         .insert(header::CONTENT_TYPE, HeaderValue::from_static(OCTET));
     r
+}
+
+/// A signed list (commitments, contributions, digests, decryption shares):
+/// compact bytes ([`fedhe_api::compact`]) when the request's `Accept` names
+/// [`COMPACT_LIST`], JSON otherwise (issue 16: a member's download at 1,000
+/// members is mostly these lists, and hex JSON doubles them).
+fn list_response<T: serde::Serialize + CompactList>(
+    req: &Received,
+    list: T,
+) -> ApiResult<Response> {
+    if !req.accepts(COMPACT_LIST) {
+        return Ok(Json(list).into_response());
+    }
+    let bytes = list
+        .to_compact()
+        .map_err(|e| ApiError::internal(format!("the list could not be encoded: {e}")))?;
+    let mut r = (StatusCode::OK, bytes).into_response();
+    r.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(COMPACT_LIST));
+    Ok(r)
 }
 
 fn created_or_ok<T: serde::Serialize>(created: bool, body: T) -> Response {

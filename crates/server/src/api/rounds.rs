@@ -221,31 +221,34 @@ const MAX_VALUES: u64 = 1 << 24;
         ("members" = Option<String>, Query, description = "Only these members' entries: member ids separated by commas (default: every entry)"),
         ("signatures" = Option<String>, Query, description = "Whose signatures to include: member ids separated by commas, `none`, or `all` (the default); the others' are empty (the list's hash does not cover signatures)")),
     security(("admin" = []), ("member" = [])),
-    responses((status = 200, body = CommitmentList), (status = 404, body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, description = "The list: JSON, or compact bytes (`fedhe_api::compact`) when `Accept` names application/vnd.fedhe.list", content((CommitmentList = "application/json"), (Vec<u8> = "application/vnd.fedhe.list"))), (status = 404, body = Problem, content_type = "application/problem+json")))]
 async fn list_round_commitments(
     State(state): Shared,
     P((study, round)): P<(String, String)>,
     req: Incoming,
-) -> ApiResult<Json<CommitmentList>> {
+) -> ApiResult<Response> {
     let req = req.read(&state, 0).await?;
     let round = parse_round(&round)?;
     let selection = super::uploads::ListSelection::of(&req)?;
     let spec = state.store.study(&study).await?.spec;
     auth::require_reader(&state, &spec.ceremony, &req.parts()).await?;
     let r = state.store.round(&study, round).await?;
-    Ok(Json(CommitmentList {
-        state: r.state,
-        values: r.value_count.map(|v| v as u64),
-        commitments: selection.apply(
-            &state
-                .store
-                .listed_commitments(&study, round, r.value_count, r.state)
-                .await?,
-            |c| c.member.as_str(),
-            |c| c.signature.clear(),
-        ),
-        list_hash: r.commitment_list_hash,
-    }))
+    super::list_response(
+        &req,
+        CommitmentList {
+            state: r.state,
+            values: r.value_count.map(|v| v as u64),
+            commitments: selection.apply(
+                &state
+                    .store
+                    .listed_commitments(&study, round, r.value_count, r.state)
+                    .await?,
+                |c| c.member.as_str(),
+                |c| c.signature.clear(),
+            ),
+            list_hash: r.commitment_list_hash,
+        },
+    )
 }
 
 /// Claim a place in a t-of-n round's decrypting set (once the aggregate

@@ -6,8 +6,8 @@
 //! decodes the object fully before it is stored.
 
 use super::{
-    created_or_ok, long_poll, not_ready, octet_response, parse_round, upload_signature,
-    verify_upload_signature, Incoming, Shared, OCTET, P,
+    created_or_ok, list_response, long_poll, not_ready, octet_response, parse_round,
+    upload_signature, verify_upload_signature, Incoming, Shared, OCTET, P,
 };
 use crate::auth;
 use crate::engine;
@@ -16,7 +16,6 @@ use crate::store::{Upload, UploadTable};
 use crate::AppState;
 use axum::extract::State;
 use axum::response::Response;
-use axum::Json;
 use fedhe_api::signing::{
     contribution_statement, now_ms, share_digest_statement, sum_digest_statement, upload_statement,
 };
@@ -411,28 +410,56 @@ async fn get_upload(
         ("members" = Option<String>, Query, description = "Only these members' entries: member ids separated by commas (default: every entry)"),
         ("signatures" = Option<String>, Query, description = "Whose upload signatures to include: member ids separated by commas, `none`, or `all` (the default); the others' are empty")),
     security(("admin" = []), ("member" = [])),
-    responses((status = 200, body = DecryptionShareList), (status = 404, body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, description = "The list: JSON, or compact bytes (`fedhe_api::compact`) when `Accept` names application/vnd.fedhe.list", content((DecryptionShareList = "application/json"), (Vec<u8> = "application/vnd.fedhe.list"))), (status = 404, body = Problem, content_type = "application/problem+json")))]
 async fn list_decryption_shares(
     State(state): Shared,
     P((study, round)): P<(String, String)>,
     req: Incoming,
-) -> ApiResult<Json<DecryptionShareList>> {
+) -> ApiResult<Response> {
+    list_uploads(
+        state,
+        study,
+        round,
+        req,
+        UploadTable::DecryptionShares,
+        |state, shares, aggregate_hash| DecryptionShareList {
+            state,
+            shares,
+            aggregate_hash,
+        },
+    )
+    .await
+}
+
+/// A list of signed uploads in `table` (contributions or decryption
+/// shares), made by `list` from the round's state, the selected entries and
+/// the aggregate's hash.
+async fn list_uploads<T: serde::Serialize + CompactList>(
+    state: Arc<AppState>,
+    study: String,
+    round: String,
+    req: Incoming,
+    table: UploadTable,
+    list: impl FnOnce(RoundState, Vec<SignedUpload>, Option<String>) -> T,
+) -> ApiResult<Response> {
     let req = req.read(&state, 0).await?;
     let round = parse_round(&round)?;
     let selection = ListSelection::of(&req)?;
     let spec = state.store.study(&study).await?.spec;
     auth::require_reader(&state, &spec.ceremony, &req.parts()).await?;
     let r = state.store.round(&study, round).await?;
-    Ok(Json(DecryptionShareList {
-        state: r.state,
-        shares: selection.uploads(
-            &state
-                .store
-                .listed_uploads(UploadTable::DecryptionShares, &study, round, r.state)
-                .await?,
+    let entries = state
+        .store
+        .listed_uploads(table, &study, round, r.state)
+        .await?;
+    list_response(
+        &req,
+        list(
+            r.state,
+            selection.uploads(&entries),
+            r.aggregate_hash.map(hex::encode),
         ),
-        aggregate_hash: r.aggregate_hash.map(hex::encode),
-    }))
+    )
 }
 
 /// Which entries of a signed list to send, and which keep their signature
@@ -550,12 +577,12 @@ async fn put_sum_digest(
         ("members" = Option<String>, Query, description = "Only these members' entries: member ids separated by commas (default: every entry)"),
         ("signatures" = Option<String>, Query, description = "Whose signatures to include: member ids separated by commas, `none`, or `all` (the default); the others' are empty")),
     security(("admin" = []), ("member" = [])),
-    responses((status = 200, body = SumDigestList), (status = 404, body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, description = "The list: JSON, or compact bytes (`fedhe_api::compact`) when `Accept` names application/vnd.fedhe.list", content((SumDigestList = "application/json"), (Vec<u8> = "application/vnd.fedhe.list"))), (status = 404, body = Problem, content_type = "application/problem+json")))]
 async fn list_sum_digests(
     State(state): Shared,
     P((study, round)): P<(String, String)>,
     req: Incoming,
-) -> ApiResult<Json<SumDigestList>> {
+) -> ApiResult<Response> {
     list_digests(state, study, round, req, UploadTable::SumDigests).await
 }
 
@@ -588,12 +615,12 @@ async fn put_share_digest(
         ("members" = Option<String>, Query, description = "Only these members' entries: member ids separated by commas (default: every entry)"),
         ("signatures" = Option<String>, Query, description = "Whose signatures to include: member ids separated by commas, `none`, or `all` (the default); the others' are empty")),
     security(("admin" = []), ("member" = [])),
-    responses((status = 200, body = SumDigestList), (status = 404, body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, description = "The list: JSON, or compact bytes (`fedhe_api::compact`) when `Accept` names application/vnd.fedhe.list", content((SumDigestList = "application/json"), (Vec<u8> = "application/vnd.fedhe.list"))), (status = 404, body = Problem, content_type = "application/problem+json")))]
 async fn list_share_digests(
     State(state): Shared,
     P((study, round)): P<(String, String)>,
     req: Incoming,
-) -> ApiResult<Json<SumDigestList>> {
+) -> ApiResult<Response> {
     list_digests(state, study, round, req, UploadTable::ShareDigests).await
 }
 
@@ -607,7 +634,7 @@ async fn list_digests(
     round: String,
     req: Incoming,
     table: UploadTable,
-) -> ApiResult<Json<SumDigestList>> {
+) -> ApiResult<Response> {
     let req = req.read(&state, 0).await?;
     let round = parse_round(&round)?;
     let selection = ListSelection::of(&req)?;
@@ -652,11 +679,14 @@ async fn list_digests(
             signature,
         })
         .collect();
-    Ok(Json(SumDigestList {
-        state: r.state,
-        digests: selection.apply(&digests, |d| d.member.as_str(), |d| d.signature.clear()),
-        aggregate_hash: r.aggregate_hash.map(hex::encode),
-    }))
+    list_response(
+        &req,
+        SumDigestList {
+            state: r.state,
+            digests: selection.apply(&digests, |d| d.member.as_str(), |d| d.signature.clear()),
+            aggregate_hash: r.aggregate_hash.map(hex::encode),
+        },
+    )
 }
 
 /// The contributions of a round, each with its member's signature, and the
@@ -666,26 +696,23 @@ async fn list_digests(
         ("members" = Option<String>, Query, description = "Only these members' entries: member ids separated by commas (default: every entry)"),
         ("signatures" = Option<String>, Query, description = "Whose upload signatures to include: member ids separated by commas, `none`, or `all` (the default); the others' are empty")),
     security(("admin" = []), ("member" = [])),
-    responses((status = 200, body = ContributionList), (status = 404, body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, description = "The list: JSON, or compact bytes (`fedhe_api::compact`) when `Accept` names application/vnd.fedhe.list", content((ContributionList = "application/json"), (Vec<u8> = "application/vnd.fedhe.list"))), (status = 404, body = Problem, content_type = "application/problem+json")))]
 async fn list_contributions(
     State(state): Shared,
     P((study, round)): P<(String, String)>,
     req: Incoming,
-) -> ApiResult<Json<ContributionList>> {
-    let req = req.read(&state, 0).await?;
-    let round = parse_round(&round)?;
-    let selection = ListSelection::of(&req)?;
-    let spec = state.store.study(&study).await?.spec;
-    auth::require_reader(&state, &spec.ceremony, &req.parts()).await?;
-    let r = state.store.round(&study, round).await?;
-    Ok(Json(ContributionList {
-        state: r.state,
-        contributions: selection.uploads(
-            &state
-                .store
-                .listed_uploads(UploadTable::Contributions, &study, round, r.state)
-                .await?,
-        ),
-        aggregate_hash: r.aggregate_hash.map(hex::encode),
-    }))
+) -> ApiResult<Response> {
+    list_uploads(
+        state,
+        study,
+        round,
+        req,
+        UploadTable::Contributions,
+        |state, contributions, aggregate_hash| ContributionList {
+            state,
+            contributions,
+            aggregate_hash,
+        },
+    )
+    .await
 }
