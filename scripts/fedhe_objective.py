@@ -20,15 +20,24 @@ def box(fedhe, function):
     sys.exit(f"{function} not in `fedhe objective list`")
 
 
-def evaluate(fedhe, function, dim, points):
-    """fedhe's noise-free values at `points` (a list of points in the box)."""
+def evaluate(fedhe, function, dim, points, noise_seed=None):
+    """fedhe's noise-free values at `points` (a list of points in the box).
+    With `noise_seed`, returns `(values, observed)`: `observed` carries the
+    function's own noise (CEC-2005 F4, F17) drawn from that seed, what an
+    optimiser sees, while `values` are what it is scored on (as in `fedhe
+    simulate`)."""
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump({"x": points}, f)
         path = f.name
+    command = [fedhe, "objective", "eval", "--function", function,
+               "--dim", str(dim), "--points", path]
+    if noise_seed is not None:
+        command += ["--noise-seed", str(noise_seed)]
     try:
-        out = subprocess.run([fedhe, "objective", "eval", "--function", function,
-                              "--dim", str(dim), "--points", path],
-                             check=True, capture_output=True, text=True).stdout
+        out = json.loads(subprocess.run(command, check=True, capture_output=True,
+                                        text=True).stdout)
     finally:
         os.unlink(path)
-    return json.loads(out)["values"]
+    if noise_seed is None:
+        return out["values"]
+    return out["values"], out["observed"]

@@ -48,14 +48,15 @@ torch.set_default_dtype(torch.float64)
 torch.set_num_threads(1)
 
 
-def evaluate(fedhe, function, dim, lower, upper, unit):
-    """fedhe's values at unit-cube points (rows of `unit`)."""
+def evaluate(fedhe, function, dim, lower, upper, unit, noise_seed=None):
+    """fedhe's values at unit-cube points (rows of `unit`); with
+    `noise_seed`, `(values, observed)` (see `fedhe_objective.evaluate`)."""
     points = [[lo + (hi - lo) * float(u) for u, lo, hi in zip(row, lower, upper)]
               for row in unit.tolist()]
-    return fedhe_objective.evaluate(fedhe, function, dim, points)
+    return fedhe_objective.evaluate(fedhe, function, dim, points, noise_seed)
 
 
-def lone(fedhe, function, dim, seed, initial, steps, q=1):
+def lone(fedhe, function, dim, seed, initial, steps, q=1, observed_noise=False):
     """One agent; returns the best-so-far trace (minimisation), one entry per
     evaluation. With q > 1 it is the pooled batch agent: q * initial random
     points (every member's initial design in one place), then `steps` batches
@@ -64,17 +65,31 @@ def lone(fedhe, function, dim, seed, initial, steps, q=1):
     lo, hi = fedhe_objective.box(fedhe, function)
     lower, upper = [lo] * dim, [hi] * dim
     torch.manual_seed(seed)
+    calls = iter(range(10**6))
+
+    def observe(unit):
+        """(scored, seen): noise-free values and what the model is fitted to
+        (noisy for F4 and F17 with `observed_noise`, a fresh noise seed per
+        call)."""
+        if not observed_noise:
+            v = evaluate(fedhe, function, dim, lower, upper, unit)
+            return v, v
+        return evaluate(fedhe, function, dim, lower, upper, unit,
+                        noise_seed=seed * 10**6 + next(calls))
+
     x = torch.rand(q * initial, dim)
-    y = evaluate(fedhe, function, dim, lower, upper, x)
+    y, seen = observe(x)
     bounds = torch.stack([torch.zeros(dim), torch.ones(dim)])
     for step in range(steps):
         started = time.time()
-        train_y = -torch.tensor(y).unsqueeze(-1)  # BoTorch maximises
+        train_y = -torch.tensor(seen).unsqueeze(-1)  # BoTorch maximises
         model = SingleTaskGP(x, train_y)
         fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
         acq = qLogExpectedImprovement(model, best_f=train_y.max())
         cand, _ = optimize_acqf(acq, bounds=bounds, q=q, num_restarts=10, raw_samples=512)
-        y += evaluate(fedhe, function, dim, lower, upper, cand)
+        scored, observed = observe(cand)
+        y += scored
+        seen += observed
         x = torch.cat([x, cand])
         if q > 1:
             print(f"  batch {step + 1}/{steps}: {len(y)} points, best {min(y):.6g}, "
@@ -96,6 +111,11 @@ def main():
     ap.add_argument("--steps", type=int, default=50)
     ap.add_argument("--batch", type=int, default=1,
                     help="q: the pooled batch agent of a q-member federation when > 1")
+    ap.add_argument("--observed-noise", action="store_true",
+                    help="fit the model to the values with the function's own noise "
+                         "(CEC-2005 F4, F17; `fedhe objective eval --noise-seed`), as "
+                         "fedhe's agents observe them, and score the noise-free ones; "
+                         "without it a peer sees F4 and F17 noise-free (F2 and F16)")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
     fixture = {"runs": {}}
@@ -113,6 +133,9 @@ def main():
                                f"CEC-2005 D = {a.dim}, unit-cube inputs")
     fixture["method"] = ("BoTorch SingleTaskGP (defaults) + qLogExpectedImprovement, "
                          f"optimize_acqf(q={a.batch}, num_restarts=10, raw_samples=512)")
+    fixture["noise"] = ("observed: the model sees F4's and F17's own noise, the trace "
+                        "scores the noise-free values" if a.observed_noise else
+                        "none: F4 and F17 evaluated noise-free")
     fixture["command"] = " ".join(["python3"] + sys.argv)
     fixture["versions"] = {"python": platform.python_version(), "torch": torch.__version__,
                            "botorch": botorch.__version__, "gpytorch": gpytorch.__version__}
@@ -123,7 +146,8 @@ def main():
             if key in fixture["runs"]:
                 continue
             start = time.time()
-            trace = lone(a.fedhe, f"cec2005-f{fn}", a.dim, seed, a.initial, a.steps, a.batch)
+            trace = lone(a.fedhe, f"cec2005-f{fn}", a.dim, seed, a.initial, a.steps, a.batch,
+                         a.observed_noise)
             fixture["runs"][key] = {
                 "function": f"f{fn}", "seed": seed, "best": trace[-1], "trace": trace,
                 "seconds": round(time.time() - start, 2),

@@ -77,6 +77,74 @@ fn eval_garland_matches_its_formula() {
 }
 
 #[test]
+fn eval_with_a_noise_seed_observes_f4_and_f17_with_their_own_noise() {
+    // 400 points spread over the box [-100, 100]^10 (a fixed LCG).
+    let mut state = 12345u64;
+    let mut next = || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 11) as f64 / (1u64 << 53) as f64 * 200.0 - 100.0
+    };
+    let x: Vec<Vec<f64>> = (0..400)
+        .map(|_| (0..10).map(|_| next()).collect())
+        .collect();
+    let points = temp_file("noisy.json", &serde_json::json!({ "x": x }).to_string());
+    let eval = |function: &str, seed: &str| {
+        let out = fedhe(&[
+            "objective",
+            "eval",
+            "--function",
+            function,
+            "--dim",
+            "10",
+            "--points",
+            &points,
+            "--noise-seed",
+            seed,
+        ]);
+        let doc = json_stdout(&out);
+        let get = |k: &str| -> Vec<f64> {
+            doc[k]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_f64().unwrap())
+                .collect()
+        };
+        (get("values"), get("observed"))
+    };
+    // CEC-2005's definitions: F4 = F2 · (1 + 0.4|N|) + bias (bias −450),
+    // F17 = F16's composition · (1 + 0.2|N|) + bias (bias 120), N ~ N(0, 1).
+    for (function, bias, scale) in [("cec2005-f4", -450.0, 0.4), ("cec2005-f17", 120.0, 0.2)] {
+        let (values, observed) = eval(function, "7");
+        let halfnormal: Vec<f64> = values
+            .iter()
+            .zip(&observed)
+            .map(|(v, o)| ((o - bias) / (v - bias) - 1.0) / scale)
+            .collect();
+        assert!(
+            halfnormal.iter().all(|h| *h >= -1e-9),
+            "{function}: a factor below 1"
+        );
+        // E|N| = sqrt(2/π) = 0.7979, sd 0.603: four standard errors at 400.
+        let mean = halfnormal.iter().sum::<f64>() / 400.0;
+        assert!(
+            (mean - (2.0 / std::f64::consts::PI).sqrt()).abs() < 4.0 * 0.603 / 20.0,
+            "{function}: {mean}"
+        );
+        // The values are the noise-free ones; the seed fixes the noise.
+        let (values_again, _) = eval(function, "8");
+        assert_eq!(values, values_again);
+        assert_eq!(eval(function, "7").1, observed);
+        assert_ne!(eval(function, "8").1, observed);
+    }
+    // A function without noise observes its value.
+    let (values, observed) = eval("cec2005-f2", "7");
+    assert_eq!(values, observed);
+}
+
+#[test]
 fn bad_input_exits_with_status_2() {
     let good = temp_file("good.json", r#"{"x": [[0.0, 0.0]]}"#);
     let wrong_dim = temp_file("wrongdim.json", r#"{"x": [[0.0, 0.0], [1.0, 2.0, 3.0]]}"#);

@@ -136,10 +136,7 @@ impl Task {
             Objectives::Shared { objective, .. } => {
                 let x = self.to_domain(unit);
                 let noise_free = objective.evaluate(&x)?;
-                let observed = match objective {
-                    Objective::Cec2005(f) if f.is_noisy() => f.evaluate_noisy(&x, rng)?,
-                    _ => noise_free,
-                };
+                let observed = objective.observe(&x, rng)?;
                 Ok(Evaluation {
                     observed,
                     noise_free,

@@ -14,7 +14,8 @@ pub enum ObjectiveCommand {
     /// optimum value (`-` when unknown or drawn per seed), sense, clients.
     List,
     /// Evaluate a function (noise-free) at the points of a JSON file
-    /// `{"x": [[...], ...]}`; prints `{"values": [...]}`.
+    /// `{"x": [[...], ...]}`; prints `{"values": [...]}` (and `"observed"`,
+    /// noisy where the function is, with `--noise-seed`).
     Eval {
         /// Function name, e.g. `cec2005-f1` … `cec2005-f20`, `garland`, `doublesine`.
         #[arg(long)]
@@ -25,6 +26,15 @@ pub enum ObjectiveCommand {
         /// JSON file with the points.
         #[arg(long)]
         points: String,
+        /// Also print `"observed"`: each point's value as an optimiser
+        /// observes it, with the function's own noise (CEC-2005 F4 and F17,
+        /// "with noise in fitness") drawn from a ChaCha8 stream seeded by
+        /// this number, as `fedhe simulate` observes them; equal to
+        /// `"values"` for a function without noise. A peer optimiser fits
+        /// its model to these and is scored on `"values"`, as fedhe's
+        /// agents are.
+        #[arg(long)]
+        noise_seed: Option<u64>,
     },
     /// Evaluate a function (noise-free) at one point read from stdin as a JSON
     /// array in the function's own box; prints one number. This is the form
@@ -77,6 +87,7 @@ pub fn run(command: ObjectiveCommand) -> Result<(), CliError> {
             function,
             dim,
             points,
+            noise_seed,
         } => {
             let objective = benchmark(&function, dim)?;
             let file: PointsFile = read_json(&points)?;
@@ -86,7 +97,16 @@ pub fn run(command: ObjectiveCommand) -> Result<(), CliError> {
                 .iter()
                 .map(|p| objective.evaluate(p))
                 .collect::<Result<Vec<f64>, _>>()?;
-            println!("{}", serde_json::json!({ "values": values }));
+            match noise_seed {
+                None => println!("{}", serde_json::json!({ "values": values })),
+                Some(seed) => {
+                    let observed = objective.observe_seeded(&file.x, seed)?;
+                    println!(
+                        "{}",
+                        serde_json::json!({ "values": values, "observed": observed })
+                    );
+                }
+            }
             Ok(())
         }
         ObjectiveCommand::Value { function, dim } => {

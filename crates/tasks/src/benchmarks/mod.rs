@@ -79,6 +79,25 @@ impl Objective {
         }
     }
 
+    /// The value observed at `x`: with the function's own noise drawn from
+    /// `rng` (CEC-2005 F4 and F17, "with noise in fitness"), the noise-free
+    /// value otherwise (no draw from `rng`).
+    pub fn observe<R: rand::Rng + ?Sized>(&self, x: &[f64], rng: &mut R) -> Result<f64, TaskError> {
+        match self {
+            Objective::Cec2005(f) if f.is_noisy() => f.evaluate_noisy(x, rng),
+            _ => self.evaluate(x),
+        }
+    }
+
+    /// [`Self::observe`] at each of `points` in order, from one ChaCha8
+    /// stream seeded by `seed` (the stream `fedhe simulate` draws an
+    /// agent's noise from): what `fedhe objective eval --noise-seed` prints.
+    pub fn observe_seeded(&self, points: &[Vec<f64>], seed: u64) -> Result<Vec<f64>, TaskError> {
+        use rand::SeedableRng;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        points.iter().map(|x| self.observe(x, &mut rng)).collect()
+    }
+
     /// The noise-free value at `x`.
     pub fn evaluate(&self, x: &[f64]) -> Result<f64, TaskError> {
         match self {
