@@ -728,6 +728,28 @@ async fn check_signature_selection(h: &Harness, what: &str, key: &str, entries: 
         .unwrap();
         assert_eq!(compact, json, "{what}{query}");
     }
+    // Not asked for, or refused with q=0: JSON.
+    for accept in [
+        "application/json",
+        "application/vnd.fedhe.list;q=0, application/json",
+    ] {
+        let r = h
+            .send(
+                Some("beta"),
+                Method::GET,
+                &path,
+                Vec::new(),
+                "application/json",
+                &[("accept", accept.to_string())],
+            )
+            .await;
+        assert_eq!(r.status(), StatusCode::OK, "{what}: {accept}");
+        assert_eq!(
+            r.headers()["content-type"].to_str().unwrap(),
+            "application/json",
+            "{what}: {accept}"
+        );
+    }
     for bad in [
         "members=beta,",
         "members=",

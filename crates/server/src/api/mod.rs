@@ -242,15 +242,25 @@ impl Received {
         Ok(None)
     }
 
-    /// Whether `Accept` names `media_type` (parameters and quality values
-    /// are not weighed: a client that names it takes it).
+    /// Whether `Accept` names `media_type` with a quality above 0 (RFC 9110
+    /// §12.5.1: `q=0` means "not acceptable"; other qualities are not
+    /// weighed, a client that names the type takes it).
     fn accepts(&self, media_type: &str) -> bool {
         self.headers
             .get_all(header::ACCEPT)
             .iter()
             .filter_map(|v| v.to_str().ok())
             .flat_map(|v| v.split(','))
-            .any(|t| t.split(';').next().map(str::trim) == Some(media_type))
+            .any(|range| {
+                let mut parts = range.split(';').map(str::trim);
+                parts.next() == Some(media_type)
+                    && !parts.any(|p| {
+                        p.split_once('=').is_some_and(|(k, v)| {
+                            k.trim().eq_ignore_ascii_case("q")
+                                && v.trim().parse::<f64>().is_ok_and(|q| q == 0.0)
+                        })
+                    })
+            })
     }
 
     fn require_content_type(&self, expected: &str) -> ApiResult<()> {
