@@ -73,7 +73,7 @@ def lone(fedhe, function, dim, seed, initial, steps, q=1, observed_noise=False):
         call)."""
         if not observed_noise:
             v = evaluate(fedhe, function, dim, lower, upper, unit)
-            return v, v
+            return v, list(v)  # two lists: each grows on its own
         return evaluate(fedhe, function, dim, lower, upper, unit,
                         noise_seed=seed * 10**6 + next(calls))
 
