@@ -133,10 +133,26 @@ impl AcquisitionStep {
         rng: &mut ChaCha8Rng,
     ) -> Result<Vec<f64>, AlgorithmError> {
         let dim = anchors.first().map_or(0, Vec::len);
-        let bounds = Bounds::unit(dim)?;
+        self.propose_in(surrogate, t, incumbent, anchors, &Bounds::unit(dim)?, rng)
+    }
+
+    /// [`Self::propose`] in the box `bounds` of the unit cube (a trust
+    /// region, `fedhe_bo::trust_region`).
+    pub fn propose_in(
+        &self,
+        surrogate: &dyn Surrogate,
+        t: usize,
+        incumbent: f64,
+        anchors: &[Vec<f64>],
+        bounds: &Bounds,
+        rng: &mut ChaCha8Rng,
+    ) -> Result<Vec<f64>, AlgorithmError> {
+        let dim = bounds.dim();
         let Some(acquisition) = self.acquisition(t, dim, incumbent)? else {
-            let candidates =
-                DMatrix::from_fn(self.ts_candidates.max(1), dim, |_, _| rng.gen::<f64>());
+            let (lo, hi) = (bounds.lower(), bounds.upper());
+            let candidates = DMatrix::from_fn(self.ts_candidates.max(1), dim, |_, j| {
+                lo[j] + (hi[j] - lo[j]) * rng.gen::<f64>()
+            });
             let sample = surrogate.sample_joint(&candidates, rng)?;
             let best = sample.argmax().0;
             return Ok(candidates.row(best).iter().copied().collect());
@@ -149,7 +165,7 @@ impl AcquisitionStep {
             Ok(p) => acquisition.value_and_grad(&p),
             Err(_) => (f64::NEG_INFINITY, vec![0.0; x.len()]),
         };
-        Ok(maximize_near(objective, &bounds, &config, anchors)?.x)
+        Ok(maximize_near(objective, bounds, &config, anchors)?.x)
     }
 
     /// The acquisition function at round `t`; `None` for Thompson sampling,

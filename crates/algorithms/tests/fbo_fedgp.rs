@@ -1242,3 +1242,54 @@ fn pooled_bo_never_runs_as_a_member() {
     .to_string();
     assert!(err.contains("method") && err.contains("pooled-bo"), "{err}");
 }
+
+#[test]
+fn a_trust_region_changes_lone_steps_repeats_for_a_seed_and_is_refused_where_no_step_takes_it() {
+    use fedhe_algorithms::fbo_fedgp::LocalSteps;
+    use fedhe_algorithms::AlgorithmError;
+    let task = fedhe_tasks::by_name("cec2005-f1", 2, 0).unwrap();
+    let m = members(3);
+    let with = |trust_region: bool, local_steps: LocalSteps| {
+        FboFedGpParams {
+            trust_region,
+            local_steps,
+            rounds: 12,
+            ..small_params()
+        }
+        .validate()
+        .unwrap()
+    };
+    for method in [Method::IndependentBo, Method::FboFedGp] {
+        let go = |trust_region| {
+            run(
+                &task,
+                method,
+                &with(trust_region, LocalSteps::Lone),
+                &mut PlainSum,
+                &m,
+                3,
+            )
+            .unwrap()
+        };
+        let (off, on) = (go(false), go(true));
+        assert_ne!(off.trace, on.trace, "{method:?}: the setting must matter");
+        assert_eq!(on.trace, go(true).trace, "{method:?}: seeded runs repeat");
+    }
+    // With federated local steps no step is a lone agent's: refused, naming
+    // the field, before any secure sum.
+    let mut channel = CountingSum(0);
+    let err = run(
+        &task,
+        Method::FboFedGp,
+        &with(true, LocalSteps::Federated),
+        &mut channel,
+        &m,
+        3,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&err, AlgorithmError::Config { field, .. } if *field == "trust_region"),
+        "{err}"
+    );
+    assert_eq!(channel.0, 0);
+}

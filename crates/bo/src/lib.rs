@@ -7,6 +7,7 @@
 //! - [`optim`]: the acquisition optimiser in a box (uniform or Sobol' raw
 //!   candidates, then multi-start L-BFGS).
 //! - [`sobol`]: scrambled Sobol' points.
+//! - [`trust_region`]: TuRBO's trust region for an agent's own steps.
 //! - [`schedule`]: the mixing schedules `p_t` of FBO-FedGP and FTS.
 //! - [`clustering`]: support-set selection (paper 004, Alg. 1) and its baseline.
 //!
@@ -20,5 +21,6 @@ pub mod optim;
 pub mod penalty;
 pub mod schedule;
 pub mod sobol;
+pub mod trust_region;
 
 pub use error::BoError;

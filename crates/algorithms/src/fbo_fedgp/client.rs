@@ -6,6 +6,7 @@ use super::{Hyperparameters, OutputScaling, OutputWarping};
 use crate::surrogate::{AcquisitionStep, Surrogate};
 use crate::AlgorithmError;
 use fedhe_bo::clustering::local_kmeans;
+use fedhe_bo::trust_region::TrustRegion;
 use fedhe_crypto::MemberId;
 use fedhe_gp::exact::MeanFunction;
 use fedhe_gp::hyperfit::{fit_hyperparameters, FitConfig};
@@ -32,6 +33,9 @@ pub struct Client {
     observed: Vec<f64>,
     best_noise_free: Option<f64>,
     rng: ChaCha8Rng,
+    /// The trust region of its own steps, once it takes one in a region
+    /// (`trust_region = true`).
+    trust_region: Option<TrustRegion>,
 }
 
 impl Client {
@@ -45,6 +49,7 @@ impl Client {
             observed: Vec::new(),
             best_noise_free: None,
             rng: ChaCha8Rng::seed_from_u64(seed),
+            trust_region: None,
         }
     }
 
@@ -427,7 +432,12 @@ impl Client {
 
     /// The next point: the acquisition maximiser on `surrogate` (Alg. 2, lines
     /// 16-17 for the local GP, 22-23 for the global posterior), searched
-    /// uniformly and around this client's best points.
+    /// uniformly and around this client's best points. With
+    /// `trust_region` (the local GP's log length-scales) it is searched in
+    /// this client's trust region instead of the whole cube (TuRBO-1,
+    /// `fedhe_bo::trust_region`): a box around its best point, its sides
+    /// weighted by those length-scales, grown or shrunk by whether the
+    /// client's best improved since its previous step in the region.
     pub fn propose(
         &mut self,
         task: &Task,
@@ -435,9 +445,32 @@ impl Client {
         surrogate: &dyn Surrogate,
         t: usize,
         incumbent: f64,
+        trust_region: Option<&[f64]>,
     ) -> Result<Vec<f64>, AlgorithmError> {
         let anchors = self.best_points(task, ANCHORS);
-        step.propose(surrogate, t, incumbent, &anchors, &mut self.rng)
+        let best = self
+            .observed
+            .iter()
+            .map(|v| task.utility(*v))
+            .reduce(f64::max);
+        let (Some(log_lengthscales), Some(centre), Some(best)) =
+            (trust_region, anchors.first(), best)
+        else {
+            return step.propose(surrogate, t, incumbent, &anchors, &mut self.rng);
+        };
+        let region = self
+            .trust_region
+            .get_or_insert_with(|| TrustRegion::new(centre.len()));
+        region.observe(best);
+        let bounds = region.bounds(centre, Some(log_lengthscales))?;
+        // The search starts around the best points inside the region (the
+        // centre, the best, always is).
+        let inside: Vec<Vec<f64>> = anchors
+            .iter()
+            .filter(|a| bounds.contains(a))
+            .cloned()
+            .collect();
+        step.propose_in(surrogate, t, incumbent, &inside, &bounds, &mut self.rng)
     }
 
     /// `size` points by local penalisation on `surrogate`

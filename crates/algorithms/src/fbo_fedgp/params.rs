@@ -550,6 +550,13 @@ pub struct FboFedGpParams {
     /// Candidates of a Thompson sample.
     #[serde(default = "default_ts_candidates")]
     pub ts_candidates: usize,
+    /// Whether a lone agent's steps (`independent-bo`, and a federation's
+    /// local steps with `local_steps = "lone"`) maximise the acquisition in
+    /// a trust region around the agent's best point rather than the whole
+    /// cube (TuRBO-1, Eriksson et al. 2019; `fedhe_bo::trust_region`).
+    /// Default `false`.
+    #[serde(default)]
+    pub trust_region: bool,
     /// How local steps choose their points (see [`LocalSteps`]).
     #[serde(default)]
     pub local_steps: LocalSteps,
@@ -610,6 +617,7 @@ impl FboFedGpParams {
             prior_mean: PriorMean::default(),
             fit_signal_variance: default_fit_signal_variance(),
             ts_candidates: default_ts_candidates(),
+            trust_region: false,
             local_steps: LocalSteps::default(),
             global_steps: GlobalSteps::default(),
             global_batch: default_global_batch(),

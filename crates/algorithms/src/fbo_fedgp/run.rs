@@ -249,7 +249,11 @@ impl<'a, K: Kernel> LoneRecipe<'a, K> {
         t: usize,
     ) -> Result<Vec<f64>, AlgorithmError> {
         let (gp, incumbent) = self.model(c, hyper, t)?;
-        c.propose(self.task, &self.step, &gp, t, incumbent)
+        let region = match hyper {
+            Some(fit) if self.params.trust_region => Some(&fit.hyper.log()[..self.task.dim()]),
+            _ => None,
+        };
+        c.propose(self.task, &self.step, &gp, t, incumbent, region)
     }
 
     /// `size` points for round `t` by local penalisation on `c`'s model
@@ -905,6 +909,13 @@ impl<'a, K: Kernel> Federation<'a, K> {
                  or \"zero\"",
             ));
         }
+        if p.trust_region && p.local_steps == LocalSteps::Federated {
+            return Err(crate::error::config(
+                "trust_region",
+                "a trust region bounds a lone agent's steps: with local_steps = \"federated\" \
+                 no step takes it (set local_steps = \"lone\")",
+            ));
+        }
         let lone = LoneRecipe::new(self)?;
         let mut lone_hypers = vec![None; self.clients.len()];
         let mut server = Server::new(channel, p.channel_bound);
@@ -1043,7 +1054,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
                         (&local_gp, c.incumbent(task, warp, &own))
                     }
                 };
-                let x = c.propose(task, &step, surrogate, t, incumbent)?;
+                let x = c.propose(task, &step, surrogate, t, incumbent, None)?;
                 round_best.add(c.evaluate(task, x)?.noise_free);
             }
             self.end_round(t, &local, global.is_some(), round_best.value, &mut trace);
