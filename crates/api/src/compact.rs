@@ -284,20 +284,45 @@ fn read_upload(r: &mut Reader<'_>) -> Result<SignedUpload, CompactError> {
 /// member, hash and signature: three lengths at least.
 const MIN_UPLOAD: usize = 3;
 
+/// The layout the contribution and decryption-share lists share: the state,
+/// the optional aggregate hash, then the signed uploads.
+fn write_upload_list(
+    w: &mut Writer,
+    state: RoundState,
+    aggregate_hash: Option<&str>,
+    uploads: &[SignedUpload],
+) -> Result<(), CompactError> {
+    w.state(state);
+    w.optional_hex("the aggregate hash", aggregate_hash)?;
+    w.entries(uploads, write_upload)
+}
+
+/// Reads [`write_upload_list`]'s layout; `what` names the uploads in errors.
+fn read_upload_list(
+    r: &mut Reader<'_>,
+    what: &str,
+) -> Result<(RoundState, Option<String>, Vec<SignedUpload>), CompactError> {
+    let state = r.state()?;
+    let aggregate_hash = r.optional_hex("the aggregate hash")?;
+    let uploads = r.entries(what, MIN_UPLOAD, read_upload)?;
+    Ok((state, aggregate_hash, uploads))
+}
+
 impl CompactList for ContributionList {
     const NAME: &'static str = "contribution list";
     const KIND: u8 = 1;
 
     fn write(&self, w: &mut Writer) -> Result<(), CompactError> {
-        w.state(self.state);
-        w.optional_hex("the aggregate hash", self.aggregate_hash.as_deref())?;
-        w.entries(&self.contributions, write_upload)
+        write_upload_list(
+            w,
+            self.state,
+            self.aggregate_hash.as_deref(),
+            &self.contributions,
+        )
     }
 
     fn read(r: &mut Reader<'_>) -> Result<Self, CompactError> {
-        let state = r.state()?;
-        let aggregate_hash = r.optional_hex("the aggregate hash")?;
-        let contributions = r.entries("the contributions", MIN_UPLOAD, read_upload)?;
+        let (state, aggregate_hash, contributions) = read_upload_list(r, "the contributions")?;
         Ok(Self {
             state,
             contributions,
@@ -311,15 +336,11 @@ impl CompactList for DecryptionShareList {
     const KIND: u8 = 2;
 
     fn write(&self, w: &mut Writer) -> Result<(), CompactError> {
-        w.state(self.state);
-        w.optional_hex("the aggregate hash", self.aggregate_hash.as_deref())?;
-        w.entries(&self.shares, write_upload)
+        write_upload_list(w, self.state, self.aggregate_hash.as_deref(), &self.shares)
     }
 
     fn read(r: &mut Reader<'_>) -> Result<Self, CompactError> {
-        let state = r.state()?;
-        let aggregate_hash = r.optional_hex("the aggregate hash")?;
-        let shares = r.entries("the decryption shares", MIN_UPLOAD, read_upload)?;
+        let (state, aggregate_hash, shares) = read_upload_list(r, "the decryption shares")?;
         Ok(Self {
             state,
             shares,
