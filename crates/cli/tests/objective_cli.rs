@@ -15,6 +15,10 @@ fn list_names_every_function() {
     // F8's row: bounds [-32, 32], optimum -140.
     let f8 = text.lines().find(|l| l.starts_with("cec2005-f8 ")).unwrap();
     assert!(f8.contains("[-32, 32]") && f8.contains("-140"), "{f8}");
+    // F7's row: the box searched, which holds its optimum, not the
+    // initialisation range [0, 600] (a peer reading the list searched that).
+    let f7 = text.lines().find(|l| l.starts_with("cec2005-f7 ")).unwrap();
+    assert!(f7.contains("[-600, 600]"), "{f7}");
     // Every task `fedhe simulate` accepts, with its sense (issue 17).
     for (name, sense) in [
         ("covid-seir", "minimise"),

@@ -32,7 +32,9 @@ pub struct TaskInfo {
     pub name: String,
     /// The dimensions it is defined for.
     pub dimensions: Vec<usize>,
-    /// The search range `[lo, hi]` of the problem in its own units: one entry
+    /// The search range `[lo, hi]` of the problem in its own units, the box
+    /// `fedhe simulate` searches (for CEC-2005 F7 `[−600, 600]`, not its
+    /// initialisation range `[0, 600]`, which misses the optimum): one entry
     /// when every coordinate shares it, else one per coordinate.
     pub bounds: Vec<(f64, f64)>,
     /// The optimum value, when known and the same for every seed.
@@ -52,7 +54,7 @@ pub fn list() -> Vec<TaskInfo> {
         .map(|n| TaskInfo {
             name: format!("{}{n}", benchmarks::CEC2005_PREFIX),
             dimensions: cec2005::DIMENSIONS.to_vec(),
-            bounds: vec![cec2005::bounds_of(n)],
+            bounds: vec![cec2005::search_bounds_of(n)],
             optimum: Some(cec2005::bias_of(n).expect("1..=COUNT has a bias")),
             sense: Sense::Minimise,
             clients: None,
@@ -251,6 +253,24 @@ mod tests {
         }
         assert_eq!(info("gp-sample-7").unwrap().name, GP_SAMPLE);
         assert!(info("sphere").is_none());
+    }
+
+    /// The listed box is the one a task searches (its unit cube's corners),
+    /// so a peer that reads `fedhe objective list` searches what fedhe's
+    /// agents search; F7's holds its optimum.
+    #[test]
+    fn the_listed_bounds_are_the_searched_box() {
+        for i in list()
+            .into_iter()
+            .filter(|i| i.name.starts_with("cec2005-"))
+        {
+            let t = by_name(&i.name, 10, 0).unwrap();
+            let (lo, hi) = i.bounds[0];
+            assert_eq!(t.to_domain(&[0.0; 10]), vec![lo; 10], "{}", i.name);
+            assert_eq!(t.to_domain(&[1.0; 10]), vec![hi; 10], "{}", i.name);
+        }
+        let f7 = info("cec2005-f7").unwrap().bounds[0];
+        assert_eq!(f7, (-600.0, 600.0));
     }
 
     #[test]
