@@ -41,3 +41,33 @@ def evaluate(fedhe, function, dim, points, noise_seed=None):
     if noise_seed is None:
         return out["values"]
     return out["values"], out["observed"]
+
+
+def record_run(fixture, out, key, function, seed, trace, start, **extra):
+    """Adds one finished run to a peer fixture (`runs` keyed `"function/seed"`,
+    the format `fedhe report --peers` reads), rewrites `out` atomically so a
+    stopped script resumes after its last finished run, and prints it."""
+    import datetime
+    import time
+    fixture["runs"][key] = {
+        "function": function, "seed": seed, "best": trace[-1], "trace": trace, **extra,
+        "seconds": round(time.time() - start, 2),
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "load": os.getloadavg()[0],
+    }
+    tmp = out + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(fixture, f, indent=1)
+    os.replace(tmp, out)
+    print(f"{key}: best {trace[-1]:.6g} in {time.time() - start:.1f} s", flush=True)
+
+
+def pending_runs(fixture, seeds, functions):
+    """`(seed, fn, key)` of the runs a peer fixture still lacks, seed-major
+    (a script stopped early has covered every function equally);
+    `functions` is the comma-separated list of CEC-2005 numbers."""
+    for seed in range(seeds):
+        for fn in [int(v) for v in functions.split(",")]:
+            key = f"f{fn}/{seed}"
+            if key not in fixture["runs"]:
+                yield seed, fn, key

@@ -24,7 +24,6 @@ venv outside the repository, e.g.
 """
 
 import argparse
-import datetime
 import json
 import os
 import platform
@@ -139,26 +138,11 @@ def main():
     fixture["command"] = " ".join(["python3"] + sys.argv)
     fixture["versions"] = {"python": platform.python_version(), "torch": torch.__version__,
                            "botorch": botorch.__version__, "gpytorch": gpytorch.__version__}
-    # Seed-major: a run stopped early has covered every function equally.
-    for seed in range(a.seeds):
-        for fn in [int(v) for v in a.functions.split(",")]:
-            key = f"f{fn}/{seed}"
-            if key in fixture["runs"]:
-                continue
-            start = time.time()
-            trace = lone(a.fedhe, f"cec2005-f{fn}", a.dim, seed, a.initial, a.steps, a.batch,
-                         a.observed_noise)
-            fixture["runs"][key] = {
-                "function": f"f{fn}", "seed": seed, "best": trace[-1], "trace": trace,
-                "seconds": round(time.time() - start, 2),
-                "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                "load": os.getloadavg()[0],
-            }
-            tmp = a.out + ".tmp"
-            with open(tmp, "w") as f:
-                json.dump(fixture, f, indent=1)
-            os.replace(tmp, a.out)
-            print(f"{key}: best {trace[-1]:.6g} in {time.time() - start:.1f} s", flush=True)
+    for seed, fn, key in fedhe_objective.pending_runs(fixture, a.seeds, a.functions):
+        start = time.time()
+        trace = lone(a.fedhe, f"cec2005-f{fn}", a.dim, seed, a.initial, a.steps, a.batch,
+                     a.observed_noise)
+        fedhe_objective.record_run(fixture, a.out, key, f"f{fn}", seed, trace, start)
 
 
 if __name__ == "__main__":

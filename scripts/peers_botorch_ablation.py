@@ -30,7 +30,6 @@ peer's run of the same seed. Each switch replaces one BoTorch choice by fedhe's
 """
 
 import argparse
-import datetime
 import json
 import math
 import os
@@ -250,17 +249,8 @@ def main():
                 continue
             start = time.time()
             trace, fits = lone(a.fedhe, f"cec2005-f{fn}", a.dim, seed, a.initial, a.steps, a)
-            fixture["runs"][key] = {
-                "label": a.label, "function": f"f{fn}", "seed": seed, "best": trace[-1],
-                "trace": trace, "fits": fits, "seconds": round(time.time() - start, 2),
-                "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                "load": os.getloadavg()[0],
-            }
-            tmp = a.out + ".tmp"
-            with open(tmp, "w") as f:
-                json.dump(fixture, f, indent=1)
-            os.replace(tmp, a.out)
-            print(f"{key}: best {trace[-1]:.6g} in {time.time() - start:.1f} s", flush=True)
+            fedhe_objective.record_run(fixture, a.out, key, f"f{fn}", seed, trace, start,
+                                       label=a.label, fits=fits)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,218 @@
+#!/usr/bin/env python3
+"""Standard optimisers on the Table 1 protocol (issue 14): CMA-ES, COBYQA and
+random search, each with the federation's 540 evaluations in one place.
+
+Issue 14 says "standard methods with the same 540 evaluations reach 14-15"
+of 20 at or below the best published baseline of paper 004's Table 1; no
+session had run one. This script runs them beside fedhe, on fedhe's own
+CEC-2005 implementations (`fedhe objective eval`), D = 10, the official
+boxes, inputs mapped to the unit cube:
+
+- `cma-es`: pycma's `CMAEvolutionStrategy` with its defaults (population
+  4 + 3 ln D = 10) from a uniform random start, `sigma0 = 0.25` (pycma's
+  advice: about a quarter of the domain's width), the cube's bounds by its
+  default boundary handling, 54 generations of 10 = 540 evaluations;
+- `cobyqa`: `cobyqa.minimize` (Ragonneau and Zhang's derivative-free trust
+  region method, SciPy's `COBYQA`) with its defaults from a uniform random
+  start, `maxfev = 540`, restarted from a fresh random start when it stops
+  early, until 540 evaluations are spent;
+- `random-search`: 540 uniform points.
+
+CEC-2005 F4 and F17 carry noise in their values: with `--observed-noise`
+(the default) the optimiser sees the noisy values (`fedhe objective eval
+--noise-seed`) and a run is scored on the noise-free values of the points it
+evaluated, as fedhe's agents are. The fixture is the format of
+`peers_botorch.py` (`fedhe report --peers FILE`), resumable per
+(function, seed). `--summary` prints, per method, the mean best per function
+and how many functions are at or below the best published baseline of
+`configs/experiments/paper004_table1.csv`. Never a product dependency:
+
+    /work/venv-peers/bin/pip install cma cobyqa
+    nice -n 10 /work/venv-peers/bin/python scripts/peers_standard.py --method cma-es \
+        --fedhe target/release/fedhe --seeds 10 --out peers_cma_es_table1.json
+"""
+
+import argparse
+import csv
+import itertools
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+import warnings
+
+import numpy as np
+
+import fedhe_objective
+
+warnings.filterwarnings("ignore")
+
+
+class Budget(Exception):
+    """The 540 evaluations are spent."""
+
+
+class Problem:
+    """One run's objective on the unit cube: counts evaluations, keeps the
+    noise-free best, and stops the optimiser at the budget."""
+
+    def __init__(self, fedhe, function, dim, seed, budget, observed_noise):
+        self.fedhe, self.function, self.dim = fedhe, function, dim
+        self.lo, self.hi = fedhe_objective.box(fedhe, function)
+        self.budget, self.seed, self.observed_noise = budget, seed, observed_noise
+        self.calls = itertools.count()
+        self.trace = []
+
+    def left(self):
+        return self.budget - len(self.trace)
+
+    def evaluate(self, unit_points):
+        """What the optimiser sees at `unit_points` (rows in [0, 1]^D)."""
+        if self.left() <= 0:
+            raise Budget()
+        unit_points = unit_points[: self.left()]
+        points = [[self.lo + (self.hi - self.lo) * float(np.clip(u, 0.0, 1.0)) for u in row]
+                  for row in unit_points]
+        if self.observed_noise:
+            values, seen = fedhe_objective.evaluate(
+                self.fedhe, self.function, self.dim, points,
+                noise_seed=self.seed * 10**6 + next(self.calls))
+        else:
+            values = fedhe_objective.evaluate(self.fedhe, self.function, self.dim, points)
+            seen = values
+        best = self.trace[-1] if self.trace else float("inf")
+        for v in values:
+            best = min(best, v)
+            self.trace.append(best)
+        return seen
+
+
+def run_cma_es(problem, rng):
+    import cma
+    x0 = rng.uniform(size=problem.dim)
+    es = cma.CMAEvolutionStrategy(x0, 0.25, {
+        "bounds": [0.0, 1.0], "seed": int(rng.integers(1, 2**31)), "verbose": -9,
+        "maxfevals": problem.budget})
+    try:
+        while problem.left() > 0:
+            xs = es.ask()
+            seen = problem.evaluate([list(x) for x in xs])
+            if len(seen) < len(xs):
+                break
+            es.tell(xs, seen)
+    except Budget:
+        pass
+
+
+def run_cobyqa(problem, rng):
+    import cobyqa
+    from scipy.optimize import Bounds
+    while problem.left() > 0:
+        x0 = rng.uniform(size=problem.dim)
+        try:
+            cobyqa.minimize(lambda x: problem.evaluate([list(x)])[0], x0,
+                            bounds=Bounds(np.zeros(problem.dim), np.ones(problem.dim)),
+                            options={"maxfev": problem.left()})
+        except Budget:
+            break
+
+
+def run_random_search(problem, rng):
+    problem.evaluate(rng.uniform(size=(problem.budget, problem.dim)).tolist())
+
+
+METHODS = {"cma-es": run_cma_es, "cobyqa": run_cobyqa, "random-search": run_random_search}
+
+
+def best_published(table):
+    """Task -> the lowest mean among Table 1's baselines (not FBO-FedGP)."""
+    best = {}
+    with open(table) as f:
+        for row in csv.DictReader(line for line in f if not line.startswith("#")):
+            if row["method"] == "FBO-FedGP":
+                continue
+            task = row["task"].split("-")[-1]
+            best[task] = min(best.get(task, float("inf")), float(row["mean"]))
+    return best
+
+
+def summary(paths, table):
+    baseline = best_published(table)
+    for path in paths:
+        with open(path) as f:
+            fixture = json.load(f)
+        by = {}
+        for run in fixture["runs"].values():
+            by.setdefault(run["function"], []).append(run["best"])
+        met = []
+        print(f"{fixture['label']} ({path}):")
+        for fn in sorted(by, key=lambda s: int(s[1:])):
+            mean = statistics.fmean(by[fn])
+            ok = mean <= baseline[fn]
+            met += [fn] if ok else []
+            print(f"  {fn:>4}: n {len(by[fn]):2}  mean {mean:12.6g}  median "
+                  f"{statistics.median(by[fn]):12.6g}  best published {baseline[fn]:10.6g}"
+                  f"  {'<=' if ok else '> '}")
+        print(f"  mean <= best published baseline on {len(met)} of {len(by)}: {', '.join(met)}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--method", choices=sorted(METHODS))
+    ap.add_argument("--fedhe", default="target/release/fedhe")
+    ap.add_argument("--functions", default=",".join(str(i) for i in range(1, 21)))
+    ap.add_argument("--seeds", type=int, default=10)
+    ap.add_argument("--dim", type=int, default=10)
+    ap.add_argument("--budget", type=int, default=540,
+                    help="evaluations per run (Table 1: 10 members x (4 + 50))")
+    ap.add_argument("--noise-free", action="store_true",
+                    help="let the optimiser see F4 and F17 without their noise")
+    ap.add_argument("--out")
+    ap.add_argument("--summary", nargs="+", metavar="FIXTURE",
+                    help="print the fixtures' means against Table 1's best baseline")
+    ap.add_argument("--table", default="configs/experiments/paper004_table1.csv")
+    a = ap.parse_args()
+    if a.summary:
+        summary(a.summary, a.table)
+        return
+    if not a.method or not a.out:
+        sys.exit("--method and --out are required (or --summary FIXTURE ...)")
+    import cobyqa
+    import cma
+    import scipy
+    fixture = {"runs": {}}
+    if os.path.exists(a.out):
+        with open(a.out) as f:
+            fixture = json.load(f)
+    fixture["label"] = a.method
+    fixture["protocol"] = (f"{a.budget} evaluations in one place (Table 1: 10 members x "
+                           f"(4 + 50), no privacy), CEC-2005 D = {a.dim}, unit-cube inputs")
+    fixture["method"] = {
+        "cma-es": "pycma CMAEvolutionStrategy, defaults (popsize 10), sigma0 = 0.25, "
+                  "x0 uniform, bounds [0, 1]",
+        "cobyqa": "cobyqa.minimize, defaults, x0 uniform, bounds [0, 1], restarted "
+                  "from a uniform point until the budget is spent",
+        "random-search": "uniform points",
+    }[a.method]
+    fixture["noise"] = ("none: F4 and F17 evaluated noise-free" if a.noise_free else
+                        "observed: the optimiser sees F4's and F17's own noise, the trace "
+                        "scores the noise-free values")
+    fixture["command"] = " ".join(["python3"] + sys.argv)
+    fixture["versions"] = {"python": platform.python_version(), "numpy": np.__version__,
+                           "scipy": scipy.__version__, "cma": cma.__version__,
+                           "cobyqa": cobyqa.__version__}
+    for seed, fn, key in fedhe_objective.pending_runs(fixture, a.seeds, a.functions):
+        start = time.time()
+        problem = Problem(a.fedhe, f"cec2005-f{fn}", a.dim, seed, a.budget,
+                          not a.noise_free)
+        METHODS[a.method](problem, np.random.default_rng([seed, fn]))
+        if len(problem.trace) != a.budget:
+            sys.exit(f"{key}: {len(problem.trace)} evaluations, not {a.budget}")
+        fedhe_objective.record_run(fixture, a.out, key, f"f{fn}", seed,
+                                   problem.trace[9::10], start)
+
+
+if __name__ == "__main__":
+    main()
