@@ -85,3 +85,19 @@ pub fn member_names(n: usize) -> Result<Vec<fedhe_crypto::MemberId>, CliError> {
         .map(|i| Ok(fedhe_crypto::MemberId::new(format!("member-{i:02}"))?))
         .collect()
 }
+
+/// Writes `text` and a newline to stdout. A reader that went away
+/// (`fedhe objective list | head -1`) ends the output quietly, as Unix
+/// tools do; `println!` would panic there (Rust ignores SIGPIPE, so the
+/// write fails with EPIPE). Any other write failure is an error.
+pub fn print_stdout(text: &str) -> Result<(), CliError> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match writeln!(out, "{text}").and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(CliError::Io {
+            path: "stdout".into(),
+            source: e,
+        }),
+        _ => Ok(()),
+    }
+}

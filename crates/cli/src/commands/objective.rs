@@ -2,6 +2,7 @@
 //! (`fedhe_tasks::list`), and the benchmark functions evaluated in their own box.
 
 use super::json_input::{check_points, read_json};
+use super::print_stdout;
 use crate::error::CliError;
 use clap::Subcommand;
 use fedhe_tasks::registry::{benchmark, list};
@@ -59,7 +60,7 @@ struct PointsFile {
 pub fn run(command: ObjectiveCommand) -> Result<(), CliError> {
     match command {
         ObjectiveCommand::List => {
-            println!(
+            let mut text = format!(
                 "{:<18} {:<12} {:<22} {:>22}  {:<8}  {:<7}  description",
                 "name", "dimensions", "bounds", "optimum", "sense", "clients"
             );
@@ -70,8 +71,8 @@ pub fn run(command: ObjectiveCommand) -> Result<(), CliError> {
                     .iter()
                     .map(|(lo, hi)| format!("[{lo}, {hi}]"))
                     .collect();
-                println!(
-                    "{:<18} {:<12} {:<22} {:>22}  {:<8}  {:<7}  {}",
+                text.push_str(&format!(
+                    "\n{:<18} {:<12} {:<22} {:>22}  {:<8}  {:<7}  {}",
                     info.name,
                     dims.join(","),
                     bounds.join("x"),
@@ -79,9 +80,9 @@ pub fn run(command: ObjectiveCommand) -> Result<(), CliError> {
                     info.sense.as_str(),
                     info.clients.map_or("any".to_string(), |c| c.to_string()),
                     info.description
-                );
+                ));
             }
-            Ok(())
+            print_stdout(&text)
         }
         ObjectiveCommand::Eval {
             function,
@@ -98,16 +99,14 @@ pub fn run(command: ObjectiveCommand) -> Result<(), CliError> {
                 .map(|p| objective.evaluate(p))
                 .collect::<Result<Vec<f64>, _>>()?;
             match noise_seed {
-                None => println!("{}", serde_json::json!({ "values": values })),
+                None => print_stdout(&serde_json::json!({ "values": values }).to_string()),
                 Some(seed) => {
                     let observed = objective.observe_seeded(&file.x, seed)?;
-                    println!(
-                        "{}",
-                        serde_json::json!({ "values": values, "observed": observed })
-                    );
+                    print_stdout(
+                        &serde_json::json!({ "values": values, "observed": observed }).to_string(),
+                    )
                 }
             }
-            Ok(())
         }
         ObjectiveCommand::Value { function, dim } => {
             let objective = benchmark(&function, dim)?;
@@ -123,8 +122,7 @@ pub fn run(command: ObjectiveCommand) -> Result<(), CliError> {
                 reason: format!("expected a JSON array of {dim} numbers: {e}"),
             })?;
             check_points("stdin", std::slice::from_ref(&point), dim)?;
-            println!("{}", objective.evaluate(&point)?);
-            Ok(())
+            print_stdout(&objective.evaluate(&point)?.to_string())
         }
     }
 }
