@@ -2,6 +2,7 @@
 //! other libraries (no output standardisation unless asked).
 
 use super::json_input::{check_points, read_json};
+use super::print_stdout;
 use crate::error::CliError;
 use clap::{Subcommand, ValueEnum};
 use fedhe_gp::hyperfit::{fit_hyperparameters, FitConfig};
@@ -139,6 +140,5 @@ pub fn run(command: GpCommand) -> Result<(), CliError> {
         KernelKind::Se => predict_with(SquaredExponential::new(params), &args, &x, &y, &xs)?,
         KernelKind::Matern52 => predict_with(Matern52::new(params), &args, &x, &y, &xs)?,
     };
-    println!("{out}");
-    Ok(())
+    print_stdout(&out.to_string())
 }

@@ -1,5 +1,6 @@
 //! `fedhe inspect FILE`: decode any wire object and describe it.
 
+use super::print_stdout;
 use crate::error::CliError;
 use clap::Args;
 use fedhe_crypto::text::escape_controls;
@@ -27,21 +28,20 @@ pub fn run(args: InspectArgs) -> Result<(), CliError> {
         reason: e.to_string(),
     })?;
     if args.json {
-        println!("{}", serde_json::to_string(&d).unwrap_or_default());
-    } else {
-        // The path and the file's fields may hold control characters.
-        let path = escape_controls(&path);
-        println!("{path}: {} ({} bytes)", d.kind, d.bytes);
-        let security = match d.security_bits {
-            0 => "INSECURE, tests only".to_string(),
-            b => format!("{b}-bit security"),
-        };
-        println!("  parameter set  {} ({security})", d.params);
-        println!("  format         version {}", d.format_version);
-        println!("  fingerprint    {}", d.fingerprint);
-        for (k, v) in &d.details {
-            println!("  {k:<14} {}", escape_controls(&v.to_string()));
-        }
+        return print_stdout(&serde_json::to_string(&d).unwrap_or_default());
     }
-    Ok(())
+    // The path and the file's fields may hold control characters.
+    let path = escape_controls(&path);
+    let security = match d.security_bits {
+        0 => "INSECURE, tests only".to_string(),
+        b => format!("{b}-bit security"),
+    };
+    let mut text = format!("{path}: {} ({} bytes)", d.kind, d.bytes);
+    text.push_str(&format!("\n  parameter set  {} ({security})", d.params));
+    text.push_str(&format!("\n  format         version {}", d.format_version));
+    text.push_str(&format!("\n  fingerprint    {}", d.fingerprint));
+    for (k, v) in &d.details {
+        text.push_str(&format!("\n  {k:<14} {}", escape_controls(&v.to_string())));
+    }
+    print_stdout(&text)
 }

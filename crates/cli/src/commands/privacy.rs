@@ -1,6 +1,7 @@
 //! `fedhe privacy`: the privacy loss ε of T steps of the Poisson-subsampled
 //! Gaussian mechanism (DP-FTS-DE's per-iteration release) at a given δ.
 
+use super::print_stdout;
 use crate::error::CliError;
 use clap::{Args, ValueEnum};
 use fedhe_dp::{privacy_loss, AccountantKind};
@@ -49,15 +50,11 @@ pub fn run(args: PrivacyArgs) -> Result<(), CliError> {
     let loss = privacy_loss(kind, args.q, args.noise_multiplier, args.steps, args.delta)
         .map_err(|e| CliError::Usage(e.to_string()))?;
     if args.json {
-        println!(
-            "{}",
-            json!({ "epsilon": loss.epsilon, "order": loss.order })
-        );
+        print_stdout(&json!({ "epsilon": loss.epsilon, "order": loss.order }).to_string())
     } else {
-        println!(
+        print_stdout(&format!(
             "epsilon = {:.4} at delta = {} after {} steps (q = {}, z = {}; {name} accountant, RDP order {})",
             loss.epsilon, args.delta, args.steps, args.q, args.noise_multiplier, loss.order
-        );
+        ))
     }
-    Ok(())
 }

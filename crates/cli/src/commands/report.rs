@@ -2,6 +2,7 @@
 //! `DIR/plots/<task>.png`.
 
 use super::json_input::read_json;
+use super::print_stdout;
 use crate::error::CliError;
 use crate::report::baseline::BaselineTable;
 use crate::report::peers::{self, Peer};
@@ -157,13 +158,12 @@ pub fn run(args: ReportArgs) -> Result<(), CliError> {
         path: report_path.display().to_string(),
         source,
     })?;
-    println!(
+    print_stdout(&format!(
         "wrote {} and {} plots in {}",
         report_path.display(),
         plots.len(),
         plot_dir.display()
-    );
-    Ok(())
+    ))
 }
 
 /// Creates a directory (and its parents).
