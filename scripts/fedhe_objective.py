@@ -1,11 +1,13 @@
 """fedhe's objectives for the reference scripts: a function's box from
 `fedhe objective list` and its values from `fedhe objective eval`, so that a
 peer evaluates fedhe's own verified implementations."""
+import datetime
 import json
 import os
 import subprocess
 import sys
 import tempfile
+import time
 
 
 def box(fedhe, function):
@@ -44,11 +46,9 @@ def evaluate(fedhe, function, dim, points, noise_seed=None):
 
 
 def record_run(fixture, out, key, function, seed, trace, start, **extra):
-    """Adds one finished run to a peer fixture (`runs` keyed `"function/seed"`,
-    the format `fedhe report --peers` reads), rewrites `out` atomically so a
-    stopped script resumes after its last finished run, and prints it."""
-    import datetime
-    import time
+    """Adds one finished run to a peer fixture under `key` (`"function/seed"`
+    in the format `fedhe report --peers` reads), rewrites `out` atomically so
+    a stopped script resumes after its last finished run, and prints it."""
     fixture["runs"][key] = {
         "function": function, "seed": seed, "best": trace[-1], "trace": trace, **extra,
         "seconds": round(time.time() - start, 2),
