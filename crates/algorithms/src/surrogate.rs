@@ -8,6 +8,7 @@ use fedhe_bo::optim::{maximize_near, Bounds, OptimizerConfig};
 use fedhe_bo::penalty::{lipschitz_and_max, log_softplus, LocalPenalty};
 use fedhe_gp::exact::PointPrediction;
 use fedhe_gp::sparse::{Dpitc, GlobalSummary};
+use fedhe_gp::trend::QuadraticTrend;
 use fedhe_gp::{ExactGp, Kernel};
 use nalgebra::{DMatrix, DVector};
 use rand::Rng;
@@ -48,11 +49,21 @@ pub struct GlobalPosterior<K: Kernel> {
     pub model: Dpitc<K>,
     /// The global summary `G` (eq. 8).
     pub summary: GlobalSummary,
+    /// A trend the model was fitted around (`global_trend = "quadratic"`):
+    /// the summaries are of the residuals from it, so it is added back to
+    /// every prediction and sample (its weights taken as known).
+    pub trend: Option<QuadraticTrend>,
 }
 
 impl<K: Kernel> Surrogate for GlobalPosterior<K> {
     fn predict_point(&self, x: &[f64]) -> Result<PointPrediction, AlgorithmError> {
-        Ok(self.model.predict_point(&self.summary, x)?)
+        let mut p = self.model.predict_point(&self.summary, x)?;
+        if let Some(trend) = &self.trend {
+            let (m, grad) = trend.value_and_gradient(x);
+            p.mean += m;
+            p.mean_grad.iter_mut().zip(grad).for_each(|(a, g)| *a += g);
+        }
+        Ok(p)
     }
 
     fn sample_joint(
@@ -60,7 +71,14 @@ impl<K: Kernel> Surrogate for GlobalPosterior<K> {
         xs: &DMatrix<f64>,
         rng: &mut ChaCha8Rng,
     ) -> Result<DVector<f64>, AlgorithmError> {
-        Ok(self.model.sample_joint(&self.summary, xs, rng)?)
+        let mut sample = self.model.sample_joint(&self.summary, xs, rng)?;
+        if let Some(trend) = &self.trend {
+            for (r, v) in sample.iter_mut().enumerate() {
+                let x: Vec<f64> = xs.row(r).iter().copied().collect();
+                *v += trend.value(&x);
+            }
+        }
+        Ok(sample)
     }
 }
 

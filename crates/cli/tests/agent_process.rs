@@ -360,7 +360,7 @@ fn f1(point: &serde_json::Value) -> f64 {
 /// `kill -9` while it runs the study between a tell and the next point, and
 /// another is asked again while a point waits; the study finishes for all
 /// three, and the asking member's journal holds exactly one evaluation per
-/// point, each the value it was told.
+/// ask, each the value it was told.
 #[test]
 fn a_member_evaluating_by_ask_and_tell_survives_kill_9_and_the_study_finishes() {
     let root = tempfile::tempdir().unwrap();
@@ -446,18 +446,15 @@ fn a_member_evaluating_by_ask_and_tell_survives_kill_9_and_the_study_finishes() 
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert_eq!(entries.len(), told.len(), "{journal}");
+    // One line per ask, in order: with each ask numbered one past the
+    // values told before it (checked above), a point handed out again after
+    // the kill, or a tell journaled twice, breaks this. Equal `x` on two
+    // lines is not such a repeat: the optimiser may propose a point again
+    // (a clipped box corner, in one CI run) and it is then asked again.
     for (e, (point, y)) in entries.iter().zip(&told) {
-        assert_eq!(&e["x"], point);
-        assert_eq!(e["y"].as_f64().unwrap(), *y);
+        assert_eq!(&e["x"], point, "{journal}");
+        assert_eq!(e["y"].as_f64().unwrap(), *y, "{journal}");
     }
-    let mut points: Vec<String> = entries.iter().map(|e| e["x"].to_string()).collect();
-    points.sort();
-    points.dedup();
-    assert_eq!(
-        points.len(),
-        entries.len(),
-        "a point was evaluated twice: {journal}"
-    );
 }
 
 /// t-of-n over real agent processes (issue 15): five agents on a 3-of-5

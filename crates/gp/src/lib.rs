@@ -10,6 +10,7 @@
 //! - [`rff`]: random Fourier features and the Bayesian linear-regression posterior of
 //!   paper 000, eq. (2).
 //! - [`nystrom`]: the Nyström embedding of paper 001, Algorithm 4.
+//! - [`trend`]: a full quadratic trend fitted by least squares from sums.
 //!
 //! Inputs are matrices with one point per row (`n × d`).
 
@@ -22,6 +23,7 @@ pub mod nystrom;
 pub mod pathwise;
 pub mod rff;
 pub mod sparse;
+pub mod trend;
 
 pub use error::GpError;
 pub use exact::{ExactGp, ExactGpParams};

@@ -11,6 +11,7 @@ use fedhe_crypto::MemberId;
 use fedhe_gp::exact::MeanFunction;
 use fedhe_gp::hyperfit::{fit_hyperparameters, FitConfig};
 use fedhe_gp::sparse::{packed_len, Dpitc, LocalMeanTerms, LocalSummary};
+use fedhe_gp::trend::{QuadraticTrend, TrendSums};
 use fedhe_gp::{ExactGp, ExactGpParams, Kernel};
 use fedhe_tasks::{Evaluation, Task};
 use nalgebra::{DMatrix, DVector};
@@ -19,6 +20,10 @@ use rand_chacha::ChaCha8Rng;
 
 /// The clamp on a client's per-point log-likelihood contributions.
 pub const LML_CLAMP: f64 = 500.0;
+
+/// The distance within which [`Client::has_evaluated_near`] counts a point
+/// as evaluated (1e-6 of the unit cube's side).
+const NEAR: f64 = 1e-6;
 
 /// How many of a client's best points seed the acquisition search.
 const ANCHORS: usize = 5;
@@ -362,6 +367,10 @@ impl Client {
     /// of the global model's GLS constant mean (`|S| + 2` values,
     /// [`Dpitc::gls_mean`]), which a federation fitting its constant mean
     /// (`prior_mean = "constant"`) sends in the same sum.
+    ///
+    /// With `trend` (`global_trend = "quadratic"`) the summary is of the
+    /// residuals `y − m(x)` from it.
+    #[allow(clippy::too_many_arguments)]
     pub fn summary_contribution<K: Kernel>(
         &self,
         task: &Task,
@@ -370,8 +379,14 @@ impl Client {
         model: &Dpitc<K>,
         summary_scaling: &super::SummaryScaling,
         mean_terms: bool,
+        trend: Option<&QuadraticTrend>,
     ) -> Result<Vec<f64>, AlgorithmError> {
-        let (x, y) = self.data(task, warping, scaling);
+        let (x, mut y) = self.data(task, warping, scaling);
+        if let Some(trend) = trend {
+            for (v, point) in y.iter_mut().zip(&self.x) {
+                *v -= trend.value(point);
+            }
+        }
         let summary: LocalSummary = model.local_summary(&x, &y)?;
         let mut sent = summary_scaling.to_channel(&summary);
         if mean_terms {
@@ -379,6 +394,34 @@ impl Client {
             sent.extend(summary_scaling.mean_terms_to_channel(&terms));
         }
         Ok(sent)
+    }
+
+    /// This client's least-squares sums of the global quadratic trend
+    /// (`fedhe_gp::trend::TrendSums`, divided by `n_max`): over its points
+    /// whose warped utility is not clipped, the standardised values.
+    /// Clipped values are left out: a bowl flattened at the clip is not a
+    /// quadratic, and the trend is clamped there instead.
+    pub fn trend_contribution(
+        &self,
+        task: &Task,
+        warping: OutputWarping,
+        scaling: &OutputScaling,
+        n_max: f64,
+    ) -> Result<Vec<f64>, AlgorithmError> {
+        let (mut xs, mut zs) = (Vec::new(), Vec::new());
+        for (x, y) in self.x.iter().zip(&self.observed) {
+            let u = task.utility(*y);
+            if let OutputWarping::Clipped(t) = warping {
+                if u.abs() >= t {
+                    continue;
+                }
+            }
+            xs.push(x.as_slice());
+            zs.push(scaling.standardise(warping.apply(u)));
+        }
+        Ok(TrendSums::from_data(task.dim(), &xs, &zs, n_max)?
+            .packed()
+            .to_vec())
     }
 
     /// Per-cluster coordinate sums and counts of `D_i` for the current centres,
@@ -416,6 +459,14 @@ impl Client {
         Ok(local_kmeans(&points, k, tol, max_iters, &mut self.rng)?.centres)
     }
 
+    /// Whether this client has evaluated within [`NEAR`] (Euclidean, in the
+    /// unit cube) of `x`.
+    pub fn has_evaluated_near(&self, x: &[f64]) -> bool {
+        self.x
+            .iter()
+            .any(|p| p.iter().zip(x).map(|(a, b)| (a - b).powi(2)).sum::<f64>() < NEAR * NEAR)
+    }
+
     /// This client's `count` best points (by observed value).
     pub fn best_points(&self, task: &Task, count: usize) -> Vec<Vec<f64>> {
         let mut order: Vec<usize> = (0..self.x.len()).collect();
@@ -438,6 +489,9 @@ impl Client {
     /// `fedhe_bo::trust_region`): a box around its best point, its sides
     /// weighted by those length-scales, grown or shrunk by whether the
     /// client's best improved since its previous step in the region.
+    /// `also_from` is one more point the search starts from (a global
+    /// step's trend maximiser).
+    #[allow(clippy::too_many_arguments)]
     pub fn propose(
         &mut self,
         task: &Task,
@@ -446,8 +500,10 @@ impl Client {
         t: usize,
         incumbent: f64,
         trust_region: Option<&[f64]>,
+        also_from: Option<Vec<f64>>,
     ) -> Result<Vec<f64>, AlgorithmError> {
-        let anchors = self.best_points(task, ANCHORS);
+        let mut anchors = self.best_points(task, ANCHORS);
+        anchors.extend(also_from);
         let best = self
             .observed
             .iter()

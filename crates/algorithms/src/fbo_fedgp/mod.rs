@@ -63,6 +63,20 @@
 //! is the paper's local step on the federation's warping and
 //! hyper-parameters. Neither sends anything new.
 //!
+//! # A quadratic trend
+//!
+//! With [`GlobalTrend::Quadratic`] the global posterior is fitted around a
+//! full quadratic in the unit cube (`fedhe_gp::trend`; 66 weights in 10-D),
+//! the least-squares fit of the members' unclipped standardised values from
+//! one more secure sum in each round with a global step (each member's Gram
+//! matrix and right-hand side, so only their total is decrypted). Each
+//! member's summary is then of its residuals, the trend is added back to the
+//! global posterior, and the first member stepping globally (a public rank)
+//! evaluates the trend's maximiser in the cube unless it has already. A
+//! sparse posterior with a constant mean forgets a bowl away from its few
+//! support points; the trend keeps it, and on a quadratic objective names
+//! its minimum once the federation holds `2p` unclipped points.
+//!
 //! # Output scaling
 //!
 //! The summaries of a global step must share one standardisation, so they use
@@ -83,9 +97,9 @@ pub use model::{
     SummaryScaling, Warping, CLIP_DEVIATIONS, WARP_SCALES,
 };
 pub use params::{
-    BetaSchedule, FboFedGpParams, FitStart, GlobalSteps, HyperLikelihood, HyperparameterMode,
-    InitialDesign, KernelKind, LengthscalePrior, LocalScaling, LocalSteps, Method, PriorMean,
-    SupportGrowth, SupportSelection, ValidParams,
+    BetaSchedule, FboFedGpParams, FitStart, GlobalSteps, GlobalTrend, HyperLikelihood,
+    HyperparameterMode, InitialDesign, KernelKind, LengthscalePrior, LocalScaling, LocalSteps,
+    Method, PriorMean, SupportGrowth, SupportSelection, ValidParams,
 };
 pub use run::{
     check_networked, pooled_map, run, run_member, run_observed, run_roster, simulated_client_seed,

@@ -294,6 +294,24 @@ pub enum NoisePrior {
     LogNormal,
 }
 
+/// A trend the federation's global posterior is fitted around.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GlobalTrend {
+    /// None (the default): the global posterior's own prior mean only.
+    #[default]
+    None,
+    /// A full quadratic in the unit cube (`1 + D + D(D+1)/2` weights, 66 in
+    /// 10-D; `fedhe_gp::trend`), fitted by least squares from one more
+    /// secure sum in each round with a global step (its Gram matrix and
+    /// right-hand side, summed over the members' unclipped standardised
+    /// values), clamped to the clip of a clipped warping. The members'
+    /// summaries are then of the residuals, and the trend is added back to
+    /// the global posterior. It takes effect once the federation holds
+    /// twice as many unclipped points as it has weights.
+    Quadratic,
+}
+
 /// The prior mean of a lone agent's GP on its standardised outputs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -557,6 +575,10 @@ pub struct FboFedGpParams {
     /// Default `false`.
     #[serde(default)]
     pub trust_region: bool,
+    /// The trend the global posterior is fitted around (see
+    /// [`GlobalTrend`]; default none).
+    #[serde(default)]
+    pub global_trend: GlobalTrend,
     /// How local steps choose their points (see [`LocalSteps`]).
     #[serde(default)]
     pub local_steps: LocalSteps,
@@ -618,6 +640,7 @@ impl FboFedGpParams {
             fit_signal_variance: default_fit_signal_variance(),
             ts_candidates: default_ts_candidates(),
             trust_region: false,
+            global_trend: GlobalTrend::default(),
             local_steps: LocalSteps::default(),
             global_steps: GlobalSteps::default(),
             global_batch: default_global_batch(),

@@ -4,8 +4,8 @@
 
 use super::model::choose_warping_and_scaling;
 use super::params::{
-    FitStart, GlobalSteps, HyperLikelihood, HyperparameterMode, InitialDesign, KernelKind,
-    LocalScaling, LocalSteps, Method, PriorMean, SupportSelection, ValidParams,
+    FitStart, GlobalSteps, GlobalTrend, HyperLikelihood, HyperparameterMode, InitialDesign,
+    KernelKind, LocalScaling, LocalSteps, Method, PriorMean, SupportSelection, ValidParams,
 };
 use super::{Client, Hyperparameters, OutputScaling, OutputWarping, Server, SummaryScaling};
 use crate::surrogate::{AcquisitionStep, GlobalPosterior, Surrogate};
@@ -16,12 +16,18 @@ use fedhe_bo::schedule::MixingSchedule;
 use fedhe_crypto::{MemberId, SecureSum};
 use fedhe_gp::exact::MeanFunction;
 use fedhe_gp::sparse::{packed_len, Dpitc};
+use fedhe_gp::trend::{quadratic_len, QuadraticTrend, TrendSums};
 use fedhe_gp::{Kernel, KernelParams, Matern52, SquaredExponential};
 use fedhe_tasks::Task;
 use nalgebra::DMatrix;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::time::Instant;
+
+/// The ridge of the global quadratic trend's least squares, relative to the
+/// mean diagonal of its Gram matrix: negligible once the trend takes effect
+/// (twice as many points as weights), it only keeps the solve defined.
+const TREND_RIDGE: f64 = 1e-10;
 
 /// What happened in one round, for progress reports.
 #[derive(Debug, Clone, PartialEq)]
@@ -253,7 +259,7 @@ impl<'a, K: Kernel> LoneRecipe<'a, K> {
             Some(fit) if self.params.trust_region => Some(&fit.hyper.log()[..self.task.dim()]),
             _ => None,
         };
-        c.propose(self.task, &self.step, &gp, t, incumbent, region)
+        c.propose(self.task, &self.step, &gp, t, incumbent, region, None)
     }
 
     /// `size` points for round `t` by local penalisation on `c`'s model
@@ -553,6 +559,20 @@ impl<'a, K: Kernel> Federation<'a, K> {
 
     fn run(mut self, channel: &mut dyn SecureSum) -> Result<RunResult, AlgorithmError> {
         let start = Instant::now();
+        if self.params.global_trend != GlobalTrend::None
+            && matches!(
+                self.method,
+                Method::RandomSearch | Method::IndependentBo | Method::PooledBo
+            )
+        {
+            return Err(crate::error::config(
+                "global_trend",
+                format!(
+                    "a trend of the federation's global posterior; {} has none",
+                    self.method.name()
+                ),
+            ));
+        }
         self.initial_design()?;
         match self.method {
             Method::RandomSearch => self.random_search(start),
@@ -773,6 +793,42 @@ impl<'a, K: Kernel> Federation<'a, K> {
         Ok(Some((sq / POINTS as f64).sqrt()))
     }
 
+    /// The federation's quadratic trend ([`GlobalTrend::Quadratic`]) from
+    /// one secure sum of every member's [`Client::trend_contribution`], in
+    /// standardised units, clamped to the standardised clip of a clipped
+    /// warping; `None` while the sums hold fewer than twice as many points
+    /// as the trend has weights.
+    fn quadratic_trend(
+        &self,
+        server: &mut Server<'_>,
+        warp: OutputWarping,
+        scaling: &OutputScaling,
+    ) -> Result<Option<QuadraticTrend>, AlgorithmError> {
+        let (task, n_max, dim) = (self.task, self.params.max_points(), self.dim());
+        let contributions = self
+            .clients
+            .iter()
+            .map(|c| {
+                Ok((
+                    c.id().clone(),
+                    c.trend_contribution(task, warp, scaling, n_max)?,
+                ))
+            })
+            .collect::<Result<Vec<_>, AlgorithmError>>()?;
+        let sums = TrendSums::unpack(dim, &server.aggregate("trend sums", contributions)?)?;
+        let min_points = 2.0 * quadratic_len(dim) as f64;
+        let Some(trend) = sums.fit(n_max, min_points, TREND_RIDGE) else {
+            return Ok(None);
+        };
+        Ok(Some(match warp {
+            OutputWarping::Clipped(_) => trend.clamped(
+                scaling.standardise(warp.apply(f64::NEG_INFINITY)),
+                scaling.standardise(warp.apply(f64::INFINITY)),
+            )?,
+            _ => trend,
+        }))
+    }
+
     /// The support selection this method uses (`random-support` forces
     /// [`SupportSelection::Random`]).
     fn support_selection(&self) -> SupportSelection {
@@ -988,6 +1044,10 @@ impl<'a, K: Kernel> Federation<'a, K> {
                     support.clone(),
                 )?;
                 let summary_scaling = SummaryScaling::new(k, &hyper, n_max);
+                let trend = match p.global_trend {
+                    GlobalTrend::None => None,
+                    GlobalTrend::Quadratic => self.quadratic_trend(&mut server, warp, &scaling)?,
+                };
                 let contributions = self
                     .clients
                     .iter()
@@ -999,6 +1059,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
                             &model,
                             &summary_scaling,
                             gls_mean,
+                            trend.as_ref(),
                         )?;
                         Ok((c.id().clone(), v))
                     })
@@ -1017,7 +1078,11 @@ impl<'a, K: Kernel> Federation<'a, K> {
                     (model, summed)
                 };
                 let summary = model.global_summary(&summed)?;
-                Some(GlobalPosterior { model, summary })
+                Some(GlobalPosterior {
+                    model,
+                    summary,
+                    trend,
+                })
             };
             let mut round_best = RoundBest::new(task);
             if let Some(g) = &global {
@@ -1054,7 +1119,23 @@ impl<'a, K: Kernel> Federation<'a, K> {
                         (&local_gp, c.incumbent(task, warp, &own))
                     }
                 };
-                let x = c.propose(task, &step, surrogate, t, incumbent, None)?;
+                // The first member stepping globally (a public rank) takes the
+                // trend's maximiser, unless it has evaluated there already:
+                // on the standardised scale of a wide bowl, the trend's best
+                // is barely above the incumbent and an acquisition prefers
+                // to explore, so the trend's optimum would go untried.
+                let trend_best = match (&global, is_local) {
+                    (Some(g), false) => g.trend.as_ref().map(|m| m.maximiser_in_unit_cube()),
+                    _ => None,
+                };
+                if let Some(x) = trend_best.as_ref().filter(|x| {
+                    global_slot(&local, c.index(), usize::MAX) == Some(0)
+                        && !c.has_evaluated_near(x)
+                }) {
+                    round_best.add(c.evaluate(task, x.clone())?.noise_free);
+                    continue;
+                }
+                let x = c.propose(task, &step, surrogate, t, incumbent, None, trend_best)?;
                 round_best.add(c.evaluate(task, x)?.noise_free);
             }
             self.end_round(t, &local, global.is_some(), round_best.value, &mut trace);
