@@ -1319,9 +1319,9 @@ fn a_trust_region_changes_lone_steps_repeats_for_a_seed_and_is_refused_where_no_
 /// quadratic of the pooled unclipped standardised values, computed here in
 /// one place by SVD; a run with it reaches the minimum of a quadratic task
 /// (CEC-2005 F1, a shifted sphere, in 2-D) that the same run without it
-/// does not, repeats for a seed, is reproduced by members in separate
-/// threads, and a method without a global posterior refuses it naming the
-/// field, before any secure sum.
+/// does not, and repeats for a seed; a member running apart and a method
+/// without a global posterior refuse it naming the field, before any
+/// secure sum.
 #[test]
 fn a_quadratic_global_trend_is_the_pooled_least_squares_and_finds_the_minimum_of_a_bowl() {
     use fedhe_algorithms::fbo_fedgp::{clip_threshold, GlobalTrend};
@@ -1391,9 +1391,9 @@ fn a_quadratic_global_trend_is_the_pooled_least_squares_and_finds_the_minimum_of
     }
 
     // A run: the sphere's minimum with the trend, not without.
-    let params_for = |members, global_trend| {
+    let params = |global_trend| {
         FboFedGpParams {
-            members,
+            members: 4,
             rounds: 10,
             initial_points: 4,
             support_size: 6,
@@ -1404,7 +1404,6 @@ fn a_quadratic_global_trend_is_the_pooled_least_squares_and_finds_the_minimum_of
         .validate()
         .unwrap()
     };
-    let params = |global_trend| params_for(4, global_trend);
     let go = |trend| {
         run(
             &task,
@@ -1425,13 +1424,26 @@ fn a_quadratic_global_trend_is_the_pooled_least_squares_and_finds_the_minimum_of
     assert!(without.best - task.optimum() > 1e-2, "{}", without.best);
     assert!(with.aggregations > without.aggregations);
     assert_eq!(with.trace, go(GlobalTrend::Quadratic).trace);
-    members_reproduce(
+    // Its sums reveal the points added between two fits: a member running
+    // apart (the service's agent) refuses it, naming the field.
+    let mut channel = CountingSum(0);
+    let err = run_member(
         &task,
         Method::FboFedGp,
-        &params_for(3, GlobalTrend::Quadratic),
-        &m[..3],
-        5,
+        &params(GlobalTrend::Quadratic),
+        &mut channel,
+        &m,
+        &m[0],
+        2,
+        simulated_client_seed(2, 0),
+        &mut |_| {},
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&err, AlgorithmError::Config { field, .. } if *field == "global_trend"),
+        "{err}"
     );
+    assert_eq!(channel.0, 0);
     for method in [
         Method::IndependentBo,
         Method::PooledBo,

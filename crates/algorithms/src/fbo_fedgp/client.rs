@@ -459,7 +459,7 @@ impl Client {
         Ok(local_kmeans(&points, k, tol, max_iters, &mut self.rng)?.centres)
     }
 
-    /// Whether this client has evaluated within [`NEAR`] (Euclidean, in the
+    /// Whether this client has evaluated within 1e-6 (Euclidean, in the
     /// unit cube) of `x`.
     pub fn has_evaluated_near(&self, x: &[f64]) -> bool {
         self.x

@@ -75,7 +75,10 @@
 //! evaluates the trend's maximiser in the cube unless it has already. A
 //! sparse posterior with a constant mean forgets a bowl away from its few
 //! support points; the trend keeps it, and on a quadratic objective names
-//! its minimum once the federation holds `2p` unclipped points.
+//! its minimum once the federation holds `2p` unclipped points. It is a
+//! simulation setting: between two fits its sums change by the moments of
+//! the points added in between, which reveal them (SECURITY.md), so
+//! members running apart ([`run_member`]) refuse it.
 //!
 //! # Output scaling
 //!

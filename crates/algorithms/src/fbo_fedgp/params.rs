@@ -308,7 +308,9 @@ pub enum GlobalTrend {
     /// values), clamped to the clip of a clipped warping. The members'
     /// summaries are then of the residuals, and the trend is added back to
     /// the global posterior. It takes effect once the federation holds
-    /// twice as many unclipped points as it has weights.
+    /// twice as many unclipped points as it has weights. **Simulation
+    /// only**: the change of its sums between two fits reveals the points
+    /// added in between (SECURITY.md), so members running apart refuse it.
     Quadratic,
 }
 

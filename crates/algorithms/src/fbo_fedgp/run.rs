@@ -91,6 +91,17 @@ pub fn check_networked(params: &ValidParams) -> Result<(), AlgorithmError> {
              a member running alone uses secure-kmeans or random",
         ));
     }
+    if params.global_trend != GlobalTrend::None {
+        // The differences of its sums between two fits are the degree-≤ 4
+        // moments of the points added in between, which identify them.
+        return Err(crate::error::config(
+            "global_trend",
+            "the quadratic trend's sums (the pooled Gram matrix of quadratic features) \
+             change between two fits by the moments of the points added in between, \
+             which reveal those points' inputs and values (SECURITY.md): a simulation \
+             setting only, refused for members running apart",
+        ));
+    }
     Ok(())
 }
 
