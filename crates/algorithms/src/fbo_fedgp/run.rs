@@ -1103,6 +1103,11 @@ impl<'a, K: Kernel> Federation<'a, K> {
                 (Some(g), GlobalSteps::Penalised) => self.global_batch(g, &step, t, &local)?,
                 _ => Vec::new(),
             };
+            // Where the trend peaks: the same for every member this round.
+            let trend_best = global
+                .as_ref()
+                .and_then(|g| g.trend.as_ref())
+                .map(|m| m.maximiser_in_unit_cube());
             for (position, c) in self.clients.iter_mut().enumerate() {
                 let is_local = local[c.index()];
                 if let (false, Some(x)) = (
@@ -1135,18 +1140,23 @@ impl<'a, K: Kernel> Federation<'a, K> {
                 // on the standardised scale of a wide bowl, the trend's best
                 // is barely above the incumbent and an acquisition prefers
                 // to explore, so the trend's optimum would go untried.
-                let trend_best = match (&global, is_local) {
-                    (Some(g), false) => g.trend.as_ref().map(|m| m.maximiser_in_unit_cube()),
-                    _ => None,
-                };
-                if let Some(x) = trend_best.as_ref().filter(|x| {
+                let also_from = trend_best.as_ref().filter(|_| !is_local);
+                if let Some(x) = also_from.filter(|x| {
                     global_slot(&local, c.index(), usize::MAX) == Some(0)
                         && !c.has_evaluated_near(x)
                 }) {
                     round_best.add(c.evaluate(task, x.clone())?.noise_free);
                     continue;
                 }
-                let x = c.propose(task, &step, surrogate, t, incumbent, None, trend_best)?;
+                let x = c.propose(
+                    task,
+                    &step,
+                    surrogate,
+                    t,
+                    incumbent,
+                    None,
+                    also_from.cloned(),
+                )?;
                 round_best.add(c.evaluate(task, x)?.noise_free);
             }
             self.end_round(t, &local, global.is_some(), round_best.value, &mut trace);
