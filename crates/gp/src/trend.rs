@@ -473,6 +473,38 @@ mod tests {
         }
     }
 
+    /// Why `global_trend` is simulation-only (SECURITY.md): the sums are
+    /// cumulative, so two fits' decrypted totals differ by the added points'
+    /// terms, and one added point's input and value come straight out of
+    /// the difference (its `φ` is the Gram matrix's first row, its `z` the
+    /// first entry of `Φᵀz`).
+    #[test]
+    fn the_difference_of_two_fits_sums_reveals_a_point_added_in_between() {
+        let mut rng = ChaCha8Rng::seed_from_u64(13);
+        let dim = 3;
+        let xs = points(20, dim, &mut rng);
+        let zs: Vec<f64> = (0..21).map(|_| rng.gen::<f64>()).collect();
+        let added = [0.2, 0.9, 0.45];
+        let before: Vec<&[f64]> = xs.iter().map(Vec::as_slice).collect();
+        let mut after = before.clone();
+        after.push(&added);
+        let scale = 54.0;
+        let a = TrendSums::from_data(dim, &before, &zs[..20], scale).unwrap();
+        let b = TrendSums::from_data(dim, &after, &zs, scale).unwrap();
+        let diff: Vec<f64> = b
+            .packed()
+            .iter()
+            .zip(a.packed())
+            .map(|(y, x)| (y - x) * scale)
+            .collect();
+        let p = quadratic_len(dim);
+        for (i, v) in added.iter().enumerate() {
+            assert!((diff[1 + i] + 0.5 - v).abs() < 1e-12, "input {i}");
+        }
+        let rhs = p * (p + 1) / 2;
+        assert!((diff[rhs] - zs[20]).abs() < 1e-12, "value");
+    }
+
     #[test]
     fn a_clamped_trend_holds_at_its_bounds_with_zero_gradient() {
         let trend = QuadraticTrend::new(1, vec![0.0, 0.0, -100.0])
