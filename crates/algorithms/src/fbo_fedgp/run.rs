@@ -570,12 +570,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
 
     fn run(mut self, channel: &mut dyn SecureSum) -> Result<RunResult, AlgorithmError> {
         let start = Instant::now();
-        if self.params.global_trend != GlobalTrend::None
-            && matches!(
-                self.method,
-                Method::RandomSearch | Method::IndependentBo | Method::PooledBo
-            )
-        {
+        if self.params.global_trend != GlobalTrend::None && self.method.is_plaintext() {
             return Err(crate::error::config(
                 "global_trend",
                 format!(
