@@ -49,7 +49,7 @@ pub struct GlobalPosterior<K: Kernel> {
     pub model: Dpitc<K>,
     /// The global summary `G` (eq. 8).
     pub summary: GlobalSummary,
-    /// A trend the model was fitted around (`global_trend = "quadratic"`):
+    /// A trend the model was fitted around (`global_trend = "quadratic"` or `"quadratic-spaced"`):
     /// the summaries are of the residuals from it, so it is added back to
     /// every prediction and sample (its weights taken as known).
     pub trend: Option<QuadraticTrend>,

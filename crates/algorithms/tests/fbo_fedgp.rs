@@ -1466,3 +1466,122 @@ fn a_quadratic_global_trend_is_the_pooled_least_squares_and_finds_the_minimum_of
         assert_eq!(channel.0, 0);
     }
 }
+
+/// A channel that keeps every round's contributions (and sums them in the
+/// clear).
+struct RecordingSum(Vec<Vec<(MemberId, Vec<f64>)>>);
+
+impl SecureSum for RecordingSum {
+    fn sum(
+        &mut self,
+        round: fedhe_crypto::RoundId,
+        contributions: Vec<(MemberId, Vec<f64>)>,
+    ) -> Result<Vec<f64>, fedhe_crypto::ChannelError> {
+        self.0.push(contributions.clone());
+        PlainSum.sum(round, contributions)
+    }
+}
+
+/// `global_trend = "quadratic-spaced"` (issue 14, session 25): every release
+/// of the trend's sums holds, in each member's own view (the total less
+/// its own contribution, which it knows), at least `2 ·
+/// determinable_points(D)` unclipped points of others that the previous
+/// release did not hold; it releases fewer sums than the per-round trend
+/// and still finds the minimum of a bowl the run without a trend does not;
+/// members running apart accept it and reproduce the in-process run; a
+/// logarithmic warping is refused naming the field.
+#[test]
+fn a_spaced_quadratic_trend_releases_only_sums_whose_new_points_of_others_cannot_be_determined() {
+    use fedhe_algorithms::fbo_fedgp::{GlobalTrend, PriorMean, Warping};
+    use fedhe_algorithms::AlgorithmError;
+    use fedhe_gp::trend::{determinable_points, TrendSums};
+    let task = fedhe_tasks::by_name("cec2005-f1", 2, 0).unwrap();
+    let m = members(3);
+    let params = |global_trend| {
+        FboFedGpParams {
+            rounds: 14,
+            initial_points: 4,
+            prior_mean: PriorMean::Constant,
+            global_trend,
+            ..small_params()
+        }
+        .validate()
+        .unwrap()
+    };
+    let needed = 2.0 * determinable_points(2) as f64;
+    let n_max = params(GlobalTrend::None).max_points();
+    // The trend's sums are the rounds whose contributions have its length;
+    // each member's own count is the last entry of its own contribution.
+    let releases = |trend| {
+        let mut channel = RecordingSum(Vec::new());
+        let result = run(&task, Method::FboFedGp, &params(trend), &mut channel, &m, 2).unwrap();
+        let counts: Vec<Vec<f64>> = channel
+            .0
+            .iter()
+            .filter(|round| round[0].1.len() == TrendSums::packed_len(2))
+            .map(|round| {
+                round
+                    .iter()
+                    .map(|(_, v)| (v.last().unwrap() * n_max).round())
+                    .collect()
+            })
+            .collect();
+        (result, counts)
+    };
+    let (spaced, counts) = releases(GlobalTrend::QuadraticSpaced);
+    assert!(counts.len() >= 2, "{counts:?}");
+    let mut before = vec![0.0; m.len()];
+    for release in &counts {
+        let total: f64 = release.iter().sum();
+        let total_before: f64 = before.iter().sum();
+        for j in 0..m.len() {
+            let others_new = (total - release[j]) - (total_before - before[j]);
+            assert!(
+                others_new >= needed,
+                "member {j} sees {others_new} new points of others: {counts:?}"
+            );
+        }
+        before = release.clone();
+    }
+    let (every_round, per_round) = releases(GlobalTrend::Quadratic);
+    assert!(
+        per_round.len() > counts.len(),
+        "{} vs {}",
+        per_round.len(),
+        counts.len()
+    );
+    let without = run(
+        &task,
+        Method::FboFedGp,
+        &params(GlobalTrend::None),
+        &mut PlainSum,
+        &m,
+        2,
+    )
+    .unwrap();
+    eprintln!(
+        "best with the spaced trend {}, the per-round trend {}, none {}",
+        spaced.best, every_round.best, without.best
+    );
+    assert!(spaced.best - task.optimum() < 1e-3, "{}", spaced.best);
+    assert!(without.best - task.optimum() > 1e-2, "{}", without.best);
+
+    members_reproduce(
+        &task,
+        Method::FboFedGp,
+        &params(GlobalTrend::QuadraticSpaced),
+        &m,
+        2,
+    );
+
+    let err = FboFedGpParams {
+        warping: Warping::SignedLog,
+        ..FboFedGpParams::clone(&params(GlobalTrend::QuadraticSpaced))
+    }
+    .validate()
+    .unwrap_err();
+    assert!(
+        matches!(&err, AlgorithmError::Config { field, .. } if *field == "global_trend"),
+        "{err}"
+    );
+}

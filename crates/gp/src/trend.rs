@@ -43,6 +43,29 @@ pub fn quadratic_features(x: &[f64], out: &mut Vec<f64>) {
     }
 }
 
+/// The number of distinct values a [`TrendSums`] holds about its points:
+/// the monomials of degree at most 4 in `D` inputs, `C(D + 4, 4)` (the
+/// entries of `ΦᵀΦ`, which repeat every product of two quadratic
+/// monomials, and the point count among them), and `Φᵀz`'s `p`
+/// ([`quadratic_len`]) value-weighted quadratic monomials: 1,067 in 10-D.
+pub fn moment_equations(dim: usize) -> usize {
+    // C(D + 4, 4), computed without overflow for any practical D.
+    let monomials = (1..=4).fold(1usize, |c, k| c * (dim + k) / k);
+    monomials + quadratic_len(dim)
+}
+
+/// The most points whose inputs and values the sums of [`TrendSums`] can
+/// determine by a count of unknowns: `⌈moment_equations(D) / (D + 1)⌉`
+/// (97 in 10-D). `m` points carry `m·(D + 1)` unknowns; beyond this many
+/// the moment equations leave a continuum of point sets with the same sums,
+/// so no decomposition, however clever, singles out the true points. A
+/// necessary condition for privacy, not a proof of it: a release rule adds
+/// a margin (`fbo_fedgp`'s spaced trend releases only sums whose new points
+/// from others number twice this).
+pub fn determinable_points(dim: usize) -> usize {
+    moment_equations(dim).div_ceil(dim + 1)
+}
+
 /// One member's (or the federation's summed) least-squares statistics of a
 /// full quadratic: the upper triangle of `ΦᵀΦ` (row-major), `Φᵀz` and the
 /// number of points, each divided by a public constant `scale` so that every
@@ -194,6 +217,20 @@ impl QuadraticTrend {
         })
     }
 
+    /// The unclamped trend `scale · m(x) + shift` (the same quadratic in
+    /// other units, e.g. another standardisation of the same values).
+    pub fn affine(&self, scale: f64, shift: f64) -> Result<Self, GpError> {
+        check_finite("trend scale and shift", [scale, shift].iter())?;
+        let mut beta = &self.beta * scale;
+        beta[0] += shift;
+        check_finite("quadratic trend weights", beta.iter())?;
+        Ok(Self {
+            dim: self.dim,
+            beta,
+            clamp: None,
+        })
+    }
+
     /// This trend clamped to `[lo, hi]`.
     pub fn clamped(mut self, lo: f64, hi: f64) -> Result<Self, GpError> {
         check_finite("trend clamp", [lo, hi].iter())?;
@@ -339,6 +376,70 @@ mod tests {
     fn bowl(x: &[f64], a: &DMatrix<f64>, c: &[f64]) -> f64 {
         let d = DVector::from_iterator(x.len(), x.iter().zip(c).map(|(v, c)| v - c));
         (d.transpose() * a * &d)[(0, 0)] + 3.0
+    }
+
+    /// The count of distinct moments against an enumeration of the
+    /// monomials that `φφᵀ` and `φz` actually produce (exponent vectors of
+    /// every product of two features, and of each feature times `z`).
+    #[test]
+    fn the_moment_count_is_the_distinct_monomials_the_sums_hold() {
+        for dim in 1..=6 {
+            // Each feature's exponent vector, in quadratic_features' order.
+            let mut features: Vec<Vec<u8>> = vec![vec![0; dim]];
+            for i in 0..dim {
+                let mut e = vec![0; dim];
+                e[i] = 1;
+                features.push(e);
+            }
+            for i in 0..dim {
+                for j in i..dim {
+                    let mut e = vec![0; dim];
+                    e[i] += 1;
+                    e[j] += 1;
+                    features.push(e);
+                }
+            }
+            assert_eq!(features.len(), quadratic_len(dim));
+            let mut gram = std::collections::BTreeSet::new();
+            for a in &features {
+                for b in &features {
+                    gram.insert(a.iter().zip(b).map(|(x, y)| x + y).collect::<Vec<u8>>());
+                }
+            }
+            // Φᵀz's entries are distinct from the Gram's (they carry z).
+            assert_eq!(
+                gram.len() + features.len(),
+                moment_equations(dim),
+                "dim {dim}"
+            );
+        }
+        assert_eq!(moment_equations(10), 1001 + 66);
+        assert_eq!(determinable_points(10), 97);
+        assert_eq!(determinable_points(2), 7);
+    }
+
+    #[test]
+    fn an_affine_trend_is_the_same_quadratic_in_other_units_and_unclamped() {
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let beta: Vec<f64> = (0..quadratic_len(3))
+            .map(|_| rng.gen::<f64>() - 0.5)
+            .collect();
+        let trend = QuadraticTrend::new(3, beta)
+            .unwrap()
+            .clamped(-0.1, 0.1)
+            .unwrap();
+        let unclamped = QuadraticTrend::new(3, trend.weights().to_vec()).unwrap();
+        let moved = trend.affine(-2.5, 7.0).unwrap();
+        for x in points(20, 3, &mut rng) {
+            let (v, g) = unclamped.value_and_gradient(&x);
+            let (w, h) = moved.value_and_gradient(&x);
+            assert!((w - (-2.5 * v + 7.0)).abs() < 1e-12, "{w} vs {v}");
+            for (a, b) in h.iter().zip(&g) {
+                assert!((a + 2.5 * b).abs() < 1e-12);
+            }
+        }
+        assert!(trend.affine(f64::NAN, 0.0).is_err());
+        assert!(trend.affine(1.0, f64::INFINITY).is_err());
     }
 
     #[test]

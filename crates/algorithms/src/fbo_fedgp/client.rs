@@ -409,19 +409,35 @@ impl Client {
         n_max: f64,
     ) -> Result<Vec<f64>, AlgorithmError> {
         let (mut xs, mut zs) = (Vec::new(), Vec::new());
-        for (x, y) in self.x.iter().zip(&self.observed) {
-            let u = task.utility(*y);
-            if let OutputWarping::Clipped(t) = warping {
-                if u.abs() >= t {
-                    continue;
-                }
-            }
-            xs.push(x.as_slice());
+        for (x, u) in self.unclipped(task, warping) {
+            xs.push(x);
             zs.push(scaling.standardise(warping.apply(u)));
         }
         Ok(TrendSums::from_data(task.dim(), &xs, &zs, n_max)?
             .packed()
             .to_vec())
+    }
+
+    /// How many of this client's points [`Self::trend_contribution`] sums
+    /// (the count a spaced trend's release rule adds up first).
+    pub fn unclipped_count(&self, task: &Task, warping: OutputWarping) -> usize {
+        self.unclipped(task, warping).count()
+    }
+
+    /// This client's points and utilities that `warping` does not clip.
+    fn unclipped<'s>(
+        &'s self,
+        task: &'s Task,
+        warping: OutputWarping,
+    ) -> impl Iterator<Item = (&'s [f64], f64)> + 's {
+        self.x
+            .iter()
+            .zip(&self.observed)
+            .map(|(x, y)| (x.as_slice(), task.utility(*y)))
+            .filter(move |(_, u)| match warping {
+                OutputWarping::Clipped(t) => u.abs() < t,
+                _ => true,
+            })
     }
 
     /// Per-cluster coordinate sums and counts of `D_i` for the current centres,

@@ -79,6 +79,11 @@
 //! simulation setting: between two fits its sums change by the moments of
 //! the points added in between, which reveal them (SECURITY.md), so
 //! members running apart ([`run_member`]) refuse it.
+//! [`GlobalTrend::QuadraticSpaced`] decrypts the same sums only when, in
+//! every member's view, they hold twice
+//! [`fedhe_gp::trend::determinable_points`] unclipped points of others that
+//! no earlier release held (194 in 10-D: too many for the moments to
+//! determine), keeps the last trend between releases, and may run apart.
 //!
 //! # Output scaling
 //!

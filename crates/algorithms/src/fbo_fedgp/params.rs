@@ -312,6 +312,20 @@ pub enum GlobalTrend {
     /// only**: the change of its sums between two fits reveals the points
     /// added in between (SECURITY.md), so members running apart refuse it.
     Quadratic,
+    /// The same quadratic, but its sums are decrypted only when every
+    /// member's view of them holds at least twice
+    /// [`fedhe_gp::trend::determinable_points`] (194 in 10-D) unclipped
+    /// points of others that no earlier release held: a one-value secure sum
+    /// of the unclipped counts decides, before the trend's own sum, in
+    /// rounds where the public schedule allows it. Between releases the
+    /// last trend is kept (re-expressed in each round's standardisation),
+    /// and the first member stepping globally in a release round evaluates
+    /// its maximiser. Neither one release nor the difference of two
+    /// determines the points behind it by a count of unknowns, so members
+    /// running apart may use it (SECURITY.md). Needs a warping that is
+    /// linear inside its clip (`auto`, `clipped` or `none`), so that a kept
+    /// trend is the same quadratic in a later standardisation.
+    QuadraticSpaced,
 }
 
 /// The prior mean of a lone agent's GP on its standardised outputs.
@@ -728,6 +742,15 @@ impl FboFedGpParams {
                     None => return Err(config(field, "required when hyperparameters = \"fixed\"")),
                 }
             }
+        }
+        if self.global_trend == GlobalTrend::QuadraticSpaced
+            && matches!(self.warping, Warping::SignedLog | Warping::Likelihood)
+        {
+            return Err(config(
+                "global_trend",
+                "quadratic-spaced keeps a trend between releases, which needs a warping \
+                 linear inside its clip: set warping to \"auto\", \"clipped\" or \"none\"",
+            ));
         }
         Ok(ValidParams(self.clone()))
     }

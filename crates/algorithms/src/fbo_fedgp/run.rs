@@ -16,13 +16,57 @@ use fedhe_bo::schedule::MixingSchedule;
 use fedhe_crypto::{MemberId, SecureSum};
 use fedhe_gp::exact::MeanFunction;
 use fedhe_gp::sparse::{packed_len, Dpitc};
-use fedhe_gp::trend::{quadratic_len, QuadraticTrend, TrendSums};
+use fedhe_gp::trend::{determinable_points, quadratic_len, QuadraticTrend, TrendSums};
 use fedhe_gp::{Kernel, KernelParams, Matern52, SquaredExponential};
 use fedhe_tasks::Task;
 use nalgebra::DMatrix;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::time::Instant;
+
+/// How many times [`determinable_points`] a release of
+/// [`GlobalTrend::QuadraticSpaced`] must hold in new unclipped points of
+/// others, in every member's view: the count of unknowns alone is a
+/// necessary condition, so the release rule keeps a margin above it.
+const TREND_RELEASE_MARGIN: usize = 2;
+
+/// [`GlobalTrend::QuadraticSpaced`] between releases.
+#[derive(Debug, Default)]
+struct SpacedTrend {
+    /// The last released trend, in utility units (`u ≈ m(x)`), unclamped.
+    kept: Option<QuadraticTrend>,
+    /// The federation's unclipped points at the last release.
+    points_at_release: f64,
+    /// The points each member held at the last release (public: one a round).
+    held_at_release: usize,
+}
+
+/// The factor `c` of a warping linear inside its clip (`w(u) = c·u` there),
+/// which a kept trend needs to change standardisation; `None` for a
+/// logarithmic one.
+fn linear_warp_factor(warp: OutputWarping) -> Option<f64> {
+    match warp {
+        OutputWarping::None => Some(1.0),
+        OutputWarping::Clipped(t) => Some(1.0 / t),
+        OutputWarping::SignedLog | OutputWarping::ScaledLog(_) => None,
+    }
+}
+
+/// A trend in standardised units clamped to the standardised clip of a
+/// clipped warping (where the values it was fitted to stop).
+fn clamped_to_warp(
+    trend: QuadraticTrend,
+    warp: OutputWarping,
+    scaling: &OutputScaling,
+) -> Result<QuadraticTrend, AlgorithmError> {
+    Ok(match warp {
+        OutputWarping::Clipped(_) => trend.clamped(
+            scaling.standardise(warp.apply(f64::NEG_INFINITY)),
+            scaling.standardise(warp.apply(f64::INFINITY)),
+        )?,
+        _ => trend,
+    })
+}
 
 /// The ridge of the global quadratic trend's least squares, relative to the
 /// mean diagonal of its Gram matrix: negligible once the trend takes effect
@@ -91,7 +135,7 @@ pub fn check_networked(params: &ValidParams) -> Result<(), AlgorithmError> {
              a member running alone uses secure-kmeans or random",
         ));
     }
-    if params.global_trend != GlobalTrend::None {
+    if params.global_trend == GlobalTrend::Quadratic {
         // The differences of its sums between two fits are the degree-≤ 4
         // moments of the points added in between, which identify them.
         return Err(crate::error::config(
@@ -99,7 +143,8 @@ pub fn check_networked(params: &ValidParams) -> Result<(), AlgorithmError> {
             "the quadratic trend's sums (the pooled Gram matrix of quadratic features) \
              change between two fits by the moments of the points added in between, \
              which reveal those points' inputs and values (SECURITY.md): a simulation \
-             setting only, refused for members running apart",
+             setting only, refused for members running apart (quadratic-spaced releases \
+             its sums only where they cannot)",
         ));
     }
     Ok(())
@@ -810,6 +855,22 @@ impl<'a, K: Kernel> Federation<'a, K> {
         warp: OutputWarping,
         scaling: &OutputScaling,
     ) -> Result<Option<QuadraticTrend>, AlgorithmError> {
+        let Some(trend) = self.fitted_trend(server, warp, scaling)? else {
+            return Ok(None);
+        };
+        Ok(Some(clamped_to_warp(trend, warp, scaling)?))
+    }
+
+    /// One secure sum of every member's [`Client::trend_contribution`] and
+    /// its least-squares trend in standardised units, unclamped (`None`
+    /// while the sums hold fewer than twice as many points as the trend has
+    /// weights).
+    fn fitted_trend(
+        &self,
+        server: &mut Server<'_>,
+        warp: OutputWarping,
+        scaling: &OutputScaling,
+    ) -> Result<Option<QuadraticTrend>, AlgorithmError> {
         let (task, n_max, dim) = (self.task, self.params.max_points(), self.dim());
         let contributions = self
             .clients
@@ -823,16 +884,69 @@ impl<'a, K: Kernel> Federation<'a, K> {
             .collect::<Result<Vec<_>, AlgorithmError>>()?;
         let sums = TrendSums::unpack(dim, &server.aggregate("trend sums", contributions)?)?;
         let min_points = 2.0 * quadratic_len(dim) as f64;
-        let Some(trend) = sums.fit(n_max, min_points, TREND_RIDGE) else {
-            return Ok(None);
+        Ok(sums.fit(n_max, min_points, TREND_RIDGE))
+    }
+
+    /// The federation's trend under [`GlobalTrend::QuadraticSpaced`] in a
+    /// round whose members each hold `held` points, and whether its sums
+    /// were released in this round. A release needs, in every member's
+    /// view, `TREND_RELEASE_MARGIN ·` [`determinable_points`] unclipped
+    /// points of others that the last release did not hold: the public
+    /// schedule bounds them first (the others' new points, at most
+    /// `(members − 1)·Δheld`), then a one-value secure sum of the unclipped
+    /// counts (its increase less this member's own `Δheld`, which a member
+    /// can subtract). Between releases the kept trend is re-expressed in
+    /// this round's warping and standardisation.
+    fn spaced_trend(
+        &self,
+        server: &mut Server<'_>,
+        state: &mut SpacedTrend,
+        warp: OutputWarping,
+        scaling: &OutputScaling,
+        held: usize,
+    ) -> Result<(Option<QuadraticTrend>, bool), AlgorithmError> {
+        let (task, n_max, dim) = (self.task, self.params.max_points(), self.dim());
+        let factor = linear_warp_factor(warp).ok_or_else(|| {
+            crate::error::config(
+                "global_trend",
+                "quadratic-spaced needs a warping linear inside its clip",
+            )
+        })?;
+        let needed = (TREND_RELEASE_MARGIN * determinable_points(dim)) as f64;
+        let own_new = held.saturating_sub(state.held_at_release);
+        let mut refitted = false;
+        if ((self.members.len() - 1) * own_new) as f64 >= needed {
+            let counts = self
+                .clients
+                .iter()
+                .map(|c| {
+                    (
+                        c.id().clone(),
+                        vec![c.unclipped_count(task, warp) as f64 / n_max],
+                    )
+                })
+                .collect();
+            let points = (server.aggregate("trend count", counts)?[0] * n_max).round();
+            if points - state.points_at_release - own_new as f64 >= needed {
+                let fitted = self.fitted_trend(server, warp, scaling)?;
+                // Released whether or not it fits: the sums are public now.
+                (state.points_at_release, state.held_at_release) = (points, held);
+                if let Some(trend) = fitted {
+                    // z = (c·u − μ)/σ, so u = (σ/c)·z + μ/c.
+                    state.kept = Some(trend.affine(scaling.std / factor, scaling.mean / factor)?);
+                    refitted = true;
+                }
+            }
+        }
+        let current = match &state.kept {
+            Some(kept) => Some(clamped_to_warp(
+                kept.affine(factor / scaling.std, -scaling.mean / scaling.std)?,
+                warp,
+                scaling,
+            )?),
+            None => None,
         };
-        Ok(Some(match warp {
-            OutputWarping::Clipped(_) => trend.clamped(
-                scaling.standardise(warp.apply(f64::NEG_INFINITY)),
-                scaling.standardise(warp.apply(f64::INFINITY)),
-            )?,
-            _ => trend,
-        }))
+        Ok((current, refitted))
     }
 
     /// The support selection this method uses (`random-support` forces
@@ -1020,6 +1134,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
         let mut trace = Vec::with_capacity(p.rounds);
         let mut global_steps = 0;
         let mut last_global: Option<(GlobalPosterior<K>, OutputWarping, OutputScaling)> = None;
+        let mut spaced = SpacedTrend::default();
         for t in 1..=p.rounds {
             if t > 1 && p.refit_every > 0 && (t - 1) % p.refit_every == 0 {
                 let warps = self.warp_candidates(&mut server)?;
@@ -1040,6 +1155,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
             // Alg. 2, lines 14-15: each client draws its step.
             let local = self.steps(t, &schedule)?;
             // Lines 19-22: every client's summary, only when someone steps globally.
+            let mut trend_is_new = false;
             let global = if local.iter().all(|l| *l) {
                 None
             } else {
@@ -1052,7 +1168,18 @@ impl<'a, K: Kernel> Federation<'a, K> {
                 let summary_scaling = SummaryScaling::new(k, &hyper, n_max);
                 let trend = match p.global_trend {
                     GlobalTrend::None => None,
-                    GlobalTrend::Quadratic => self.quadratic_trend(&mut server, warp, &scaling)?,
+                    GlobalTrend::Quadratic => {
+                        let trend = self.quadratic_trend(&mut server, warp, &scaling)?;
+                        trend_is_new = trend.is_some();
+                        trend
+                    }
+                    GlobalTrend::QuadraticSpaced => {
+                        let held = p.initial_points + (t - 1);
+                        let trend;
+                        (trend, trend_is_new) =
+                            self.spaced_trend(&mut server, &mut spaced, warp, &scaling, held)?;
+                        trend
+                    }
                 };
                 let contributions = self
                     .clients
@@ -1130,14 +1257,16 @@ impl<'a, K: Kernel> Federation<'a, K> {
                         (&local_gp, c.incumbent(task, warp, &own))
                     }
                 };
-                // The first member stepping globally (a public rank) takes the
-                // trend's maximiser, unless it has evaluated there already:
+                // The first member stepping globally (a public rank) takes a
+                // new trend's maximiser, unless it has evaluated there already:
                 // on the standardised scale of a wide bowl, the trend's best
                 // is barely above the incumbent and an acquisition prefers
-                // to explore, so the trend's optimum would go untried.
+                // to explore, so the trend's optimum would go untried. (A kept
+                // trend's maximiser was taken in its release round.)
                 let also_from = trend_best.as_ref().filter(|_| !is_local);
                 if let Some(x) = also_from.filter(|x| {
-                    global_slot(&local, c.index(), usize::MAX) == Some(0)
+                    trend_is_new
+                        && global_slot(&local, c.index(), usize::MAX) == Some(0)
                         && !c.has_evaluated_near(x)
                 }) {
                     round_best.add(c.evaluate(task, x.clone())?.noise_free);
