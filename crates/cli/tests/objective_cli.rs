@@ -188,18 +188,5 @@ fn bad_input_exits_with_status_2() {
 /// listing quietly, as Unix tools do: no panic, no backtrace.
 #[test]
 fn a_closed_stdout_ends_the_listing_without_a_panic() {
-    use std::process::{Command, Stdio};
-    let (reader, writer) = std::io::pipe().unwrap();
-    // Closed before the child starts: its first write finds no reader.
-    drop(reader);
-    let out = Command::new(env!("CARGO_BIN_EXE_fedhe"))
-        .args(["objective", "list"])
-        .stdout(writer)
-        .stderr(Stdio::piped())
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    assert!(out.status.success(), "{:?}: {stderr}", out.status);
-    assert!(stderr.is_empty(), "{stderr}");
+    common::assert_quiet_on_closed_stdout(&["objective", "list"]);
 }

@@ -326,3 +326,18 @@ fn the_thompson_family_runs_reports_epsilon_and_refuses_bad_privacy_parameters()
         assert_fails_with(&out, name);
     }
 }
+
+/// A reader that went away (`fedhe simulate … --check | head -0`) ends the
+/// output quietly: `println!` panicked there; the commands that print
+/// progress now write through `print_stdout`.
+#[test]
+fn a_closed_stdout_ends_simulate_without_a_panic() {
+    let config =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../configs/experiments/table1.toml");
+    common::assert_quiet_on_closed_stdout(&[
+        "simulate",
+        "--config",
+        config.to_str().unwrap(),
+        "--check",
+    ]);
+}

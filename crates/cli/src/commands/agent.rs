@@ -6,6 +6,7 @@
 //! in the key folder (see `fedhe_client::agent`).
 
 use super::ceremony::{member_client, PassphraseArgs, ServerArgs};
+use super::say;
 use crate::error::CliError;
 use clap::{Args, Subcommand};
 use fedhe_client::agent::{
@@ -202,7 +203,7 @@ pub fn run(command: AgentCommand) -> Result<(), CliError> {
                     "best": outcome.result.best,
                 }),
             };
-            println!("{line}");
+            say!("{line}")?;
             Ok(())
         }
         AgentCommand::Tell(a) => {
@@ -212,10 +213,10 @@ pub fn run(command: AgentCommand) -> Result<(), CliError> {
                 None => Told::Failed,
             };
             let receipt = tell_agent(&dir, &a.study, told)?;
-            println!(
+            say!(
                 "{}",
                 serde_json::to_string(&receipt).map_err(|e| CliError::Usage(e.to_string()))?
-            );
+            )?;
             Ok(())
         }
         AgentCommand::Status(a) => {
@@ -232,7 +233,7 @@ pub fn run(command: AgentCommand) -> Result<(), CliError> {
                 let client = member_client(&server, &member_of(&dir)?, &dir)?;
                 out["server_latest_round"] = client.study(&a.study)?.latest_round.into();
             }
-            println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+            say!("{}", serde_json::to_string_pretty(&out).unwrap_or_default())?;
             Ok(())
         }
     }
@@ -270,7 +271,7 @@ fn run_command(a: AgentRunArgs) -> Result<(), CliError> {
     bar.finish_and_clear();
     let r = &outcome.result;
     if a.json {
-        println!(
+        say!(
             "{}",
             serde_json::json!({
                 "member": member,
@@ -283,9 +284,9 @@ fn run_command(a: AgentRunArgs) -> Result<(), CliError> {
                 "bytes_sent": r.bytes_sent_per_member,
                 "seconds": r.seconds,
             })
-        );
+        )?;
     } else {
-        println!(
+        say!(
             "{member}: study {} finished {} rounds; best {:.6}{}; {} secure sums; sent {} bytes",
             a.seat.study,
             r.rounds,
@@ -293,7 +294,7 @@ fn run_command(a: AgentRunArgs) -> Result<(), CliError> {
             spent(r.epsilon.as_ref().and_then(|e| e.last().copied())),
             r.aggregations,
             r.bytes_sent_per_member
-        );
+        )?;
     }
     Ok(())
 }

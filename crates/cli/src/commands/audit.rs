@@ -2,6 +2,7 @@
 //! from FEDHE_ADMIN_TOKEN).
 
 use super::ceremony::{admin_client, ServerArgs};
+use super::say;
 use crate::error::CliError;
 use clap::Args;
 use fedhe_crypto::text::escape_controls;
@@ -24,10 +25,10 @@ pub struct AuditArgs {
 pub fn run(args: AuditArgs) -> Result<(), CliError> {
     let log = admin_client(&args.server)?.audit(&args.study)?;
     if args.json {
-        println!(
+        say!(
             "{}",
             serde_json::to_string_pretty(&log).map_err(|e| CliError::Usage(e.to_string()))?
-        );
+        )?;
         return Ok(());
     }
     for e in &log.entries {
@@ -38,7 +39,7 @@ pub fn run(args: AuditArgs) -> Result<(), CliError> {
             .map(|h| h.chars().take(16).collect::<String>())
             .unwrap_or_default();
         // The trail quotes ids members chose: printed with control characters escaped.
-        println!(
+        say!(
             "{}",
             escape_controls(&format!(
                 "{:>6} {} {:<10} {:<28} {:<9} {:<12} {:<16} {}",
@@ -51,7 +52,7 @@ pub fn run(args: AuditArgs) -> Result<(), CliError> {
                 hash,
                 e.detail.as_deref().unwrap_or("")
             ))
-        );
+        )?;
     }
     Ok(())
 }

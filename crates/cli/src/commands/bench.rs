@@ -241,7 +241,7 @@ mod peers {
                 access.threshold(), params.degree()
             ),
         });
-        println!("{report}");
+        say!("{report}")?;
         Ok(())
     }
 }

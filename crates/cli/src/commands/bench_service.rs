@@ -12,6 +12,7 @@
 //! whole ceremony, creation to completion.
 
 use super::demo_network::{start_server, Children};
+use super::say;
 use crate::error::CliError;
 use crate::report::plot::{draw_lines, Line};
 use clap::Args;
@@ -483,10 +484,10 @@ pub fn run(a: ServiceBenchArgs) -> Result<(), CliError> {
         )
         .map_err(CliError::Usage)?;
     }
-    println!(
+    say!(
         "{}",
         serde_json::to_string_pretty(&serde_json::json!({ "runs": runs }))
             .map_err(|e| CliError::Usage(e.to_string()))?
-    );
+    )?;
     Ok(())
 }

@@ -1,5 +1,6 @@
 //! `fedhe channel check`: the whole protocol in one process on random inputs.
 
+use super::say;
 use super::{max_abs_difference, median_ms, member_names, random_round, resolve_params};
 use crate::error::CliError;
 use clap::{Args, Subcommand};
@@ -186,12 +187,12 @@ fn check(args: CheckArgs) -> Result<(), CliError> {
         "threshold": threshold_report,
     });
     if args.json {
-        println!("{report}");
+        say!("{report}")?;
     } else {
-        println!(
+        say!(
             "{}",
             serde_json::to_string_pretty(&report).unwrap_or_default()
-        );
+        )?;
     }
     Ok(())
 }

@@ -6,6 +6,7 @@
 //! institution evaluating the function with `fedhe objective value` as its
 //! own command. `--in-process` runs the same federation in one process.
 
+use super::say;
 use super::{member_names, resolve_params};
 use crate::error::CliError;
 use clap::Args;
@@ -104,21 +105,21 @@ fn run_in_process(args: DemoArgs) -> Result<(), CliError> {
     let task = fedhe_tasks::by_name(&args.function, args.dim, 0)?;
     let settings = settings(&args)?.validate()?;
     let set = params.set();
-    println!(
+    say!(
         "fedhe demo: {} institutions optimise {} (D = {}) together with FBO-FedGP.",
         args.members,
         task.name(),
         task.dim()
-    );
-    println!(
+    )?;
+    say!(
         "Parameter set {} (N = {}, log2 q = {}, {}-bit security). Every summary an",
         set.name,
         set.degree,
         set.modulus_bits(),
         set.security_bits()
-    );
-    println!("institution shares is encrypted under a key no single institution holds;");
-    println!("only sums over all institutions are ever decrypted.\n");
+    )?;
+    say!("institution shares is encrypted under a key no single institution holds;")?;
+    say!("only sums over all institutions are ever decrypted.\n")?;
 
     let members = member_names(args.members)?;
     let mut channel = HeSum::new(
@@ -129,32 +130,37 @@ fn run_in_process(args: DemoArgs) -> Result<(), CliError> {
         Csprng::from_entropy(),
     )?
     .with_precision(fedhe_crypto::Precision::TwoLimb)?;
-    println!("Key ceremony 'demo'");
+    say!("Key ceremony 'demo'")?;
     for share in channel.public_key_shares() {
         let bytes = share.to_bytes(&params);
-        println!(
+        say!(
             "  {} sent its public-key share ({}, fingerprint {})",
             share.member(),
             kib(bytes.len() as u64),
             fingerprint(&bytes)
-        );
+        )?;
     }
-    println!(
+    say!(
         "  collective public key: fingerprint {}\n",
         fingerprint(&channel.public_key().to_bytes(&params))
-    );
-    println!(
+    )?;
+    say!(
         "Initialisation: {} random points per institution, secure sums of the output",
         settings.initial_points
-    );
-    println!(
+    )?;
+    say!(
         "statistics and hyper-parameter likelihoods; |S| = {} shared support points from",
         settings.support_size
-    );
-    println!("public information, which grow from the global posterior each round.\n");
-    println!("round  local  global  aggregated  round best      best so far");
+    )?;
+    say!("public information, which grow from the global posterior each round.\n")?;
+    say!("round  local  global  aggregated  round best      best so far")?;
+    // The observer cannot fail: it keeps the first write error for after the run.
+    let mut printed = Ok(());
     let mut print_round = |e: &RoundEvent| {
-        println!(
+        if printed.is_err() {
+            return;
+        }
+        printed = say!(
             "{:>5}  {:>5}  {:>6}  {:>10}  {:>14.4}  {:>14.4}",
             e.round,
             e.local_steps,
@@ -173,21 +179,22 @@ fn run_in_process(args: DemoArgs) -> Result<(), CliError> {
         args.seed,
         &mut print_round,
     )?;
-    println!(
+    printed?;
+    say!(
         "\nBest value found: {:.4}; optimum {:.4}; regret {:.4}.",
         result.best,
         task.optimum(),
         (result.best - task.optimum()).abs()
-    );
-    println!(
+    )?;
+    say!(
         "Secure sums: {} ({} global steps); each institution sent {} of encrypted vectors",
         result.aggregations,
         result.global_steps,
         kib(result.bytes_sent_per_member)
-    );
-    println!("and decryption shares; {:.1} s in all.", result.seconds);
+    )?;
+    say!("and decryption shares; {:.1} s in all.", result.seconds)?;
     if args.json {
-        println!(
+        say!(
             "{}",
             serde_json::json!({
                 "rounds": result.rounds,
@@ -197,7 +204,7 @@ fn run_in_process(args: DemoArgs) -> Result<(), CliError> {
                 "bytes_sent": result.bytes_sent_per_member * args.members as u64,
                 "seconds": result.seconds,
             })
-        );
+        )?;
     }
     Ok(())
 }

@@ -4,6 +4,7 @@
 //! it ends.
 
 use super::demo::{centre_value, settings, DemoArgs};
+use super::say;
 use crate::error::CliError;
 use fedhe_api::{CeremonySpec, MemberSpec, StudySpec};
 use fedhe_client::agent::StudyConfig;
@@ -182,7 +183,7 @@ pub fn run(args: DemoArgs) -> Result<(), CliError> {
     } else {
         &[]
     };
-    let say = |line: &str| println!("{line}");
+    let say = |line: &str| say!("{line}");
 
     // 1. The server.
     let db = format!("sqlite://{}", root.join("fedhe.db").display());
@@ -193,10 +194,10 @@ pub fn run(args: DemoArgs) -> Result<(), CliError> {
         a.members,
         task.name(),
         task.dim()
-    ));
-    say("Each institution is its own process with its own key folder; every summary it");
-    say("shares is encrypted under a key no single institution holds, and only sums over");
-    say("all institutions are ever decrypted.\n");
+    ))?;
+    say("Each institution is its own process with its own key folder; every summary it")?;
+    say("shares is encrypted under a key no single institution holds, and only sums over")?;
+    say("all institutions are ever decrypted.\n")?;
 
     // 2. Identities (each institution's own key folder) and the ceremony.
     let names: Vec<String> = (1..=a.members).map(|i| format!("member-{i:02}")).collect();
@@ -233,8 +234,8 @@ pub fn run(args: DemoArgs) -> Result<(), CliError> {
     say(&format!(
         "Key ceremony 'demo' on {} : each institution commits to its public-key share,",
         a.params
-    ));
-    say("then reveals it; each checks the transcript and the collective key.");
+    ))?;
+    say("then reveals it; each checks the transcript and the collective key.")?;
     // Every child goes into the guard at once, so an error kills the rest.
     let mut joins = Vec::with_capacity(names.len());
     for (name, dir) in names.iter().zip(&keys) {
@@ -266,7 +267,7 @@ pub fn run(args: DemoArgs) -> Result<(), CliError> {
             &log,
         )?;
     }
-    say(&format!("  all {} institutions joined.\n", a.members));
+    say(&format!("  all {} institutions joined.\n", a.members))?;
 
     // 3. The study: the public problem description and the FBO-FedGP settings.
     let lower = task.to_domain(&vec![0.0; task.dim()]);
@@ -296,13 +297,13 @@ pub fn run(args: DemoArgs) -> Result<(), CliError> {
     say(&format!(
         "Study 'demo-study': {} rounds; initialisation ({} random points each, secure sums of",
         a.rounds, fbo.initial_points
-    ));
+    ))?;
     say(&format!(
         "output statistics and hyper-parameter likelihoods; |S| = {} support points from public\n\
          information, which grow from the global posterior each round).",
         fbo.support_size
-    ));
-    say("Each institution evaluates with its own command: `fedhe objective value`.\n");
+    ))?;
+    say("Each institution evaluates with its own command: `fedhe objective value`.\n")?;
 
     // 4. The agents.
     let objective = format!(
@@ -342,7 +343,7 @@ pub fn run(args: DemoArgs) -> Result<(), CliError> {
     while results.len() < pending.len() {
         let text = std::fs::read_to_string(&progress_log).unwrap_or_default();
         for line in text.lines().skip(shown) {
-            say(&format!("  {line}"));
+            say(&format!("  {line}"))?;
             shown += 1;
         }
         for slot in pending.iter_mut() {
@@ -369,7 +370,7 @@ pub fn run(args: DemoArgs) -> Result<(), CliError> {
     }
     let text = std::fs::read_to_string(&progress_log).unwrap_or_default();
     for line in text.lines().skip(shown) {
-        say(&format!("  {line}"));
+        say(&format!("  {line}"))?;
     }
     let field = |v: &serde_json::Value, k: &str| v[k].as_f64().unwrap_or(f64::NAN);
     let best = results
@@ -399,19 +400,19 @@ pub fn run(args: DemoArgs) -> Result<(), CliError> {
     say(&format!(
         "\nBest value found by the federation: {best:.4}; optimum {:.4}; value at the domain centre {centre:.4}.",
         task.optimum()
-    ));
+    ))?;
     say(&format!(
         "{aggregations} secure sums; the institutions sent {:.1} KiB in all; {seconds:.1} s.",
         bytes as f64 / 1024.0
-    ));
+    ))?;
     if let Workdir::Kept(dir) = &work {
         say(&format!(
             "The server's database and log, and each institution's key folder, journal and logs are in {}.",
             dir.display()
-        ));
+        ))?;
     }
     if a.json {
-        println!(
+        say!(
             "{}",
             serde_json::json!({
                 "rounds": rounds,
@@ -421,7 +422,7 @@ pub fn run(args: DemoArgs) -> Result<(), CliError> {
                 "bytes_sent": bytes,
                 "seconds": seconds,
             })
-        );
+        )?;
     }
     Ok(())
 }

@@ -86,6 +86,16 @@ pub fn member_names(n: usize) -> Result<Vec<fedhe_crypto::MemberId>, CliError> {
         .collect()
 }
 
+/// `println!` through [`print_stdout`]: formats its arguments and writes
+/// them with a newline, ending quietly when the reader went away; evaluates
+/// to `Result<(), CliError>`.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        $crate::commands::print_stdout(&format!($($arg)*))
+    };
+}
+pub(crate) use say;
+
 /// Writes `text` and a newline to stdout. A reader that went away
 /// (`fedhe objective list | head -1`) ends the output quietly, as Unix
 /// tools do; `println!` would panic there (Rust ignores SIGPIPE, so the

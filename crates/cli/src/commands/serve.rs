@@ -1,5 +1,6 @@
 //! `fedhe serve`: the coordinating server (DESIGN.md §5).
 
+use super::say;
 use crate::error::CliError;
 use clap::Args;
 use fedhe_server::Config;
@@ -100,10 +101,10 @@ pub fn run(args: ServeArgs) -> Result<(), CliError> {
             .await
             .map_err(|e| CliError::Usage(e.to_string()))?;
         // One line a supervisor (or a test) can parse.
-        println!(
+        say!(
             "fedhe serve: listening on {} (store {database})",
             running.url()
-        );
+        )?;
         let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
             .map_err(|e| CliError::Usage(format!("signal handler: {e}")))?;
         tokio::select! {

@@ -2,6 +2,7 @@
 //! parallel across runs, and writes `results.json` and `results.csv`.
 
 use super::member_names;
+use super::say;
 use crate::error::CliError;
 use clap::Args;
 use fedhe_algorithms::{FederatedMethod, ResultsFile, RunResult};
@@ -276,14 +277,14 @@ pub fn run_command(args: SimulateArgs) -> Result<(), CliError> {
     }
     let jobs = jobs(&config, &args)?;
     if args.check {
-        println!(
+        say!(
             "{}: valid, {} runs ({} tasks)",
             config.name,
             jobs.len(),
             args.functions
                 .as_ref()
                 .map_or(config.functions.len(), Vec::len)
-        );
+        )?;
         return Ok(());
     }
     let pool = rayon::ThreadPoolBuilder::new()
@@ -327,7 +328,7 @@ pub fn run_command(args: SimulateArgs) -> Result<(), CliError> {
     let results = ResultsFile { runs };
     write_results(&args.out, &results)?;
     let seconds: Vec<f64> = results.runs.iter().map(|r| r.seconds).collect();
-    println!(
+    say!(
         "{}: {} runs ({} channel) written to {} (median run {:.2} s)",
         config.name,
         results.runs.len(),
@@ -342,6 +343,6 @@ pub fn run_command(args: SimulateArgs) -> Result<(), CliError> {
                 .map(|s| std::time::Duration::from_secs_f64(*s))
                 .collect::<Vec<_>>()
         ) / 1e3
-    );
+    )?;
     Ok(())
 }

@@ -3,6 +3,7 @@
 //! minutes and opens a twelve-hour session (`fedhe_server::ui`).
 
 use super::ceremony::{admin_client, ServerArgs};
+use super::say;
 use crate::error::CliError;
 use clap::Args;
 
@@ -31,10 +32,10 @@ pub fn run(args: UiArgs) -> Result<(), CliError> {
         .study
         .map(|s| format!("&next=/ui/studies/{s}"))
         .unwrap_or_default();
-    println!(
+    say!(
         "{}{}{next}",
         args.server.server.trim_end_matches('/'),
         ticket.path
-    );
+    )?;
     Ok(())
 }

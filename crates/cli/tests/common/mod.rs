@@ -11,6 +11,26 @@ pub fn fedhe(args: &[&str]) -> Output {
         .expect("the fedhe binary runs")
 }
 
+/// Runs `fedhe` with `args` and a stdout whose reader closed before it
+/// started (`fedhe … | head -0`), and asserts that it ends without a panic
+/// and with success: its first write finds no reader (EPIPE, since Rust
+/// ignores SIGPIPE), which ends the output quietly as Unix tools do.
+#[allow(dead_code)] // not every test binary uses every helper
+pub fn assert_quiet_on_closed_stdout(args: &[&str]) {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = Command::new(env!("CARGO_BIN_EXE_fedhe"))
+        .args(args)
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    assert!(out.status.success(), "{args:?}: {:?}: {stderr}", out.status);
+    assert!(stderr.is_empty(), "{args:?}: {stderr}");
+}
+
 /// Writes `contents` to a file unique to this process and `name`; returns its path.
 pub fn temp_file(name: &str, contents: &str) -> String {
     let mut p: PathBuf = std::env::temp_dir();
