@@ -51,6 +51,15 @@ pub trait FederatedMethod: std::fmt::Debug + Send + Sync {
     fn check_networked_settings(&self) -> Result<(), AlgorithmError> {
         Ok(())
     }
+    /// Whether the privacy argument of these settings needs every member's
+    /// contribution in every round, so that a study decrypting rounds with
+    /// fewer contributors must refuse them (FBO-FedGP's
+    /// `global_trend = "quadratic-spaced"`: a server could otherwise leave
+    /// members out of the trend's sums but not of the count that released
+    /// them). None by default.
+    fn needs_every_contributor(&self) -> bool {
+        false
+    }
     /// Runs the members of `roster` on `task` from the public `seed`, summing
     /// through `channel` (whose members must be the roster's), calling
     /// `observer` after every round. The result's `best` and
@@ -201,6 +210,9 @@ impl FederatedMethod for FboFedGp {
     }
     fn check_networked_settings(&self) -> Result<(), AlgorithmError> {
         fbo_fedgp::check_networked(&self.params)
+    }
+    fn needs_every_contributor(&self) -> bool {
+        self.params.global_trend == fbo_fedgp::GlobalTrend::QuadraticSpaced
     }
     fn run(
         &self,

@@ -1574,6 +1574,38 @@ fn a_spaced_quadratic_trend_releases_only_sums_whose_new_points_of_others_cannot
         2,
     );
 
+    // Trend sums over other points than the count released (here one more
+    // in the sums' own count): the run ends, naming the setting.
+    struct OneMorePoint(f64);
+    impl SecureSum for OneMorePoint {
+        fn sum(
+            &mut self,
+            round: fedhe_crypto::RoundId,
+            contributions: Vec<(MemberId, Vec<f64>)>,
+        ) -> Result<Vec<f64>, fedhe_crypto::ChannelError> {
+            let trend = contributions[0].1.len() == TrendSums::packed_len(2);
+            let mut sum = PlainSum.sum(round, contributions)?;
+            if trend {
+                *sum.last_mut().unwrap() += 1.0 / self.0;
+            }
+            Ok(sum)
+        }
+    }
+    let err = run(
+        &task,
+        Method::FboFedGp,
+        &params(GlobalTrend::QuadraticSpaced),
+        &mut OneMorePoint(n_max),
+        &m,
+        2,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&err, AlgorithmError::Config { field, .. } if *field == "global_trend")
+            && err.to_string().contains("count sum"),
+        "{err}"
+    );
+
     let err = FboFedGpParams {
         warping: Warping::SignedLog,
         ..FboFedGpParams::clone(&params(GlobalTrend::QuadraticSpaced))

@@ -108,6 +108,30 @@ fn invalid(field: &str, reason: impl std::fmt::Display) -> ClientError {
     ClientError::Usage(format!("study config `{field}`: {reason}"))
 }
 
+impl ValidStudyConfig {
+    /// Refuses settings whose privacy argument needs every member's
+    /// contribution in every round ([`FederatedMethod::needs_every_contributor`])
+    /// in a study that decrypts rounds with `min_contributors` of `members`.
+    pub fn check_contributors(
+        &self,
+        min_contributors: usize,
+        members: usize,
+    ) -> Result<(), ClientError> {
+        if self.method.needs_every_contributor() && min_contributors < members {
+            return Err(invalid(
+                "settings.global_trend",
+                format!(
+                    "quadratic-spaced needs every member in every round, but the study \
+                     decrypts rounds with {min_contributors} of {members} contributors \
+                     (min_contributors): a server could leave members out of the trend's \
+                     sums but not of the count that released them"
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
 impl StudyConfig {
     /// Checks the box, the sense and the settings of `method` against a
     /// ceremony of `members` members, and that a member can run the method
@@ -616,6 +640,7 @@ pub fn run_agent(
     let config: StudyConfig =
         serde_json::from_value(study.spec.config.clone()).map_err(|e| invalid("config", e))?;
     let valid = config.validate(&study.spec.algorithm, members.len())?;
+    valid.check_contributors(study.spec.min_contributors as usize, members.len())?;
 
     let state = state_dir(keys, options.study);
     create_private_dir(&state)?;
@@ -967,6 +992,26 @@ mod tests {
             seed: 1,
             settings: serde_json::to_value(p).unwrap(),
         }
+    }
+
+    /// A spaced quadratic trend's release rule counts every member's
+    /// points: a study that decrypts rounds with fewer contributors refuses
+    /// it, naming the setting; other settings, or every member required,
+    /// pass.
+    #[test]
+    fn a_spaced_trend_is_refused_by_a_study_that_decrypts_rounds_without_every_member() {
+        let mut c = config();
+        c.settings["global_trend"] = "quadratic-spaced".into();
+        c.settings["warping"] = "auto".into();
+        let spaced = c.validate("fbo-fedgp", 3).unwrap();
+        let err = spaced.check_contributors(2, 3).unwrap_err().to_string();
+        assert!(
+            err.contains("settings.global_trend") && err.contains("2 of 3"),
+            "{err}"
+        );
+        assert!(spaced.check_contributors(3, 3).is_ok());
+        let plain = config().validate("fbo-fedgp", 3).unwrap();
+        assert!(plain.check_contributors(2, 3).is_ok());
     }
 
     #[test]

@@ -54,16 +54,22 @@ pub fn moment_equations(dim: usize) -> usize {
     monomials + quadratic_len(dim)
 }
 
-/// The most points whose inputs and values the sums of [`TrendSums`] can
-/// determine by a count of unknowns: `⌈moment_equations(D) / (D + 1)⌉`
-/// (97 in 10-D). `m` points carry `m·(D + 1)` unknowns; beyond this many
-/// the moment equations leave a continuum of point sets with the same sums,
-/// so no decomposition, however clever, singles out the true points. A
+/// The most points the sums of [`TrendSums`] can determine by a count of
+/// unknowns (100 in 10-D). `m` points carry `m·D` input unknowns and `m`
+/// value unknowns. The point count itself is public (it is one of the
+/// moments, and a spaced trend decrypts it first), so the Gram matrix's
+/// other `C(D + 4, 4) − 1` moments constrain the inputs alone:
+/// `⌈(C(D+4,4) − 1)/D⌉`; with `Φᵀz`, inputs and values together:
+/// `⌈(C(D+4,4) − 1 + p)/(D + 1)⌉`. The larger of the two. Beyond it the
+/// moment equations leave a continuum of point sets with the same sums, so
+/// no decomposition, however clever, singles out the true points. A
 /// necessary condition for privacy, not a proof of it: a release rule adds
 /// a margin (`fbo_fedgp`'s spaced trend releases only sums whose new points
 /// from others number twice this).
 pub fn determinable_points(dim: usize) -> usize {
-    moment_equations(dim).div_ceil(dim + 1)
+    let gram = moment_equations(dim) - quadratic_len(dim) - 1;
+    gram.div_ceil(dim.max(1))
+        .max((gram + quadratic_len(dim)).div_ceil(dim + 1))
 }
 
 /// One member's (or the federation's summed) least-squares statistics of a
@@ -414,7 +420,9 @@ mod tests {
             );
         }
         assert_eq!(moment_equations(10), 1001 + 66);
-        assert_eq!(determinable_points(10), 97);
+        // The count is public: 1,000 Gram moments against 10 inputs a point
+        // (100), and 1,066 with Φᵀz against 11 unknowns a point (97).
+        assert_eq!(determinable_points(10), 100);
         assert_eq!(determinable_points(2), 7);
     }
 
@@ -574,7 +582,7 @@ mod tests {
         }
     }
 
-    /// Why `global_trend` is simulation-only (SECURITY.md): the sums are
+    /// Why `global_trend = "quadratic"` is simulation-only (SECURITY.md): the sums are
     /// cumulative, so two fits' decrypted totals differ by the added points'
     /// terms, and one added point's input and value come straight out of
     /// the difference (its `φ` is the Gram matrix's first row, its `z` the

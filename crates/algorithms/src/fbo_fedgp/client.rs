@@ -368,7 +368,7 @@ impl Client {
     /// [`Dpitc::gls_mean`]), which a federation fitting its constant mean
     /// (`prior_mean = "constant"`) sends in the same sum.
     ///
-    /// With `trend` (`global_trend = "quadratic"`) the summary is of the
+    /// With `trend` (`global_trend = "quadratic"` or `"quadratic-spaced"`) the summary is of the
     /// residuals `y − m(x)` from it.
     #[allow(clippy::too_many_arguments)]
     pub fn summary_contribution<K: Kernel>(

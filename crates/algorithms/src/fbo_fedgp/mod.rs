@@ -82,8 +82,9 @@
 //! [`GlobalTrend::QuadraticSpaced`] decrypts the same sums only when, in
 //! every member's view, they hold twice
 //! [`fedhe_gp::trend::determinable_points`] unclipped points of others that
-//! no earlier release held (194 in 10-D: too many for the moments to
-//! determine), keeps the last trend between releases, and may run apart.
+//! no earlier release held (200 in 10-D: too many for the moments to
+//! determine), keeps the last trend between releases, and may run apart
+//! in studies that decrypt a round only with every member's contribution.
 //!
 //! # Output scaling
 //!

@@ -314,7 +314,7 @@ pub enum GlobalTrend {
     Quadratic,
     /// The same quadratic, but its sums are decrypted only when every
     /// member's view of them holds at least twice
-    /// [`fedhe_gp::trend::determinable_points`] (194 in 10-D) unclipped
+    /// [`fedhe_gp::trend::determinable_points`] (200 in 10-D) unclipped
     /// points of others that no earlier release held: a one-value secure sum
     /// of the unclipped counts decides, before the trend's own sum, in
     /// rounds where the public schedule allows it. Between releases the
@@ -322,7 +322,10 @@ pub enum GlobalTrend {
     /// and the first member stepping globally in a release round evaluates
     /// its maximiser. Neither one release nor the difference of two
     /// determines the points behind it by a count of unknowns, so members
-    /// running apart may use it (SECURITY.md). Needs a warping that is
+    /// running apart may use it, in studies that decrypt a round only with
+    /// every member's contribution (SECURITY.md). The trend's sums must
+    /// hold the points the count said, or the run ends naming this field.
+    /// Needs a warping that is
     /// linear inside its clip (`auto`, `clipped` or `none`), so that a kept
     /// trend is the same quadratic in a later standardisation.
     QuadraticSpaced,

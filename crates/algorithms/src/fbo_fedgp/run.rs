@@ -52,6 +52,27 @@ fn linear_warp_factor(warp: OutputWarping) -> Option<f64> {
     }
 }
 
+/// A trend fitted to standardised warped utilities `z = (c·u − μ)/σ` of a
+/// warping linear inside its clip (`c` from [`linear_warp_factor`]) as a
+/// trend of the utility itself: `u = (σ/c)·z + μ/c`.
+fn in_utility_units(
+    trend: &QuadraticTrend,
+    factor: f64,
+    scaling: &OutputScaling,
+) -> Result<QuadraticTrend, AlgorithmError> {
+    Ok(trend.affine(scaling.std / factor, scaling.mean / factor)?)
+}
+
+/// The inverse of [`in_utility_units`] for another (or the same) warping
+/// and standardisation: `z = (c/σ)·u − μ/σ`.
+fn in_standardised_units(
+    trend: &QuadraticTrend,
+    factor: f64,
+    scaling: &OutputScaling,
+) -> Result<QuadraticTrend, AlgorithmError> {
+    Ok(trend.affine(factor / scaling.std, -scaling.mean / scaling.std)?)
+}
+
 /// A trend in standardised units clamped to the standardised clip of a
 /// clipped warping (where the values it was fitted to stop).
 fn clamped_to_warp(
@@ -855,22 +876,22 @@ impl<'a, K: Kernel> Federation<'a, K> {
         warp: OutputWarping,
         scaling: &OutputScaling,
     ) -> Result<Option<QuadraticTrend>, AlgorithmError> {
-        let Some(trend) = self.fitted_trend(server, warp, scaling)? else {
+        let Some(trend) = self.fitted_trend(server, warp, scaling)?.0 else {
             return Ok(None);
         };
         Ok(Some(clamped_to_warp(trend, warp, scaling)?))
     }
 
-    /// One secure sum of every member's [`Client::trend_contribution`] and
-    /// its least-squares trend in standardised units, unclamped (`None`
-    /// while the sums hold fewer than twice as many points as the trend has
-    /// weights).
+    /// One secure sum of every member's [`Client::trend_contribution`]: its
+    /// least-squares trend in standardised units, unclamped (`None` while
+    /// the sums hold fewer than twice as many points as the trend has
+    /// weights), and the number of points the sums hold.
     fn fitted_trend(
         &self,
         server: &mut Server<'_>,
         warp: OutputWarping,
         scaling: &OutputScaling,
-    ) -> Result<Option<QuadraticTrend>, AlgorithmError> {
+    ) -> Result<(Option<QuadraticTrend>, f64), AlgorithmError> {
         let (task, n_max, dim) = (self.task, self.params.max_points(), self.dim());
         let contributions = self
             .clients
@@ -884,7 +905,10 @@ impl<'a, K: Kernel> Federation<'a, K> {
             .collect::<Result<Vec<_>, AlgorithmError>>()?;
         let sums = TrendSums::unpack(dim, &server.aggregate("trend sums", contributions)?)?;
         let min_points = 2.0 * quadratic_len(dim) as f64;
-        Ok(sums.fit(n_max, min_points, TREND_RIDGE))
+        Ok((
+            sums.fit(n_max, min_points, TREND_RIDGE),
+            sums.points(n_max).round(),
+        ))
     }
 
     /// The federation's trend under [`GlobalTrend::QuadraticSpaced`] in a
@@ -928,19 +952,31 @@ impl<'a, K: Kernel> Federation<'a, K> {
                 .collect();
             let points = (server.aggregate("trend count", counts)?[0] * n_max).round();
             if points - state.points_at_release - own_new as f64 >= needed {
-                let fitted = self.fitted_trend(server, warp, scaling)?;
+                let (fitted, summed) = self.fitted_trend(server, warp, scaling)?;
+                // The release rule counted `points`; sums over other points
+                // (a false count, or a round with other contributors) end the
+                // run before anything more is decrypted.
+                if (summed - points).abs() > 0.5 {
+                    return Err(crate::error::config(
+                        "global_trend",
+                        format!(
+                            "the trend's sums hold {summed} points but the count sum said \
+                             {points}: a member's count or sums are false, or the two rounds \
+                             had different contributors"
+                        ),
+                    ));
+                }
                 // Released whether or not it fits: the sums are public now.
                 (state.points_at_release, state.held_at_release) = (points, held);
                 if let Some(trend) = fitted {
-                    // z = (c·u − μ)/σ, so u = (σ/c)·z + μ/c.
-                    state.kept = Some(trend.affine(scaling.std / factor, scaling.mean / factor)?);
+                    state.kept = Some(in_utility_units(&trend, factor, scaling)?);
                     refitted = true;
                 }
             }
         }
         let current = match &state.kept {
             Some(kept) => Some(clamped_to_warp(
-                kept.affine(factor / scaling.std, -scaling.mean / scaling.std)?,
+                in_standardised_units(kept, factor, scaling)?,
                 warp,
                 scaling,
             )?),
@@ -1377,7 +1413,51 @@ pub fn pooled_map(
 
 #[cfg(test)]
 mod tests {
-    use super::global_slot;
+    use super::{
+        global_slot, in_standardised_units, in_utility_units, linear_warp_factor, quadratic_len,
+        OutputScaling, OutputWarping, QuadraticTrend,
+    };
+
+    /// A kept trend's units: in utility units it predicts the utility whose
+    /// warped, standardised value the fitted trend predicted (checked with
+    /// the production `OutputWarping::apply` and `OutputScaling::standardise`
+    /// inside the clip), and it comes back under another clip and scaling
+    /// as the same utilities standardised there.
+    #[test]
+    fn a_kept_trend_predicts_the_same_utilities_in_every_standardisation() {
+        let beta: Vec<f64> = (0..quadratic_len(2))
+            .map(|i| 0.1 * i as f64 - 0.2)
+            .collect();
+        let fitted = QuadraticTrend::new(2, beta).unwrap();
+        let (w1, s1) = (
+            OutputWarping::Clipped(50.0),
+            OutputScaling {
+                mean: 0.3,
+                std: 0.2,
+            },
+        );
+        let (w2, s2) = (
+            OutputWarping::Clipped(80.0),
+            OutputScaling {
+                mean: -0.1,
+                std: 0.05,
+            },
+        );
+        let c1 = linear_warp_factor(w1).unwrap();
+        let c2 = linear_warp_factor(w2).unwrap();
+        let kept = in_utility_units(&fitted, c1, &s1).unwrap();
+        let again = in_standardised_units(&kept, c2, &s2).unwrap();
+        for x in [[0.1, 0.9], [0.5, 0.5], [0.7, 0.2]] {
+            let u = kept.value(&x);
+            assert!(u.abs() < 50.0, "inside both clips: {u}");
+            let z1 = s1.standardise(w1.apply(u));
+            assert!((z1 - fitted.value(&x)).abs() < 1e-12, "{z1}");
+            let z2 = s2.standardise(w2.apply(u));
+            assert!((z2 - again.value(&x)).abs() < 1e-9, "{z2}");
+        }
+        assert_eq!(linear_warp_factor(OutputWarping::None), Some(1.0));
+        assert_eq!(linear_warp_factor(OutputWarping::SignedLog), None);
+    }
 
     #[test]
     fn global_steppers_take_slots_by_rank_modulo_the_batch() {
