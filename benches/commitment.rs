@@ -69,6 +69,55 @@ fn pedersen_c1(c: &mut Criterion) {
         });
     }
     group.finish();
+    // The product's shape (`C1Commitment`: one point per prime and
+    // coefficient, 16,384 points, scalars below 2^62), on curve25519-dalek
+    // 5.0 (AVX-512 IFMA where the CPU has it, `.cargo/config.toml`) beside
+    // 4.1.3 (AVX2), which members ran before, in the same run.
+    let ifma =
+        std::is_x86_feature_detected!("avx512ifma") && std::is_x86_feature_detected!("avx512vl");
+    eprintln!("pedersen_c1_16384x62: this CPU has AVX-512 IFMA: {ifma}");
+    let gens = generators(2 * N);
+    let s = scalars(&mut rng, 2 * N, 62);
+    let gens4: Vec<curve25519_dalek_4::RistrettoPoint> = gens
+        .iter()
+        .map(|p| {
+            curve25519_dalek_4::ristretto::CompressedRistretto(p.compress().to_bytes())
+                .decompress()
+                .expect("a point of one version decodes in the other")
+        })
+        .collect();
+    let s4: Vec<curve25519_dalek_4::Scalar> = s
+        .iter()
+        .map(|x| curve25519_dalek_4::Scalar::from_bytes_mod_order(x.to_bytes()))
+        .collect();
+    // Both versions compute the same point (the benchmark is of one thing).
+    assert_eq!(
+        RistrettoPoint::vartime_multiscalar_mul(s.iter(), gens.iter())
+            .compress()
+            .to_bytes(),
+        <curve25519_dalek_4::RistrettoPoint as curve25519_dalek_4::traits::VartimeMultiscalarMul>::vartime_multiscalar_mul(s4.iter(), gens4.iter())
+            .compress()
+            .to_bytes()
+    );
+    let mut group = c.benchmark_group("pedersen_c1_16384x62");
+    group.sample_size(20);
+    group.bench_function("dalek_5", |b| {
+        b.iter(|| {
+            black_box(RistrettoPoint::vartime_multiscalar_mul(
+                s.iter(),
+                gens.iter(),
+            ))
+        })
+    });
+    group.bench_function("dalek_4", |b| {
+        b.iter(|| {
+            black_box(<curve25519_dalek_4::RistrettoPoint as curve25519_dalek_4::traits::VartimeMultiscalarMul>::vartime_multiscalar_mul(
+                s4.iter(),
+                gens4.iter(),
+            ))
+        })
+    });
+    group.finish();
     let mut group = c.benchmark_group("pedersen_generators");
     group.sample_size(10);
     group.bench_function("1024", |b| b.iter(|| black_box(generators(1024))));

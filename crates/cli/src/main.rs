@@ -65,6 +65,16 @@ enum Command {
     Ui(commands::ui::UiArgs),
 }
 
+/// jemalloc rather than glibc's malloc, which handed the large buffers a
+/// member frees every round (262 kB ciphertexts; the c1 commitment's 2.6 MB
+/// of multiscalar-multiplication tables) back to the kernel at once, to fault
+/// every page in again on the next use: a tenth of `fedhe bench service`'s
+/// CPU at 100 members (issue 16). jemalloc returns unused pages only after
+/// they stay unused for seconds (docs/results/scale-2026-11-25b, session 26).
+#[cfg(target_os = "linux")]
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     logging::install(cli.log_format);

@@ -414,11 +414,20 @@ fn bench_service_reports_every_phase_per_member_count() {
         let up = run["upload_bytes_per_member"].as_f64().unwrap();
         let down = run["download_bytes_per_member"].as_f64().unwrap();
         assert!(up > 10_000.0 && down > up, "{run}");
+        // At least its six uploads (the round opened, commitment,
+        // contribution, sum digest, share digest, decryption share) and the
+        // reads between them; the count must not grow with n (checked below).
+        let requests = run["requests_per_member"].as_f64().unwrap();
+        assert!((12.0..=40.0).contains(&requests), "{run}");
         assert!(
             run["server_peak_rss_bytes"].as_u64().unwrap() > 1 << 20,
             "{run}"
         );
     }
+    // A member's requests do not grow with the federation (2 and 5 members;
+    // a retried request or a second poll may add one or two).
+    let requests = |run: &serde_json::Value| run["requests_per_member"].as_f64().unwrap();
+    assert!(requests(&runs[1]) <= requests(&runs[0]) + 3.0, "{v}");
     let png = std::fs::read(&plot).unwrap();
     assert!(
         png.starts_with(b"\x89PNG") && png.len() > 10_000,

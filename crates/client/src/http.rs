@@ -74,6 +74,7 @@ pub struct Client {
     retry: RetryPolicy,
     bytes_sent: Arc<std::sync::atomic::AtomicU64>,
     bytes_received: Arc<std::sync::atomic::AtomicU64>,
+    requests_sent: Arc<std::sync::atomic::AtomicU64>,
     /// Whether a private CA replaced the built-in roots (for error hints).
     private_ca: bool,
 }
@@ -282,6 +283,7 @@ impl Client {
             retry: RetryPolicy::default(),
             bytes_sent: Arc::default(),
             bytes_received: Arc::default(),
+            requests_sent: Arc::default(),
             private_ca: tls.has_ca_cert(),
         })
     }
@@ -308,6 +310,13 @@ impl Client {
     /// Response body bytes received so far (by this client and its clones).
     pub fn bytes_received(&self) -> u64 {
         self.bytes_received
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// HTTP requests sent so far (by this client and its clones, retries
+    /// included).
+    pub fn requests_sent(&self) -> u64 {
+        self.requests_sent
             .load(std::sync::atomic::Ordering::Relaxed)
     }
 
@@ -356,6 +365,8 @@ impl Client {
             }
             self.bytes_sent
                 .fetch_add(body.len() as u64, std::sync::atomic::Ordering::Relaxed);
+            self.requests_sent
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let response = match rb.body(body.clone()).send() {
                 Ok(r) => r,
                 Err(e) if is_certificate_error(&e) => {

@@ -355,6 +355,7 @@ fn run_one(a: &ServiceBenchArgs, n: usize) -> Result<serde_json::Value, CliError
         .iter()
         .map(|s| (s.client.bytes_sent(), s.client.bytes_received()))
         .collect();
+    let requests_before: Vec<u64> = seats.iter().map(|s| s.client.requests_sent()).collect();
 
     // The round, in waves.
     let values: Vec<f64> = (0..a.values).map(|i| i as f64 / a.values as f64).collect();
@@ -407,6 +408,11 @@ fn run_one(a: &ServiceBenchArgs, n: usize) -> Result<serde_json::Value, CliError
         })
         .unzip();
     let mean = |xs: &[f64]| xs.iter().sum::<f64>() / xs.len().max(1) as f64;
+    let requests: Vec<f64> = seats
+        .iter()
+        .zip(&requests_before)
+        .map(|(s, b)| (s.client.requests_sent() - b) as f64)
+        .collect();
     let ceremony_sent: Vec<f64> = before.iter().map(|(s, _)| *s as f64).collect();
     let ceremony_received: Vec<f64> = before.iter().map(|(_, r)| *r as f64).collect();
     Ok(serde_json::json!({
@@ -441,6 +447,8 @@ fn run_one(a: &ServiceBenchArgs, n: usize) -> Result<serde_json::Value, CliError
         },
         "upload_bytes_per_member": mean(&sent),
         "download_bytes_per_member": mean(&received),
+        // HTTP requests a member sent in the round (retries included).
+        "requests_per_member": mean(&requests),
         "server_peak_rss_bytes": peak_rss(&admin)?,
     }))
 }

@@ -3,10 +3,11 @@
 //! members' verdicts on them.
 
 use super::audit::{self, NewAudit};
-use super::{cas, hash32, Store};
+use super::{cached, cas, hash32, keep, Store};
 use crate::problem::{ApiError, ApiResult};
 use fedhe_api::CeremonyPhase;
 use sqlx::Row;
+use std::collections::HashMap;
 
 /// A ceremony as stored.
 #[derive(Clone, Debug)]
@@ -256,28 +257,48 @@ impl Store {
         .await?)
     }
 
-    /// How many members `ceremony` has: one count from the key's index, for
+    /// The members of `ceremony` and their identity keys, read once per
+    /// process ([`super::FinalLists::member_keys`]); empty if there is no
+    /// such ceremony (not kept: it may be created later).
+    async fn member_keys(
+        &self,
+        ceremony: &str,
+    ) -> ApiResult<std::sync::Arc<HashMap<String, [u8; 32]>>> {
+        let kept = &self.final_lists.member_keys;
+        if let Some(keys) = cached(kept, &ceremony.to_string()) {
+            return Ok(keys);
+        }
+        let rows: Vec<(String, Vec<u8>)> =
+            sqlx::query_as("SELECT member, identity_key FROM ceremony_members WHERE ceremony = $1")
+                .bind(ceremony)
+                .fetch_all(&self.read)
+                .await?;
+        let keys = rows
+            .into_iter()
+            .map(|(member, key)| {
+                let key: [u8; 32] = key
+                    .try_into()
+                    .map_err(|_| ApiError::internal("a stored identity key is malformed"))?;
+                Ok((member, key))
+            })
+            .collect::<ApiResult<HashMap<_, _>>>()?;
+        let keys = std::sync::Arc::new(keys);
+        if !keys.is_empty() {
+            keep(kept, ceremony.to_string(), keys.clone());
+        }
+        Ok(keys)
+    }
+
+    /// How many members `ceremony` has (0 if there is no such ceremony), for
     /// the requests that need only the number (a round's encoding, its
     /// completeness), not n rows (issue 16).
     pub async fn member_count(&self, ceremony: &str) -> ApiResult<usize> {
-        let n: i64 =
-            sqlx::query_scalar("SELECT COUNT(*) FROM ceremony_members WHERE ceremony = $1")
-                .bind(ceremony)
-                .fetch_one(&self.read)
-                .await?;
-        Ok(n as usize)
+        Ok(self.member_keys(ceremony).await?.len())
     }
 
     /// The identity key of `member` in `ceremony`, if it is one.
     pub async fn member_key(&self, ceremony: &str, member: &str) -> ApiResult<Option<[u8; 32]>> {
-        let key: Option<Vec<u8>> = sqlx::query_scalar(
-            "SELECT identity_key FROM ceremony_members WHERE ceremony = $1 AND member = $2",
-        )
-        .bind(ceremony)
-        .bind(member)
-        .fetch_optional(&self.read)
-        .await?;
-        Ok(key.and_then(|k| k.try_into().ok()))
+        Ok(self.member_keys(ceremony).await?.get(member).copied())
     }
 
     /// Stores a commitment (idempotent: the same hash again is `Ok(false)`, a

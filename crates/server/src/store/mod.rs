@@ -185,7 +185,7 @@ pub struct Store {
     /// When this process last pruned expired nonces (unix ms; shared by
     /// the store's clones).
     last_prune: Arc<AtomicI64>,
-    /// Lists that can no longer change.
+    /// Lists and rows that can no longer change.
     final_lists: Arc<FinalLists>,
 }
 
@@ -206,6 +206,15 @@ struct FinalLists {
     /// t-of-n decrypting sets holding T members: no claim is added to a
     /// full set ([`Store::claim_decryption`]).
     decrypting_sets: Kept<(String, u64), Vec<String>>,
+    /// Each ceremony's members and identity keys: inserted with the
+    /// ceremony in one transaction and never changed, so a read that finds
+    /// any finds them all. Every signed request looks up its member's key
+    /// and many need the count: two of the dozen queries a request made,
+    /// each a round trip to SQLite's connection thread (issue 16).
+    member_keys: Kept<String, HashMap<String, [u8; 32]>>,
+    /// Studies as created: a spec is never replaced (a second create with
+    /// another spec is refused). Nearly every round request reads one.
+    studies: Kept<String, studies::StudyRow>,
 }
 
 /// Values kept by key, shared between tasks.
@@ -598,6 +607,67 @@ mod tests {
             );
             assert!(!detail.contains("TEMP B-TREE"), "{sql} sorts: {detail}");
         }
+        store.close().await;
+    }
+
+    /// A ceremony's member keys and a study are read once and then served
+    /// from memory (they never change); a miss is not kept, so what is
+    /// created after it is found.
+    #[tokio::test]
+    async fn member_keys_and_studies_are_read_once_and_a_miss_is_not_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("fedhe.db").display());
+        let store = Store::open(&url).await.unwrap();
+        assert_eq!(store.member_key("c", "m1").await.unwrap(), None);
+        assert_eq!(store.member_count("c").await.unwrap(), 0);
+        assert!(store.study("s").await.is_err());
+        let members = vec![("m1".to_string(), [1u8; 32]), ("m2".to_string(), [2u8; 32])];
+        store
+            .create_ceremony(
+                "c",
+                "toy-n1024",
+                true,
+                0,
+                i64::MAX / 2,
+                &[7; 32],
+                &members,
+                &"ab".repeat(32),
+                None,
+            )
+            .await
+            .unwrap();
+        let spec = fedhe_api::StudySpec {
+            id: "s".into(),
+            ceremony: "c".into(),
+            algorithm: "sum".into(),
+            config: serde_json::json!({}),
+            min_contributors: 2,
+            round_timeout_secs: 60,
+            decrypt_timeout_secs: 60,
+            bound: 1.0,
+            precision: Default::default(),
+        };
+        store
+            .create_study(&spec, &"cd".repeat(64), 0)
+            .await
+            .unwrap();
+        assert_eq!(store.member_key("c", "m1").await.unwrap(), Some([1; 32]));
+        assert_eq!(store.member_key("c", "m3").await.unwrap(), None);
+        assert_eq!(store.member_count("c").await.unwrap(), 2);
+        assert_eq!(store.study("s").await.unwrap().spec.min_contributors, 2);
+        // Changed behind the server's back (nothing in it does): the kept
+        // values are served, without a query.
+        sqlx::query("UPDATE ceremony_members SET identity_key = $1 WHERE member = 'm1'")
+            .bind(&[9u8; 32][..])
+            .execute(&store.write)
+            .await
+            .unwrap();
+        sqlx::query("UPDATE studies SET spec = 'not json'")
+            .execute(&store.write)
+            .await
+            .unwrap();
+        assert_eq!(store.member_key("c", "m1").await.unwrap(), Some([1; 32]));
+        assert_eq!(store.study("s").await.unwrap().spec.min_contributors, 2);
         store.close().await;
     }
 

@@ -1,6 +1,6 @@
 //! The queries of studies.
 
-use super::Store;
+use super::{cached, keep, Store};
 use crate::problem::{ApiError, ApiResult};
 
 /// A study as stored.
@@ -56,19 +56,26 @@ impl Store {
         }
     }
 
-    /// A study.
+    /// A study (read once per process: a study's spec never changes,
+    /// [`super::FinalLists::studies`]).
     pub async fn study(&self, id: &str) -> ApiResult<StudyRow> {
+        let kept = &self.final_lists.studies;
+        if let Some(row) = cached(kept, &id.to_string()) {
+            return Ok((*row).clone());
+        }
         let (spec, admin_signature): (String, Option<String>) =
             sqlx::query_as("SELECT spec, admin_signature FROM studies WHERE id = $1")
                 .bind(id)
                 .fetch_optional(&self.read)
                 .await?
                 .ok_or_else(|| ApiError::not_found(format!("no study {id}")))?;
-        Ok(StudyRow {
+        let row = StudyRow {
             spec: serde_json::from_str(&spec)
                 .map_err(|_| ApiError::internal("a stored study is malformed"))?,
             admin_signature,
-        })
+        };
+        keep(kept, id.to_string(), std::sync::Arc::new(row.clone()));
+        Ok(row)
     }
 
     /// Every study with its ceremony, by id.
