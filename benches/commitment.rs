@@ -124,10 +124,75 @@ fn pedersen_c1(c: &mut Criterion) {
     group.finish();
 }
 
+/// A member's check after decrypting at 1,000 members (issue 16, session
+/// 27): every share maker's signature, 1,000 ed25519 signatures of
+/// distinct keys and ~200-byte statements, in one batch
+/// (`fedhe_api::signing::SignatureBatch`, ed25519-dalek 3.0 on
+/// curve25519-dalek 5) beside ed25519-dalek 2.2 (curve25519-dalek 4, what
+/// members ran before) in the same run, on the same keys and messages.
+fn signature_batch(c: &mut Criterion) {
+    use fedhe_api::signing::{Identity, SignatureBatch};
+    const COUNT: usize = 1000;
+    let ids: Vec<Identity> = (0..COUNT)
+        .map(|i| {
+            let mut seed = [0u8; 32];
+            seed[..8].copy_from_slice(&(i as u64).to_le_bytes());
+            Identity::from_seed(&seed)
+        })
+        .collect();
+    let messages: Vec<Vec<u8>> = (0..COUNT)
+        .map(|i| format!("fedhe share digest statement {i:04} {}", "x".repeat(160)).into_bytes())
+        .collect();
+    let signatures: Vec<String> = ids
+        .iter()
+        .zip(&messages)
+        .map(|(id, m)| id.sign_hex(m))
+        .collect();
+    let batch = || {
+        let mut b = SignatureBatch::new();
+        for ((id, m), sig) in ids.iter().zip(&messages).zip(&signatures) {
+            b.push(id.public_key(), m.clone(), sig, "bench", ())
+                .unwrap();
+        }
+        b
+    };
+    let keys2: Vec<ed25519_dalek_2::VerifyingKey> = ids
+        .iter()
+        .map(|id| ed25519_dalek_2::VerifyingKey::from_bytes(id.public_key().as_bytes()).unwrap())
+        .collect();
+    let unhex = |s: &str| -> [u8; 64] {
+        std::array::from_fn(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap())
+    };
+    let sigs2: Vec<ed25519_dalek_2::Signature> = signatures
+        .iter()
+        .map(|s| ed25519_dalek_2::Signature::from_bytes(&unhex(s)))
+        .collect();
+    let refs: Vec<&[u8]> = messages.iter().map(Vec::as_slice).collect();
+    // Both accept the batch, and both refuse it with one message changed.
+    assert_eq!(batch().verify(), Ok(()));
+    assert!(ed25519_dalek_2::verify_batch(&refs, &sigs2, &keys2).is_ok());
+    let mut bad = refs.clone();
+    bad[500] = b"another statement";
+    assert!(ed25519_dalek_2::verify_batch(&bad, &sigs2, &keys2).is_err());
+    let mut group = c.benchmark_group("signature_batch_1000");
+    group.sample_size(20);
+    group.bench_function("ed25519_dalek_3", |b| {
+        b.iter_batched(
+            batch,
+            |b| black_box(b.verify()),
+            criterion::BatchSize::LargeInput,
+        )
+    });
+    group.bench_function("ed25519_dalek_2", |b| {
+        b.iter(|| black_box(ed25519_dalek_2::verify_batch(&refs, &sigs2, &keys2)))
+    });
+    group.finish();
+}
+
 /// criterion's generated group function carries no docs of its own.
 #[allow(missing_docs)]
 mod harness {
     use super::*;
-    criterion_group!(benches, pedersen_c1);
+    criterion_group!(benches, pedersen_c1, signature_batch);
 }
 criterion_main!(harness::benches);

@@ -120,25 +120,31 @@ impl C1Generators {
 }
 
 /// A contribution's commitment: one point per ciphertext (module docs).
+///
+/// Kept both compressed (what is hashed and sent) and decoded (what
+/// [`check_aggregate`] adds): a member checking an aggregate of n
+/// contributors decodes each point once, in [`Self::from_bytes`], rather
+/// than again for the sum (a ristretto255 decompression is a field
+/// exponentiation, ~3.4 µs: at 1,000 contributors 3.4 ms per member).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct C1Commitment {
     points: Vec<CompressedRistretto>,
+    decoded: Vec<RistrettoPoint>,
 }
 
 impl C1Commitment {
     /// `P_j = Σ_{l,k} c1_{j,l,k} · G_{l,k}` for every ciphertext `j` of `v`.
     pub fn commit(params: &Params, v: &EncryptedVector) -> Self {
         let generators = C1Generators::of(params);
-        let points = v
+        let decoded: Vec<RistrettoPoint> = v
             .ciphertexts
             .iter()
-            .map(|c| {
-                generators
-                    .commit_scalars(c.c1.residues().iter().map(|&r| Scalar::from(r)))
-                    .compress()
-            })
+            .map(|c| generators.commit_scalars(c.c1.residues().iter().map(|&r| Scalar::from(r))))
             .collect();
-        Self { points }
+        Self {
+            points: decoded.iter().map(RistrettoPoint::compress).collect(),
+            decoded,
+        }
     }
 
     /// The number of ciphertexts committed to.
@@ -166,21 +172,21 @@ impl C1Commitment {
                 bytes.len()
             )));
         }
-        let points = bytes
+        let (points, decoded) = bytes
             .chunks_exact(POINT_BYTES)
             .enumerate()
             .map(|(j, chunk)| {
                 let p = CompressedRistretto::from_slice(chunk).map_err(|_| {
                     ChannelError::Mismatch(format!("point {j} of a c1 commitment has no 32 bytes"))
                 })?;
-                p.decompress().map(|_| p).ok_or_else(|| {
+                p.decompress().map(|d| (p, d)).ok_or_else(|| {
                     ChannelError::Mismatch(format!(
                         "point {j} of a c1 commitment is not a ristretto255 encoding"
                     ))
                 })
             })
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(Self { points })
+            .collect::<Result<(Vec<_>, Vec<_>), _>>()?;
+        Ok(Self { points, decoded })
     }
 }
 
@@ -324,14 +330,8 @@ pub fn check_aggregate(
                 Scalar::from(u128::from(r) + u128::from(moduli[t / n]) * u128::from(kappa))
             },
         ));
-        let mut sum = RistrettoPoint::default();
-        for commitment in commitments {
-            // Decoded points were checked in from_bytes; commit() makes valid ones.
-            let point = commitment.points[j]
-                .decompress()
-                .ok_or_else(|| C1CheckFailure::Shape(format!("point {j} is not on the group")))?;
-            sum += point;
-        }
+        // Each point was decoded once, by from_bytes or commit.
+        let sum: RistrettoPoint = commitments.iter().map(|c| c.decoded[j]).sum();
         if opened != sum {
             return Err(C1CheckFailure::NotTheSum(j));
         }

@@ -194,6 +194,8 @@ pub struct AppState {
     pub metrics: metrics::Metrics,
     /// What is left of [`Config::max_inflight_body_bytes`] ([`gate`]).
     pub body_budget: Arc<tokio::sync::Semaphore>,
+    /// Encoded answers for lists that can no longer change.
+    pub final_bodies: api::FinalBodies,
     params: Mutex<HashMap<&'static str, Arc<Params>>>,
 }
 
@@ -208,6 +210,7 @@ impl AppState {
             busy: Busy::default(),
             metrics: metrics::Metrics::default(),
             body_budget,
+            final_bodies: api::FinalBodies::default(),
             params: Mutex::new(HashMap::new()),
         }
     }

@@ -977,6 +977,59 @@ async fn a_round_runs_end_to_end_over_http(kind: Kind) {
     assert_eq!(digests.digests[0].digest, hex::encode(&alpha_digest));
     assert_eq!(digests.aggregate_hash, list.aggregate_hash);
     check_signature_selection(&h, "sum-digests", "digests", 1).await;
+    // The other two digests. The list was asked for whole above, in both
+    // encodings, while it lacked them: it is served with all three now (a
+    // list missing digests is never kept), and the same whatever is asked.
+    for who in ["beta", "gamma"] {
+        let r = put_digest(who, digest_of(&own(who)), aggregate_hash).await;
+        assert_eq!(
+            r.status(),
+            StatusCode::CREATED,
+            "{}",
+            r.text().await.unwrap()
+        );
+    }
+    check_signature_selection(&h, "sum-digests", "digests", 3).await;
+    // Complete, it can no longer change and is kept (issue 16: every member
+    // reads it): a row changed behind the server's back (nothing in it
+    // does) is not read again, whole or sampled.
+    let complete: SumDigestList = h
+        .json(
+            Some("gamma"),
+            Method::GET,
+            "/v1/studies/s1/rounds/1/sum-digests",
+            None,
+            StatusCode::OK,
+        )
+        .await;
+    {
+        sqlx::any::install_default_drivers();
+        let db = sqlx::AnyPool::connect(&h.db.url()).await.unwrap();
+        sqlx::query("UPDATE sum_digests SET signature = $1 WHERE member = 'beta'")
+            .bind("00".repeat(64))
+            .execute(&db)
+            .await
+            .unwrap();
+        db.close().await;
+    }
+    for query in ["", "?signatures=all", "?members=beta"] {
+        let served: SumDigestList = h
+            .json(
+                Some("alpha"),
+                Method::GET,
+                &format!("/v1/studies/s1/rounds/1/sum-digests{query}"),
+                None,
+                StatusCode::OK,
+            )
+            .await;
+        let expected: Vec<_> = complete
+            .digests
+            .iter()
+            .filter(|d| query != "?members=beta" || d.member == "beta")
+            .cloned()
+            .collect();
+        assert_eq!(served.digests, expected, "sum-digests{query}");
+    }
     // The aggregate's carries, served beside it, open the sum of the three
     // contributions' c1 commitments (fedhe_crypto::c1_commitment), and not
     // of two of them.
@@ -1219,8 +1272,10 @@ async fn a_round_runs_end_to_end_over_http(kind: Kind) {
         expected.push(("contribution.accepted", m, Some(1)));
     }
     expected.push(("round.aggregated", "server", Some(1)));
-    // alpha's digest; beta's two refused ones left no trace.
-    expected.push(("sum_digest.accepted", "alpha", Some(1)));
+    // Every contributor's digest; beta's two refused ones left no trace.
+    for m in ["alpha", "beta", "gamma"] {
+        expected.push(("sum_digest.accepted", m, Some(1)));
+    }
     for m in ["alpha", "beta", "gamma"] {
         expected.push(("decryption_share.accepted", m, Some(1)));
     }

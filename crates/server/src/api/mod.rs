@@ -36,6 +36,7 @@ use axum::Json;
 use fedhe_api::signing::{verify_hex, HEADER_UPLOAD_SIGNATURE};
 use fedhe_api::*;
 use fedhe_crypto::MemberId;
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 use utoipa::OpenApi;
@@ -349,10 +350,117 @@ fn list_response<T: serde::Serialize + CompactList>(
     let bytes = list
         .to_compact()
         .map_err(|e| ApiError::internal(format!("the list could not be encoded: {e}")))?;
-    let mut r = (StatusCode::OK, bytes).into_response();
+    Ok(body_response(COMPACT_LIST, bytes.into()))
+}
+
+fn body_response(content_type: &'static str, body: Bytes) -> Response {
+    let mut r = (StatusCode::OK, body).into_response();
     r.headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static(COMPACT_LIST));
-    Ok(r)
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    r
+}
+
+/// The encoded bodies of whole lists that can no longer change (issue 16):
+/// every member of a round fetches each signed list once or twice, most
+/// without signatures, and at 1,000 members encoding the same n entries
+/// for each was a tenth of the server's work. A body is kept only for a
+/// list its store calls final (commitments once frozen, uploads once
+/// their round moved on, digests once complete), under the round's state
+/// (which the body names), its encoding and whether it carries the
+/// signatures; a sample (`?members=`) is never kept. A replica's copy
+/// cannot go stale: a final list is the same for every replica.
+#[derive(Debug, Default)]
+pub struct FinalBodies(std::sync::Mutex<HashMap<BodyKey, (Bytes, usize)>>);
+
+/// What a kept body is the answer to.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct BodyKey {
+    list: &'static str,
+    study: String,
+    round: u64,
+    state: &'static str,
+    compact: bool,
+    signatures: bool,
+}
+
+/// How many bodies [`FinalBodies`] keeps before it starts over: a round has
+/// five lists, each asked for in up to two encodings and with or without
+/// signatures.
+const FINAL_BODIES: usize = 128;
+
+impl BodyKey {
+    /// The key of `req`'s answer from `list` of a round in `state`, if the
+    /// request asks for the whole list (with every signature or none).
+    fn of(
+        req: &Received,
+        selection: &uploads::ListSelection,
+        list: &'static str,
+        study: &str,
+        round: u64,
+        state: RoundState,
+    ) -> Option<Self> {
+        selection.whole().map(|signatures| Self {
+            list,
+            study: study.to_string(),
+            round,
+            state: state.as_str(),
+            compact: req.accepts(COMPACT_LIST),
+            signatures,
+        })
+    }
+
+    fn content_type(&self) -> &'static str {
+        if self.compact {
+            COMPACT_LIST
+        } else {
+            "application/json"
+        }
+    }
+}
+
+impl FinalBodies {
+    /// The kept answer under `key`, if one holds at least `entries` entries.
+    fn response(&self, key: Option<&BodyKey>, entries: usize) -> Option<Response> {
+        let key = key?;
+        let kept = self
+            .0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(key)
+            .filter(|(_, n)| *n >= entries)
+            .map(|(body, _)| body.clone())?;
+        Some(body_response(key.content_type(), kept))
+    }
+
+    /// Encodes `list` as `req` asks and, for a final list (`key`), keeps
+    /// the body.
+    fn encode<T: serde::Serialize + CompactList>(
+        &self,
+        req: &Received,
+        key: Option<BodyKey>,
+        list: T,
+        entries: usize,
+    ) -> ApiResult<Response> {
+        let Some(key) = key else {
+            return list_response(req, list);
+        };
+        let body: Bytes = if key.compact {
+            list.to_compact()
+                .map_err(|e| ApiError::internal(format!("the list could not be encoded: {e}")))?
+                .into()
+        } else {
+            serde_json::to_vec(&list)
+                .map_err(|e| ApiError::internal(format!("the list could not be encoded: {e}")))?
+                .into()
+        };
+        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if map.len() >= FINAL_BODIES {
+            map.clear();
+        }
+        let content_type = key.content_type();
+        map.insert(key, (body.clone(), entries));
+        Ok(body_response(content_type, body))
+    }
 }
 
 fn created_or_ok<T: serde::Serialize>(created: bool, body: T) -> Response {

@@ -233,21 +233,29 @@ async fn list_round_commitments(
     let spec = state.store.study(&study).await?.spec;
     auth::require_reader(&state, &spec.ceremony, &req.parts()).await?;
     let r = state.store.round(&study, round).await?;
-    super::list_response(
+    let key = super::BodyKey::of(&req, &selection, "commitments", &study, round, r.state);
+    if let Some(kept) = state.final_bodies.response(key.as_ref(), 0) {
+        return Ok(kept);
+    }
+    let commitments = state
+        .store
+        .listed_commitments(&study, round, r.value_count, r.state)
+        .await?;
+    state.final_bodies.encode(
         &req,
+        // Frozen once the round left committing (Store::listed_commitments).
+        key.filter(|_| r.state != RoundState::Committing),
         CommitmentList {
             state: r.state,
             values: r.value_count.map(|v| v as u64),
             commitments: selection.apply(
-                &state
-                    .store
-                    .listed_commitments(&study, round, r.value_count, r.state)
-                    .await?,
+                &commitments,
                 |c| c.member.as_str(),
                 |c| c.signature.clear(),
             ),
             list_hash: r.commitment_list_hash,
         },
+        commitments.len(),
     )
 }
 

@@ -6,8 +6,8 @@
 //! decodes the object fully before it is stored.
 
 use super::{
-    created_or_ok, list_response, long_poll, not_ready, octet_response, parse_round,
-    upload_signature, verify_upload_signature, Incoming, Shared, OCTET, P,
+    created_or_ok, long_poll, not_ready, octet_response, parse_round, upload_signature,
+    verify_upload_signature, BodyKey, Incoming, Shared, OCTET, P,
 };
 use crate::auth;
 use crate::engine;
@@ -448,17 +448,23 @@ async fn list_uploads<T: serde::Serialize + CompactList>(
     let spec = state.store.study(&study).await?.spec;
     auth::require_reader(&state, &spec.ceremony, &req.parts()).await?;
     let r = state.store.round(&study, round).await?;
+    let key = BodyKey::of(&req, &selection, table.name(), &study, round, r.state);
+    if let Some(kept) = state.final_bodies.response(key.as_ref(), 0) {
+        return Ok(kept);
+    }
     let entries = state
         .store
         .listed_uploads(table, &study, round, r.state)
         .await?;
-    list_response(
+    state.final_bodies.encode(
         &req,
+        key.filter(|_| table.is_final(r.state)),
         list(
             r.state,
             selection.uploads(&entries),
             r.aggregate_hash.map(hex::encode),
         ),
+        entries.len(),
     )
 }
 
@@ -515,6 +521,20 @@ impl ListSelection {
                 e
             })
             .collect()
+    }
+
+    /// For a request of the whole list, whether it asks for every
+    /// signature (`Some(true)`) or none (`Some(false)`); `None` for a
+    /// selection of entries or signatures ([`super::BodyKey`]).
+    pub(super) fn whole(&self) -> Option<bool> {
+        if self.members.is_some() {
+            return None;
+        }
+        match &self.signatures {
+            None => Some(true),
+            Some(s) if s.is_empty() => Some(false),
+            Some(_) => None,
+        }
     }
 
     /// [`Self::apply`] to signed uploads.
@@ -646,12 +666,21 @@ async fn list_digests(
             .parse()
             .map_err(|_| ApiError::bad_request(format!("count={v:?} is not a number")))?,
     };
+    // A complete list's body, if kept, answers at once (it cannot grow).
+    let r = state.store.round(&study, round).await?;
+    let key = BodyKey::of(&req, &selection, table.name(), &study, round, r.state);
+    if let Some(kept) = state.final_bodies.response(key.as_ref(), count) {
+        return Ok(kept);
+    }
     let st = &state;
     let study_ref = &study;
     let read = || async move {
         let r = st.store.round(study_ref, round).await?;
-        let rows = st.store.uploads_with_bytes(table, study_ref, round).await?;
-        Ok::<_, ApiError>((r, rows))
+        let (rows, complete) = st
+            .store
+            .listed_digests(table, study_ref, round, r.state)
+            .await?;
+        Ok::<_, ApiError>((r, rows, complete))
     };
     // A waiter wakes on every upload of the round: it counts the digests
     // (on the index) and reads their n rows only once enough are in.
@@ -667,25 +696,28 @@ async fn list_digests(
         read().await.map(Some)
     })
     .await?;
-    let (r, rows) = match ready {
+    let (r, rows, complete) = match ready {
         Some(v) => v,
         None => read().await?,
     };
     let digests: Vec<SignedSumDigest> = rows
-        .into_iter()
+        .iter()
         .map(|(member, bytes, signature)| SignedSumDigest {
-            member,
+            member: member.clone(),
             digest: hex::encode(bytes),
-            signature,
+            signature: signature.clone(),
         })
         .collect();
-    list_response(
+    let key = BodyKey::of(&req, &selection, table.name(), &study, round, r.state);
+    state.final_bodies.encode(
         &req,
+        key.filter(|_| complete),
         SumDigestList {
             state: r.state,
             digests: selection.apply(&digests, |d| d.member.as_str(), |d| d.signature.clear()),
             aggregate_hash: r.aggregate_hash.map(hex::encode),
         },
+        rows.len(),
     )
 }
 

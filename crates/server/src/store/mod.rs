@@ -202,6 +202,9 @@ const FINAL_LIST_ROUNDS: usize = 16;
 #[derive(Debug, Default)]
 struct FinalLists {
     uploads: Kept<(&'static str, String, u64), Vec<SignedUpload>>,
+    /// Digest lists once complete: a digest for every entry of the final
+    /// list it digests ([`Store::listed_digests`]).
+    digests: Kept<(&'static str, String, u64), Vec<uploads::DigestRow>>,
     commitments: Kept<(String, u64), Vec<CommittedContribution>>,
     /// t-of-n decrypting sets holding T members: no claim is added to a
     /// full set ([`Store::claim_decryption`]).

@@ -3,7 +3,7 @@
 
 use super::audit::{self, NewAudit};
 use super::rounds::{round_from_row, ROUND_COLUMNS};
-use super::{cas, final_or_read, hash32, Store};
+use super::{cached, cas, final_or_read, hash32, keep, Store};
 use crate::problem::{ApiError, ApiResult};
 use fedhe_api::{RoundState, SignedUpload};
 use std::sync::Arc;
@@ -23,7 +23,7 @@ pub enum UploadTable {
 }
 
 impl UploadTable {
-    fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Self::Contributions => "contributions",
             Self::DecryptionShares => "decryption_shares",
@@ -57,8 +57,9 @@ impl UploadTable {
     /// its list is final: uploads are inserted only in
     /// [`Self::accepting`], in the transaction that reads the round's
     /// state, and a round never goes back. The digest tables are never
-    /// final (a late digest is still taken), so they are not cached.
-    fn is_final(self, state: RoundState) -> bool {
+    /// final by state alone (a late digest is still taken); a digest list
+    /// is kept once complete instead ([`Store::listed_digests`]).
+    pub(crate) fn is_final(self, state: RoundState) -> bool {
         match self {
             Self::Contributions => matches!(
                 state,
@@ -69,6 +70,9 @@ impl UploadTable {
         }
     }
 }
+
+/// A digest as stored: its maker, its bytes and the maker's signature (hex).
+pub type DigestRow = (String, Vec<u8>, String);
 
 /// An upload to store.
 pub struct Upload<'a> {
@@ -299,6 +303,43 @@ impl Store {
         Ok(n as usize)
     }
 
+    /// The digests of a round in `table` (sum or share digests) for a round
+    /// whose state, read before, was `state`, sorted by member. A digest
+    /// list is complete once every entry of the list it digests (the
+    /// contributions, or the decryption shares) has its digest, and that
+    /// list is final: each maker sends one digest, only of its own listed
+    /// upload, so a complete list can no longer change; it is then read
+    /// once and kept in memory (every member reads it, issue 16). Returns
+    /// the rows and whether the list is complete.
+    pub async fn listed_digests(
+        &self,
+        table: UploadTable,
+        study: &str,
+        round: u64,
+        state: RoundState,
+    ) -> ApiResult<(Arc<Vec<DigestRow>>, bool)> {
+        let key = (table.name(), study.to_string(), round);
+        if let Some(rows) = cached(&self.final_lists.digests, &key) {
+            return Ok((rows, true));
+        }
+        let rows = Arc::new(self.uploads_with_bytes(table, study, round).await?);
+        let digested = match table {
+            UploadTable::SumDigests => Some(UploadTable::Contributions),
+            UploadTable::ShareDigests => Some(UploadTable::DecryptionShares),
+            _ => None,
+        };
+        if let Some(base) = digested.filter(|b| b.is_final(state)) {
+            let listed = self.listed_uploads(base, study, round, state).await?;
+            let complete = rows.len() == listed.len()
+                && rows.iter().zip(listed.iter()).all(|(d, u)| d.0 == u.member);
+            if complete {
+                keep(&self.final_lists.digests, key, rows.clone());
+                return Ok((rows, true));
+            }
+        }
+        Ok((rows, false))
+    }
+
     /// The uploads of a round in `table` with their bytes and signatures,
     /// sorted by member (for small objects such as sum digests).
     pub async fn uploads_with_bytes(
@@ -306,7 +347,7 @@ impl Store {
         table: UploadTable,
         study: &str,
         round: u64,
-    ) -> ApiResult<Vec<(String, Vec<u8>, String)>> {
+    ) -> ApiResult<Vec<DigestRow>> {
         Ok(sqlx::query_as(&format!(
             "SELECT member, bytes, signature FROM {} WHERE study = $1 AND round = $2 ORDER BY member",
             table.name()
