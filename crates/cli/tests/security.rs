@@ -809,3 +809,76 @@ fn c1_hash(params: &std::sync::Arc<fedhe_crypto::Params>, bytes: &[u8]) -> [u8; 
     let v = EncryptedVector::from_bytes(params, bytes).unwrap();
     fedhe_crypto::C1Commitment::commit(params, &v).hash()
 }
+
+/// The offline phase (issue 16, session 27): a contribution's encryption
+/// masks and c1 commitment are made before its values. Two ciphertexts of
+/// one mask would give away the difference of their messages to anyone
+/// (`c0 − c0' = Δ·(m − m')`), so a mask serves one commitment. alpha and
+/// beta prepare their first contributions, gamma does not; `run_round`
+/// prepares every member's next one while it waits for the result. Both
+/// rounds decode the exact sums for every member; the c1 commitment each
+/// member signed is that of the bytes it recorded and revealed (recomputed
+/// from them), as is any c1 commitment it recorded; and no two
+/// contributions of a member share a `c1`.
+#[test]
+fn prepared_contributions_commit_to_their_values_and_a_mask_serves_once() {
+    let root = tempfile::tempdir().unwrap();
+    let server = serve(root.path());
+    let mut seats = alpha_beta_gamma_all_contributing(root.path(), &server.url);
+    for (m, _) in &mut seats[..2] {
+        assert!(m.prepare_contribution("s1", 1).unwrap() > 0.0);
+    }
+    let params = seats[0].0.params().clone();
+    for round in 1..=2u64 {
+        let sums: Vec<Vec<f64>> = std::thread::scope(|s| {
+            seats
+                .iter_mut()
+                .enumerate()
+                .map(|(i, (m, _))| {
+                    s.spawn(move || {
+                        m.run_round("s1", round, Some(&[i as f64 + round as f64]), 10.0)
+                            .unwrap()
+                    })
+                })
+                .collect::<Vec<_>>()
+                .into_iter()
+                .map(|h| h.join().unwrap())
+                .collect()
+        });
+        let expected = 3.0 + 3.0 * round as f64;
+        for sum in &sums {
+            assert!((sum[0] - expected).abs() < 1e-6, "round {round}: {sum:?}");
+        }
+    }
+    let client = &seats[0].1;
+    for member in ["alpha", "beta", "gamma"] {
+        let state = root.path().join(member).join("state");
+        let mut c1s = Vec::new();
+        for round in 1..=2 {
+            let bytes = std::fs::read(state.join(format!("s1.{round}.contribution"))).unwrap();
+            let v = EncryptedVector::from_bytes(&params, &bytes).unwrap();
+            let signed = client
+                .round_commitments("s1", round)
+                .unwrap()
+                .commitments
+                .into_iter()
+                .find(|c| c.member == member)
+                .unwrap();
+            assert_eq!(signed.hash, blake3::hash(&bytes).to_hex().as_str());
+            assert_eq!(
+                signed.c1_commitment_hash,
+                hex::encode(c1_hash(&params, &bytes)),
+                "{member}, round {round}"
+            );
+            if let Ok(recorded) = std::fs::read(state.join(format!("s1.{round}.c1-commitment"))) {
+                assert_eq!(
+                    recorded,
+                    fedhe_crypto::C1Commitment::commit(&params, &v).to_bytes(),
+                    "{member}, round {round}"
+                );
+            }
+            c1s.push(v.ciphertexts()[0].c1().clone());
+        }
+        assert_ne!(c1s[0], c1s[1], "{member} used one mask twice");
+    }
+}

@@ -397,6 +397,8 @@ fn bench_service_reports_every_phase_per_member_count() {
             .sum();
         let round = run["round_seconds"].as_f64().unwrap();
         assert!(total > 0.0 && total <= round + 1e-3, "{run}");
+        // The members' offline phase ran, before and apart from the round.
+        assert!(run["prepare_seconds"].as_f64().unwrap() > 0.0, "{run}");
         for m in [
             "aggregate_wait",
             "verify",

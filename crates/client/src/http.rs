@@ -77,6 +77,9 @@ pub struct Client {
     requests_sent: Arc<std::sync::atomic::AtomicU64>,
     /// Whether a private CA replaced the built-in roots (for error hints).
     private_ca: bool,
+    /// Whether members may sign over plain http to a non-loopback server
+    /// (`Tls::allow_plain_http`).
+    allow_plain_http: bool,
 }
 
 /// A response that succeeded.
@@ -285,6 +288,41 @@ impl Client {
             bytes_received: Arc::default(),
             requests_sent: Arc::default(),
             private_ca: tls.has_ca_cert(),
+            allow_plain_http: tls.allow_plain_http,
+        })
+    }
+
+    /// A client of the same server signing as `auth`, sharing this one's
+    /// HTTP connections and the thread that runs them, with byte and
+    /// request counters of its own: many members driven from one process
+    /// (`fedhe bench service`) then keep a few connections and one I/O
+    /// thread instead of one of each per member. `auth` is held to the
+    /// same rules as in [`Self::with_tls`]: an administrator token only
+    /// over https or loopback, a member over plain http only where this
+    /// client was allowed it.
+    pub fn with_auth(&self, auth: Auth) -> Result<Self, ClientError> {
+        let https = self.base.starts_with("https://");
+        let plain_ok = https || is_loopback_url(&self.base) || self.allow_plain_http;
+        let allowed = match &auth {
+            Auth::Admin(_) => https || is_loopback_url(&self.base),
+            _ => plain_ok,
+        };
+        if !allowed {
+            return Err(ClientError::Usage(format!(
+                "server URL {}: this client may not sign as another identity in clear text; use https://",
+                self.base
+            )));
+        }
+        Ok(Self {
+            base: self.base.clone(),
+            http: self.http.clone(),
+            auth,
+            retry: self.retry,
+            bytes_sent: Arc::default(),
+            bytes_received: Arc::default(),
+            requests_sent: Arc::default(),
+            private_ca: self.private_ca,
+            allow_plain_http: self.allow_plain_http,
         })
     }
 
@@ -1151,5 +1189,33 @@ mod tests {
         ] {
             assert!(Client::new(url, member()).is_ok(), "{url}");
         }
+    }
+
+    /// A client made from another for a new identity (`with_auth`) keeps
+    /// the rules of plain http: an anonymous client off loopback cannot
+    /// become a member or the administrator unless members were allowed
+    /// plain http (the administrator never); it signs as the new identity
+    /// and counts its own bytes.
+    #[test]
+    fn a_client_for_another_identity_keeps_the_plain_http_rules_and_its_own_counts() {
+        let url = "http://10.1.2.3:8080";
+        let anonymous = Client::new(url, Auth::Anonymous).unwrap();
+        for auth in [member(), admin()] {
+            let err = anonymous.with_auth(auth).unwrap_err().to_string();
+            assert!(err.contains("clear text") && err.contains(url), "{err}");
+        }
+        let tls = Tls::default().allow_plain_http(true);
+        let allowed = Client::with_tls(url, Auth::Anonymous, &tls).unwrap();
+        let alpha = allowed.with_auth(member()).unwrap();
+        assert_eq!(alpha.member(), Some("alpha"));
+        assert!(allowed.with_auth(admin()).is_err());
+        let local = Client::new("http://127.0.0.1:1", Auth::Anonymous).unwrap();
+        let (a, b) = (
+            local.with_auth(member()).unwrap(),
+            local.with_auth(admin()).unwrap(),
+        );
+        a.requests_sent
+            .fetch_add(2, std::sync::atomic::Ordering::Relaxed);
+        assert_eq!((a.requests_sent(), b.requests_sent()), (2, 0));
     }
 }

@@ -534,6 +534,25 @@ pub struct MemberSession {
     /// [`Self::result`] of that round checks against it without fetching it
     /// again (it still compares it with the recorded hash).
     verified_aggregate: Option<(String, u64, Vec<u8>)>,
+    /// The next contribution's offline phase ([`Self::prepare_contribution`]).
+    prepared_contribution: Option<PreparedContribution>,
+    /// The commitment list [`Self::reveal`] recorded (study, round, list).
+    recorded_list: Option<(String, u64, CommitmentList)>,
+    /// The c1 commitment of the contribution [`Self::commit`] made from
+    /// prepared masks (study, round, commitment).
+    prepared_c1: Option<(String, u64, C1Commitment)>,
+}
+
+/// A contribution's message-independent part, made before its values exist
+/// ([`MemberSession::prepare_contribution`]): the encryption masks (secret,
+/// wiped on drop, held in memory only and used once) and the c1 commitment
+/// of their `c1`s, the multiscalar multiplication that is most of a
+/// commitment's cost.
+struct PreparedContribution {
+    study: String,
+    values: usize,
+    masks: Vec<fedhe_crypto::EncryptionMask>,
+    c1: C1Commitment,
 }
 
 /// A contribution's bytes as held by a verifying member, with its member.
@@ -611,6 +630,9 @@ impl MemberSession {
             timings: PhaseTimings::default(),
             prepared: None,
             prepared_result: None,
+            prepared_contribution: None,
+            recorded_list: None,
+            prepared_c1: None,
             verified_aggregate: None,
         })
     }
@@ -650,6 +672,13 @@ impl MemberSession {
         round: u64,
         contribution: &[u8],
     ) -> Result<C1Commitment, ClientError> {
+        if let Some((_, _, c1)) = self
+            .prepared_c1
+            .as_ref()
+            .filter(|(s, r, _)| s == study && *r == round)
+        {
+            return Ok(c1.clone());
+        }
         let path = self.record("c1-commitment", study, round);
         if let Ok(bytes) = std::fs::read(&path) {
             return Ok(C1Commitment::from_bytes(&bytes)?);
@@ -733,6 +762,33 @@ impl MemberSession {
     /// The ceremony's parameters.
     pub fn params(&self) -> &Arc<Params> {
         &self.params
+    }
+
+    /// The offline phase of this member's next contribution to `study`, of
+    /// `values` values: samples its encryption masks and commits to their
+    /// `c1`s (one multiscalar multiplication per ciphertext), so that the
+    /// next [`Self::commit`] of `study` with that many values only adds the
+    /// encoded values and signs. A member calls it while it waits (before a
+    /// round's values exist, after its previous round); the masks stay in
+    /// memory, replace any prepared before, and are used by one commitment.
+    /// Returns the seconds it took.
+    pub fn prepare_contribution(&mut self, study: &str, values: usize) -> Result<f64, ClientError> {
+        let started = Instant::now();
+        let (_, bound, precision) = self.study_terms(study)?;
+        let codec =
+            FixedPointCodec::with_precision(&self.params, self.members.len(), bound, precision)
+                .map_err(fedhe_crypto::ChannelError::from)?;
+        let masks = (0..codec.plaintext_count(values))
+            .map(|_| fedhe_crypto::EncryptionMask::sample(&self.params, &self.key, &mut self.rng))
+            .collect::<Result<Vec<_>, _>>()?;
+        let c1 = C1Commitment::of_c1s(&self.params, masks.iter().map(|m| m.c1()));
+        self.prepared_contribution = Some(PreparedContribution {
+            study: study.to_string(),
+            values,
+            masks,
+            c1,
+        });
+        Ok(started.elapsed().as_secs_f64())
     }
 
     /// `values` encrypted under the collective key with the codec of `bound`
@@ -877,8 +933,31 @@ impl MemberSession {
         let bytes = match std::fs::read(&path) {
             Ok(b) => b,
             Err(_) => {
-                let bytes = self.encrypt_contribution(values, bound, precision)?;
+                let prepared = self
+                    .prepared_contribution
+                    .take()
+                    .filter(|p| p.study == study && p.values == values.len());
+                let (bytes, c1) = match prepared {
+                    Some(p) => {
+                        let codec = FixedPointCodec::with_precision(
+                            &self.params,
+                            self.members.len(),
+                            bound,
+                            precision,
+                        )
+                        .map_err(fedhe_crypto::ChannelError::from)?;
+                        let v = EncryptedVector::encrypt_with_masks(&codec, values, p.masks)?;
+                        (v.to_bytes(&self.params), Some(p.c1))
+                    }
+                    None => (self.encrypt_contribution(values, bound, precision)?, None),
+                };
                 keys::write_atomic(&self.state_dir, &file_name(&path), &bytes, false)?;
+                // The commitment made with the masks is that of these bytes'
+                // c1s: kept in memory for this round (a restarted member
+                // computes it from the recorded bytes: the same point).
+                if let Some(c1) = c1 {
+                    self.prepared_c1 = Some((study.to_string(), round, c1));
+                }
                 bytes
             }
         };
@@ -940,6 +1019,7 @@ impl MemberSession {
             }
             Err(_) => keys::write_atomic(&self.state_dir, &file_name(&list_path), &text, false)?,
         }
+        self.recorded_list = Some((study.to_string(), round, list));
         self.client
             .put_contribution(study, round, &bytes, &list_hash)?;
         Ok(bytes)
@@ -947,11 +1027,20 @@ impl MemberSession {
 
     /// The commitment list this member checked and recorded before it
     /// revealed its contribution to this round ([`Self::reveal`]), if it did.
+    /// (The copy this session recorded is kept in memory: at 1,000 members
+    /// the record is 170 kB of JSON, read twice a round.)
     fn recorded_commitments(
         &self,
         study: &str,
         round: u64,
     ) -> Result<Option<CommitmentList>, ClientError> {
+        if let Some((_, _, list)) = self
+            .recorded_list
+            .as_ref()
+            .filter(|(s, r, _)| s == study && *r == round)
+        {
+            return Ok(Some(list.clone()));
+        }
         match std::fs::read(self.record("commitments", study, round)) {
             Ok(bytes) => serde_json::from_slice(&bytes)
                 .map(Some)
@@ -970,10 +1059,20 @@ impl MemberSession {
     }
 
     /// Waits until the round's commitments are frozen and returns the list.
+    /// The list names the round's state, so it is asked for first: frozen
+    /// (the round left `committing`), it is the answer, and only a member
+    /// early to reveal waits on the round's status (one request fewer a
+    /// round for the others, issue 16).
     fn frozen_commitments(&self, study: &str, round: u64) -> Result<CommitmentList, ClientError> {
         let start = Instant::now();
         let mut since = None;
         loop {
+            let list =
+                self.client
+                    .round_commitments_part(study, round, ListPart::WithoutSignatures)?;
+            if list.state != RoundState::Committing && list.state != RoundState::Failed {
+                return Ok(list);
+            }
             let st = self
                 .client
                 .round(study, round, Duration::from_secs(20), since)?;
@@ -985,13 +1084,8 @@ impl MemberSession {
                         reason: st.reason.unwrap_or_default(),
                     })
                 }
-                _ => {
-                    return self.client.round_commitments_part(
-                        study,
-                        round,
-                        ListPart::WithoutSignatures,
-                    )
-                }
+                // Frozen meanwhile: the list is read again.
+                _ => {}
             }
             if start.elapsed() > self.round_timeout {
                 return Err(ClientError::Timeout(format!(
@@ -1167,6 +1261,9 @@ impl MemberSession {
                 .into())
             }
             Ok(_) => {}
+            // n-of-n: every member decrypts, and its share record, written
+            // next, begins with this hash (Self::result reads either).
+            Err(_) if self.threshold.is_none() => {}
             Err(_) => keys::write_atomic(
                 &self.state_dir,
                 &file_name(&verified_path),
@@ -1939,6 +2036,12 @@ impl MemberSession {
             None => self.ensure_round(study, round)?,
         }
         self.decrypt(study, round)?;
+        // While the others' shares come in, the next contribution's offline
+        // phase (its masks and c1 commitment); a failure only means the next
+        // commitment makes its own.
+        if let Some(v) = values {
+            self.prepare_contribution(study, v.len()).ok();
+        }
         let values = self.result(study, round)?;
         let bytes = serde_json::to_vec(&values).map_err(|e| ClientError::Decode(e.to_string()))?;
         keys::write_atomic(&self.state_dir, &file_name(&result_path), &bytes, true)?;

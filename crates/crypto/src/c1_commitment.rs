@@ -56,6 +56,7 @@ use crate::{ChannelError, EncryptedVector, Params, WireError};
 use curve25519_dalek::ristretto::{CompressedRistretto, RistrettoPoint};
 use curve25519_dalek::scalar::Scalar;
 use curve25519_dalek::traits::VartimeMultiscalarMul;
+use fedhe_ring::Poly;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -135,11 +136,17 @@ pub struct C1Commitment {
 impl C1Commitment {
     /// `P_j = Σ_{l,k} c1_{j,l,k} · G_{l,k}` for every ciphertext `j` of `v`.
     pub fn commit(params: &Params, v: &EncryptedVector) -> Self {
+        Self::of_c1s(params, v.ciphertexts.iter().map(|c| &c.c1))
+    }
+
+    /// [`Self::commit`] of the ciphertexts that will carry these `c1`s, in
+    /// order: a contribution's commitment made from its encryption masks
+    /// before its values exist (`crate::EncryptionMask`, an offline phase).
+    pub fn of_c1s<'a>(params: &Params, c1s: impl IntoIterator<Item = &'a Poly>) -> Self {
         let generators = C1Generators::of(params);
-        let decoded: Vec<RistrettoPoint> = v
-            .ciphertexts
-            .iter()
-            .map(|c| generators.commit_scalars(c.c1.residues().iter().map(|&r| Scalar::from(r))))
+        let decoded: Vec<RistrettoPoint> = c1s
+            .into_iter()
+            .map(|c1| generators.commit_scalars(c1.residues().iter().map(|&r| Scalar::from(r))))
             .collect();
         Self {
             points: decoded.iter().map(RistrettoPoint::compress).collect(),

@@ -44,7 +44,7 @@ pub use codec::{EncodingInfo, FixedPointCodec, Limbs, Precision, TWO_LIMB_SPLIT_
 pub use crs::CommonRandomPoly;
 pub use dealing_check::DealingCheck;
 pub use decryption::{CombinedShare, DecryptionShare, ShareCombiner, ShareSum};
-pub use encryption::{Ciphertext, EncryptedVector};
+pub use encryption::{Ciphertext, EncryptedVector, EncryptionMask};
 pub use error::{ChannelError, CodecError, WireError};
 pub use identity::{CeremonyId, MemberId, RoundId};
 pub use params::{InsecurePolicy, ParameterSet, Params, STATISTICAL_MARGIN_BITS};

@@ -6,6 +6,10 @@
 //! decrypting, decryption share, verify the result). The round runs in waves
 //! (every member commits, then reveals, then decrypts, then checks the
 //! result), so a wave's wall time is that phase's cost for the federation.
+//! Before the round each member makes its contribution's offline phase
+//! (encryption masks and their c1 commitment, which need no values:
+//! `MemberSession::prepare_contribution`, as a member does between rounds);
+//! `prepare_seconds` is that wave, outside `round_seconds`.
 //! With `--threshold T|majority` the ceremony is t-of-n, and each member joins
 //! it as `fedhe ceremony join` does (key folder, commit, reveal, deal, open
 //! and verify its shares, confirm), all at once; `ceremony_seconds` is that
@@ -251,17 +255,18 @@ fn run_one(a: &ServiceBenchArgs, n: usize) -> Result<serde_json::Value, CliError
         .iter()
         .map(|m| MemberId::new(m.clone()))
         .collect::<Result<Vec<_>, _>>()?;
+    // One HTTP connection pool and I/O thread for all the simulated members
+    // (each a client of its own identity and counters): a thread and a
+    // connection per member measured the simulation, not the protocol.
+    let http = Client::new(&url, Auth::Anonymous)?;
     let clients: Vec<Client> = names
         .iter()
         .zip(&identities)
         .map(|(m, id)| {
-            Client::new(
-                &url,
-                Auth::Member {
-                    id: m.clone(),
-                    identity: id.clone(),
-                },
-            )
+            http.with_auth(Auth::Member {
+                id: m.clone(),
+                identity: id.clone(),
+            })
         })
         .collect::<Result<_, _>>()?;
     let keys: Vec<(SecretKeyShare, Vec<u8>)> = match threshold {
@@ -357,6 +362,14 @@ fn run_one(a: &ServiceBenchArgs, n: usize) -> Result<serde_json::Value, CliError
         .collect();
     let requests_before: Vec<u64> = seats.iter().map(|s| s.client.requests_sent()).collect();
 
+    // Each member's offline phase, before its values exist (as a member
+    // does between rounds, `MemberSession::prepare_contribution`): the
+    // encryption masks and their c1 commitment. Timed apart from the round.
+    let prepare = wave(&pool, &mut seats, |s| {
+        s.session
+            .prepare_contribution("bench-study", a.values)
+            .map(drop)
+    })?;
     // The round, in waves.
     let values: Vec<f64> = (0..a.values).map(|i| i as f64 / a.values as f64).collect();
     let round_start = Instant::now();
@@ -429,6 +442,8 @@ fn run_one(a: &ServiceBenchArgs, n: usize) -> Result<serde_json::Value, CliError
             .first()
             .map(|s| s.session.effective_spot_checks().min(n.saturating_sub(1))),
         "signature_sampling": seats.first().map(|s| s.session.signature_sampling),
+        // The members' offline phase before the round (not in round_seconds).
+        "prepare_seconds": prepare,
         "round_seconds": round_seconds,
         "phases": {
             "commit": commit,

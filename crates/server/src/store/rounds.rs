@@ -114,6 +114,24 @@ impl Store {
         deadline_at: i64,
         opened_by: &str,
     ) -> ApiResult<RoundRow> {
+        // The study's latest round, if it is this one, is the answer: read
+        // without the single writer, which every member opening the round
+        // would otherwise take in turn (issue 16). (Rounds are never
+        // removed, so a latest round stays this one until the next opens,
+        // when the answer is the same as under the writer's lock below.)
+        let latest_query = format!(
+            "SELECT {ROUND_COLUMNS} FROM rounds WHERE study = $1 ORDER BY round DESC LIMIT 1"
+        );
+        if let Some(l) = sqlx::query(&latest_query)
+            .bind(study)
+            .fetch_optional(&self.read)
+            .await?
+            .map(|r| round_from_row(&r))
+            .transpose()?
+            .filter(|l| l.round == round)
+        {
+            return Ok(l);
+        }
         let mut tx = self.begin_write().await?;
         let latest = sqlx::query(&format!(
             "SELECT {ROUND_COLUMNS} FROM rounds WHERE study = $1 ORDER BY round DESC LIMIT 1{}",
