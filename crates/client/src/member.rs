@@ -775,9 +775,7 @@ impl MemberSession {
     pub fn prepare_contribution(&mut self, study: &str, values: usize) -> Result<f64, ClientError> {
         let started = Instant::now();
         let (_, bound, precision) = self.study_terms(study)?;
-        let codec =
-            FixedPointCodec::with_precision(&self.params, self.members.len(), bound, precision)
-                .map_err(fedhe_crypto::ChannelError::from)?;
+        let codec = self.contribution_codec(bound, precision)?;
         let masks = (0..codec.plaintext_count(values))
             .map(|_| fedhe_crypto::EncryptionMask::sample(&self.params, &self.key, &mut self.rng))
             .collect::<Result<Vec<_>, _>>()?;
@@ -800,11 +798,22 @@ impl MemberSession {
         bound: f64,
         precision: Precision,
     ) -> Result<Vec<u8>, ClientError> {
-        let codec =
-            FixedPointCodec::with_precision(&self.params, self.members.len(), bound, precision)
-                .map_err(fedhe_crypto::ChannelError::from)?;
+        let codec = self.contribution_codec(bound, precision)?;
         let v = EncryptedVector::encrypt(&self.params, &self.key, &codec, values, &mut self.rng)?;
         Ok(v.to_bytes(&self.params))
+    }
+
+    /// The codec of a contribution with `bound` and `precision` for the
+    /// ceremony's member count.
+    fn contribution_codec(
+        &self,
+        bound: f64,
+        precision: Precision,
+    ) -> Result<FixedPointCodec, ClientError> {
+        Ok(
+            FixedPointCodec::with_precision(&self.params, self.members.len(), bound, precision)
+                .map_err(fedhe_crypto::ChannelError::from)?,
+        )
     }
 
     /// The members of the ceremony.
@@ -939,13 +948,7 @@ impl MemberSession {
                     .filter(|p| p.study == study && p.values == values.len());
                 let (bytes, c1) = match prepared {
                     Some(p) => {
-                        let codec = FixedPointCodec::with_precision(
-                            &self.params,
-                            self.members.len(),
-                            bound,
-                            precision,
-                        )
-                        .map_err(fedhe_crypto::ChannelError::from)?;
+                        let codec = self.contribution_codec(bound, precision)?;
                         let v = EncryptedVector::encrypt_with_masks(&codec, values, p.masks)?;
                         (v.to_bytes(&self.params), Some(p.c1))
                     }

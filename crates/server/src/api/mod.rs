@@ -344,13 +344,32 @@ fn list_response<T: serde::Serialize + CompactList>(
     req: &Received,
     list: T,
 ) -> ApiResult<Response> {
-    if !req.accepts(COMPACT_LIST) {
-        return Ok(Json(list).into_response());
+    let compact = req.accepts(COMPACT_LIST);
+    Ok(body_response(
+        list_type(compact),
+        encoded_list(&list, compact)?,
+    ))
+}
+
+/// A list's bytes: compact ([`COMPACT_LIST`]) or JSON.
+fn encoded_list<T: serde::Serialize + CompactList>(list: &T, compact: bool) -> ApiResult<Bytes> {
+    let bytes = if compact {
+        list.to_compact().map_err(|e| e.to_string())
+    } else {
+        serde_json::to_vec(list).map_err(|e| e.to_string())
+    };
+    bytes
+        .map(Bytes::from)
+        .map_err(|e| ApiError::internal(format!("the list could not be encoded: {e}")))
+}
+
+/// The media type of [`encoded_list`]'s bytes.
+fn list_type(compact: bool) -> &'static str {
+    if compact {
+        COMPACT_LIST
+    } else {
+        "application/json"
     }
-    let bytes = list
-        .to_compact()
-        .map_err(|e| ApiError::internal(format!("the list could not be encoded: {e}")))?;
-    Ok(body_response(COMPACT_LIST, bytes.into()))
 }
 
 fn body_response(content_type: &'static str, body: Bytes) -> Response {
@@ -410,11 +429,7 @@ impl BodyKey {
     }
 
     fn content_type(&self) -> &'static str {
-        if self.compact {
-            COMPACT_LIST
-        } else {
-            "application/json"
-        }
+        list_type(self.compact)
     }
 }
 
@@ -444,15 +459,7 @@ impl FinalBodies {
         let Some(key) = key else {
             return list_response(req, list);
         };
-        let body: Bytes = if key.compact {
-            list.to_compact()
-                .map_err(|e| ApiError::internal(format!("the list could not be encoded: {e}")))?
-                .into()
-        } else {
-            serde_json::to_vec(&list)
-                .map_err(|e| ApiError::internal(format!("the list could not be encoded: {e}")))?
-                .into()
-        };
+        let body = encoded_list(&list, key.compact)?;
         let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
         if map.len() >= FINAL_BODIES {
             map.clear();
