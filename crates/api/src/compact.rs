@@ -130,7 +130,7 @@ impl Writer {
     }
 
     fn hex(&mut self, field: &'static str, s: &str) -> Result<(), CompactError> {
-        let bytes = hex::decode(s).map_err(|e| CompactError::Encode {
+        let bytes = crate::signing::decode_hex(s).map_err(|e| CompactError::Encode {
             field,
             reason: format!("not hex ({e})"),
         })?;

@@ -317,10 +317,33 @@ pub fn decode_fixed<const K: usize>(
     text: &str,
     what: &'static str,
 ) -> Result<[u8; K], SignatureError> {
+    let text = text.trim();
     let mut out = [0u8; K];
-    hex::decode_to_slice(text.trim(), &mut out)
+    refuse_hex_prefix(text)
+        .and_then(|()| hex::decode_to_slice(text, &mut out))
         .map_err(|_| SignatureError::Encoding { what, bytes: K })?;
     Ok(out)
+}
+
+/// Decodes hex as fedhe writes it: hex digits only, of either case.
+///
+/// The `hex` dependency is `const-hex` (SIMD decoding: a member decodes
+/// thousands of list entries a round, issue 16), whose decoders also accept
+/// a `0x` prefix; fedhe never writes one and refuses it, as it always has.
+pub fn decode_hex(text: &str) -> Result<Vec<u8>, hex::FromHexError> {
+    refuse_hex_prefix(text)?;
+    hex::decode(text)
+}
+
+/// A `0x`/`0X` prefix named as the invalid character it is in plain hex.
+fn refuse_hex_prefix(text: &str) -> Result<(), hex::FromHexError> {
+    match text.as_bytes() {
+        [b'0', c @ (b'x' | b'X'), ..] => Err(hex::FromHexError::InvalidHexCharacter {
+            c: char::from(*c),
+            index: 1,
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// Verifies a hex signature of `message` under `key` (strict verification:
@@ -565,5 +588,28 @@ mod tests {
             Identity::from_seed(&id.seed()).public_key(),
             id.public_key()
         );
+    }
+
+    /// Hex decoding keeps its strict form on const-hex: digits only (either
+    /// case), no `0x` prefix, whole bytes, and for fixed sizes the exact
+    /// length. The expected bytes are written out by hand.
+    #[test]
+    fn hex_is_decoded_strictly() {
+        assert_eq!(decode_hex("00ff7A").unwrap(), vec![0x00, 0xff, 0x7a]);
+        for bad in ["0x00ff", "0X00ff", "0ff", "00fg", "0x"] {
+            assert!(decode_hex(bad).is_err(), "{bad:?} was decoded");
+        }
+        let h = "ab".repeat(32);
+        assert_eq!(decode_fixed::<32>(&h, "hash").unwrap(), [0xab; 32]);
+        for bad in [format!("0x{h}"), h[2..].to_string(), format!("{h}ab")] {
+            assert_eq!(
+                decode_fixed::<32>(&bad, "hash"),
+                Err(SignatureError::Encoding {
+                    what: "hash",
+                    bytes: 32
+                })
+            );
+        }
+        assert_eq!(hex::encode([0x00, 0xff, 0x7a]), "00ff7a");
     }
 }

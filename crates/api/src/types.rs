@@ -596,14 +596,19 @@ impl CommitmentList {
     pub fn canonical_hash(study: &str, round: u64, entries: &[CommittedContribution]) -> String {
         let mut h = blake3::Hasher::new();
         h.update(format!("fedhe-commitment-list-v3\n{study}\n{round}\n").as_bytes());
+        // One buffer for every entry's line (a list of a thousand entries is
+        // hashed by every member; issue 16).
+        let mut line = String::new();
         for e in entries {
-            h.update(
-                format!(
-                    "{}\n{}\n{}\n{}\n",
-                    e.member, e.hash, e.values, e.c1_commitment_hash
-                )
-                .as_bytes(),
-            );
+            use std::fmt::Write as _;
+            line.clear();
+            line.push_str(&e.member);
+            line.push('\n');
+            line.push_str(&e.hash);
+            let _ = write!(line, "\n{}\n", e.values);
+            line.push_str(&e.c1_commitment_hash);
+            line.push('\n');
+            h.update(line.as_bytes());
         }
         h.finalize().to_hex().to_string()
     }
@@ -714,5 +719,33 @@ mod tests {
         unsigned[0].signature.clear();
         unsigned[1].signature = "dd".repeat(64);
         assert_eq!(CommitmentList::canonical_hash("s", 1, &unsigned), hash);
+    }
+
+    /// The rendering `v3` fixes (the server and every member must agree on
+    /// it byte for byte): the header, then per entry its member, hash, value
+    /// count and c1 commitment hash, each on its own line. The reference is
+    /// written here independently of the one-buffer rendering.
+    #[test]
+    fn the_commitment_list_hash_is_blake3_of_the_v3_rendering() {
+        let list: Vec<CommittedContribution> = (0..3)
+            .map(|i| CommittedContribution {
+                member: format!("member-{i}"),
+                hash: format!("{i:02x}").repeat(32),
+                values: 500 + i,
+                c1_commitment_hash: format!("{:02x}", 0xf0 + i).repeat(32),
+                signature: String::new(),
+            })
+            .collect();
+        let mut text = String::from("fedhe-commitment-list-v3\nstudy-x\n7\n");
+        for e in &list {
+            text += &format!(
+                "{}\n{}\n{}\n{}\n",
+                e.member, e.hash, e.values, e.c1_commitment_hash
+            );
+        }
+        assert_eq!(
+            CommitmentList::canonical_hash("study-x", 7, &list),
+            blake3::hash(text.as_bytes()).to_hex().as_str()
+        );
     }
 }

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 mod server_process;
 mod toy_federation;
-use toy_federation::{admin_identity, toy_ceremony, toy_federation, Terms};
+use toy_federation::{admin_identity, open_session, toy_ceremony, toy_federation, Terms};
 
 const ADMIN: &str = "security-admin";
 
@@ -409,6 +409,43 @@ fn second_decryption_a_member_decrypts_at_most_one_aggregate_per_round() {
         e.contains("already produced a decryption share for this round, of another aggregate"),
         "{e}"
     );
+}
+
+/// Issue 16: a member keeps the commitment list it checked before revealing
+/// in memory and does not check it again before decrypting; a member that
+/// restarts in between reads it back from its record and checks it again.
+/// alpha's record is altered while it is down (one entry's value count, the
+/// list's hash kept): the restarted alpha refuses to decrypt, and a restarted
+/// beta, whose record is intact, decrypts.
+#[test]
+fn recorded_list_a_restarted_member_checks_its_record_again() {
+    let root = tempfile::tempdir().unwrap();
+    let server = serve(root.path());
+    let terms = Terms {
+        min_contributors: 2,
+        round_secs: 60,
+        bound: 10.0,
+    };
+    let (mut seats, study) =
+        toy_federation(&server.url, ADMIN, root.path(), &["alpha", "beta"], &terms);
+    std::thread::scope(|s| {
+        for (m, _) in seats.iter_mut() {
+            s.spawn(move || m.contribute("s1", 1, &[1.0], 10.0).unwrap());
+        }
+    });
+    let record = root.path().join("alpha/state/s1.1.commitments");
+    let mut list: fedhe_api::CommitmentList =
+        serde_json::from_slice(&std::fs::read(&record).unwrap()).unwrap();
+    list.commitments[1].values += 1;
+    std::fs::write(&record, serde_json::to_vec(&list).unwrap()).unwrap();
+    let reopen = |i: usize, name: &str| {
+        let dir = fedhe_client::keys::KeyDir::open_or_create(root.path().join(name)).unwrap();
+        open_session(&seats[i].1, &dir, &terms, &study)
+    };
+    let (mut alpha, mut beta) = (reopen(0, "alpha"), reopen(1, "beta"));
+    let e = alpha.decrypt("s1", 1).unwrap_err().to_string();
+    assert!(e.contains("is not the hash of its entries"), "{e}");
+    beta.decrypt("s1", 1).unwrap();
 }
 
 /// alpha, beta and gamma in ceremony c1 and study s1 under `root`, every

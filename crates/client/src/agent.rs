@@ -560,7 +560,7 @@ fn private_seed(state: &Path, study: &str, member: &str) -> Result<u64, ClientEr
             file.study
         )));
     }
-    let seed: [u8; 8] = hex::decode(&file.private_seed)
+    let seed: [u8; 8] = fedhe_api::signing::decode_hex(&file.private_seed)
         .ok()
         .and_then(|b| b.try_into().ok())
         .ok_or_else(|| {

@@ -537,7 +537,7 @@ pub struct MemberSession {
     /// The next contribution's offline phase ([`Self::prepare_contribution`]).
     prepared_contribution: Option<PreparedContribution>,
     /// The commitment list [`Self::reveal`] recorded (study, round, list).
-    recorded_list: Option<(String, u64, CommitmentList)>,
+    recorded_list: Option<(String, u64, Arc<CommitmentList>)>,
     /// The c1 commitment of the contribution [`Self::commit`] made from
     /// prepared masks (study, round, commitment).
     prepared_c1: Option<(String, u64, C1Commitment)>,
@@ -1022,7 +1022,7 @@ impl MemberSession {
             }
             Err(_) => keys::write_atomic(&self.state_dir, &file_name(&list_path), &text, false)?,
         }
-        self.recorded_list = Some((study.to_string(), round, list));
+        self.recorded_list = Some((study.to_string(), round, Arc::new(list)));
         self.client
             .put_contribution(study, round, &bytes, &list_hash)?;
         Ok(bytes)
@@ -1032,21 +1032,24 @@ impl MemberSession {
     /// revealed its contribution to this round ([`Self::reveal`]), if it did.
     /// (The copy this session recorded is kept in memory: at 1,000 members
     /// the record is 170 kB of JSON, read twice a round.)
+    /// With it, whether this session verified it ([`Self::reveal`] keeps
+    /// the list it verified in memory) or it was read from the record (a
+    /// restarted member, whose record is verified again).
     fn recorded_commitments(
         &self,
         study: &str,
         round: u64,
-    ) -> Result<Option<CommitmentList>, ClientError> {
+    ) -> Result<Option<(Arc<CommitmentList>, bool)>, ClientError> {
         if let Some((_, _, list)) = self
             .recorded_list
             .as_ref()
             .filter(|(s, r, _)| s == study && *r == round)
         {
-            return Ok(Some(list.clone()));
+            return Ok(Some((Arc::clone(list), true)));
         }
         match std::fs::read(self.record("commitments", study, round)) {
             Ok(bytes) => serde_json::from_slice(&bytes)
-                .map(Some)
+                .map(|list| Some((Arc::new(list), false)))
                 .map_err(|e| ClientError::Decode(format!("recorded commitment list: {e}"))),
             Err(_) => Ok(None),
         }
@@ -1152,8 +1155,9 @@ impl MemberSession {
         // A contributor checks against the list it recorded before revealing;
         // a member that contributed nothing has only the list served now.
         // (Its signatures were checked before it was recorded.)
-        let (commitments, commitment_checks) = match self.recorded_commitments(study, round)? {
-            Some(list) => (list, None),
+        let (commitments, commitment_signatures) = match self.recorded_commitments(study, round)? {
+            Some((list, true)) => (list, CommitmentSignatures::VerifiedInThisSession),
+            Some((list, false)) => (list, CommitmentSignatures::CheckedWhenRecorded),
             None if own.is_none() => {
                 let list = self.client.round_commitments_part(
                     study,
@@ -1161,7 +1165,7 @@ impl MemberSession {
                     ListPart::WithoutSignatures,
                 )?;
                 let (list, checks) = self.with_sampled_commitment_signatures(study, round, list)?;
-                (list, Some(checks))
+                (Arc::new(list), CommitmentSignatures::Check(checks))
             }
             None => return Err(self.no_recorded_list(study, round)),
         };
@@ -1185,10 +1189,7 @@ impl MemberSession {
                 list: &commitments,
                 own: own.as_deref().map(|b| (self.member.as_str(), b)),
                 own_c1_commitment_hash: own_c1,
-                signatures: match commitment_checks {
-                    None => CommitmentSignatures::CheckedWhenRecorded,
-                    Some(checks) => CommitmentSignatures::Check(checks),
-                },
+                signatures: commitment_signatures,
             },
             list: &list,
             contributions: &fetched,
@@ -1360,7 +1361,7 @@ impl MemberSession {
         }
         let commitment_list_hash = self
             .recorded_commitments(study, round)?
-            .and_then(|l| l.list_hash)
+            .and_then(|(l, _)| l.list_hash.clone())
             .ok_or_else(|| self.no_recorded_list(study, round))?;
         let aggregate_hash = blake3::hash(aggregate);
         let entries_hash = list.entries_hash(study, round);

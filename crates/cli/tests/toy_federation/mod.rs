@@ -124,25 +124,37 @@ pub fn toy_federation_with_threshold(
         .unwrap();
     let sessions = seats
         .into_iter()
-        .map(|(client, dir)| {
-            let me = client.member().unwrap().to_string();
-            let own = dir.read(keys::PUBLIC_SHARE_FILE).unwrap();
-            let verified = verify_ceremony(&client, "c1", Some((&me, &own)), true).unwrap();
-            let secret = MemberSession::load_secret(&dir, &verified.params).unwrap();
-            let mut session = MemberSession::new(
-                client.clone(),
-                &verified,
-                secret,
-                dir.path().join("state"),
-                terms.min_contributors as usize,
-            )
-            .unwrap()
-            .with_threshold_share_from(&dir)
-            .unwrap();
-            session.round_timeout = Duration::from_secs(60);
-            session.accept_study(&study).unwrap();
-            (session, client)
-        })
+        .map(|(client, dir)| (open_session(&client, &dir, terms, &study), client))
         .collect();
     (sessions, study)
+}
+
+/// A session of the member `client` signs for, with its key folder `dir`,
+/// as the member (re)starts it: ceremony verified, keys loaded, `study`'s
+/// spec accepted; the state folder's records are those it left. (Not every
+/// test file that includes this module restarts a member.)
+#[allow(dead_code)]
+pub fn open_session(
+    client: &Client,
+    dir: &KeyDir,
+    terms: &Terms,
+    study: &StudyStatus,
+) -> MemberSession {
+    let me = client.member().unwrap().to_string();
+    let own = dir.read(keys::PUBLIC_SHARE_FILE).unwrap();
+    let verified = verify_ceremony(client, "c1", Some((&me, &own)), true).unwrap();
+    let secret = MemberSession::load_secret(dir, &verified.params).unwrap();
+    let mut session = MemberSession::new(
+        client.clone(),
+        &verified,
+        secret,
+        dir.path().join("state"),
+        terms.min_contributors as usize,
+    )
+    .unwrap()
+    .with_threshold_share_from(dir)
+    .unwrap();
+    session.round_timeout = Duration::from_secs(60);
+    session.accept_study(study).unwrap();
+    session
 }

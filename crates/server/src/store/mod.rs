@@ -2,7 +2,8 @@
 //! serves both backends:
 //!
 //! - **SQLite** (`sqlite://PATH`, the default): a file in WAL mode with
-//!   `synchronous=FULL`, so `fedhe serve` needs nothing installed. Writes go
+//!   `synchronous=FULL`, so `fedhe serve` needs nothing installed (uploads
+//!   share their fsyncs, `wal_sync`: group commit). Writes go
 //!   through a pool of one connection (SQLite has one writer at a time;
 //!   queueing in the pool avoids `SQLITE_BUSY` on lock upgrades); reads use a
 //!   separate read-only pool and see the last committed state.
@@ -29,7 +30,8 @@
 //! its own file: `ceremonies` (ceremonies, members, threshold dealings and
 //! verdicts), `studies`, `rounds` (rounds, their commitments, decrypting
 //! sets and state changes), `uploads` (contributions, decryption shares,
-//! sum and share digests), `nonces`, and [`audit`]. This module opens the
+//! sum and share digests), `nonces`, and [`audit`]; `wal_sync` makes
+//! uploads' commits durable in groups. This module opens the
 //! store and keeps what they share: transactions, compare-and-swap, the
 //! cache of final lists.
 
@@ -39,6 +41,7 @@ mod nonces;
 mod rounds;
 mod studies;
 mod uploads;
+mod wal_sync;
 
 pub use ceremonies::{CeremonyRow, MemberRow, VerdictRow};
 pub use rounds::RoundRow;
@@ -51,7 +54,7 @@ use fedhe_api::{CommittedContribution, SignedUpload};
 use sqlx::any::AnyPoolOptions;
 use sqlx::{AnyPool, Connection, Executor};
 use std::collections::HashMap;
-use std::sync::atomic::AtomicI64;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -190,6 +193,8 @@ pub struct Store {
     nonce_queue: Arc<nonces::NonceQueue>,
     /// Lists and rows that can no longer change.
     final_lists: Arc<FinalLists>,
+    /// SQLite: the WAL uploads' commits wait for ([`Store::durable`]).
+    wal_sync: Option<Arc<wal_sync::WalSync>>,
 }
 
 /// How many rounds' final lists [`FinalLists`] keeps per kind before it
@@ -280,6 +285,17 @@ impl Store {
             url: redact(url),
             source,
         };
+        // SQLite: the WAL that uploads' commits wait for (group commit), and
+        // the flag by which the write pool's release hook knows the writer
+        // was set below FULL for one.
+        let lowered = Arc::new(AtomicBool::new(false));
+        let wal_sync = match backend {
+            Backend::Sqlite => Some(Arc::new(wal_sync::WalSync::new(
+                std::path::Path::new(url.trim_start_matches("sqlite://")),
+                Arc::clone(&lowered),
+            ))),
+            Backend::Postgres => None,
+        };
         let (write_url, read_url) = match backend {
             Backend::Sqlite => {
                 let path = url.trim_start_matches("sqlite://");
@@ -336,12 +352,22 @@ impl Store {
             // SQLite's single write connection every later `BEGIN` then
             // failed ("attempted to call begin_with at non-zero transaction
             // depth") and the server could write nothing more.
-            .after_release(|conn, _| {
+            //
+            // A connection set below FULL for an upload ([`Store::acquire_grouped`])
+            // is put back to FULL before it serves anything else; if that
+            // fails, it is closed.
+            .after_release(move |conn, _| {
                 let clean = <<sqlx::Any as sqlx::Database>::TransactionManager as sqlx::TransactionManager>::get_transaction_depth(conn) == 0;
                 if !clean {
                     tracing::warn!("a store connection came back inside a transaction; closing it");
                 }
-                Box::pin(async move { Ok(clean) })
+                let lowered = lowered.swap(false, Ordering::SeqCst);
+                Box::pin(async move {
+                    if clean && lowered {
+                        return Ok(conn.execute("PRAGMA synchronous = FULL").await.is_ok());
+                    }
+                    Ok(clean)
+                })
             })
             .connect_lazy(&write_url)
             .map_err(connect_error)?;
@@ -385,6 +411,7 @@ impl Store {
             last_prune: Arc::new(AtomicI64::new(i64::MIN)),
             nonce_queue: Arc::default(),
             final_lists: Arc::default(),
+            wal_sync,
         })
     }
 
@@ -403,6 +430,43 @@ impl Store {
         match self.backend {
             Backend::Sqlite => self.write.begin_with("BEGIN IMMEDIATE").await,
             Backend::Postgres => self.write.begin().await,
+        }
+    }
+
+    /// The writer's connection for one upload's transaction, whose commit
+    /// [`Self::durable`] then makes durable together with others' (group
+    /// commit, `wal_sync`): on SQLite it is set to `synchronous = NORMAL`
+    /// (the commit writes its WAL frames without an fsync of its own) until
+    /// it is released. Begin the transaction with [`Self::begin_on`].
+    async fn acquire_grouped(&self) -> Result<sqlx::pool::PoolConnection<sqlx::Any>, sqlx::Error> {
+        let mut conn = self.write.acquire().await?;
+        if let Some(sync) = &self.wal_sync {
+            sync.lower();
+            conn.execute("PRAGMA synchronous = NORMAL").await?;
+        }
+        Ok(conn)
+    }
+
+    /// [`Self::begin_write`] on a connection of [`Self::acquire_grouped`].
+    async fn begin_on<'c>(
+        &self,
+        conn: &'c mut sqlx::pool::PoolConnection<sqlx::Any>,
+    ) -> Result<sqlx::Transaction<'c, sqlx::Any>, sqlx::Error> {
+        match self.backend {
+            Backend::Sqlite => conn.begin_with("BEGIN IMMEDIATE").await,
+            Backend::Postgres => conn.begin().await,
+        }
+    }
+
+    /// Returns once every transaction committed before the call on a
+    /// connection of [`Self::acquire_grouped`] is on disk: on SQLite after
+    /// an fsync of the WAL that began after the call (shared with the
+    /// commits that wait meanwhile); PostgreSQL's commits are durable when
+    /// they return (`synchronous_commit = on`).
+    async fn durable(&self) -> Result<(), sqlx::Error> {
+        match &self.wal_sync {
+            Some(sync) => sync.wait().await.map_err(sqlx::Error::Io),
+            None => Ok(()),
         }
     }
 
@@ -715,6 +779,75 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(stored, 100);
+        store.close().await;
+    }
+
+    /// An upload's transaction (group commit, `wal_sync`) runs with the
+    /// writer at NORMAL and is acknowledged after a WAL fsync shared with
+    /// others; the writer is back at FULL after it, also when the request is
+    /// dropped at any point, and what was acknowledged is in the file.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn grouped_writes_run_at_normal_and_leave_the_writer_at_full() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("fedhe.db").display());
+        let store = Store::open(&url).await.unwrap();
+        let write = |n: usize| {
+            let store = store.clone();
+            async move {
+                let mut conn = store.acquire_grouped().await?;
+                let level: i64 = sqlx::query_scalar("PRAGMA synchronous")
+                    .fetch_one(&mut *conn)
+                    .await?;
+                let mut tx = store.begin_on(&mut conn).await?;
+                sqlx::query("INSERT INTO nonces (identity_key, nonce, seen_at) VALUES ($1, $2, 0)")
+                    .bind(vec![5u8; 32])
+                    .bind(format!("{n:032}"))
+                    .execute(&mut *tx)
+                    .await?;
+                tx.commit().await?;
+                drop(conn);
+                store.durable().await?;
+                Ok::<i64, sqlx::Error>(level)
+            }
+        };
+        let tasks: Vec<_> = (0..32).map(|n| tokio::spawn(write(n))).collect();
+        for t in tasks {
+            // 1 = NORMAL inside an upload's transaction.
+            assert_eq!(t.await.unwrap().unwrap(), 1);
+        }
+        let writer_level = || async {
+            sqlx::query_scalar::<_, i64>("PRAGMA synchronous")
+                .fetch_one(&store.write)
+                .await
+                .unwrap()
+        };
+        assert_eq!(writer_level().await, 2, "the writer was left below FULL");
+        for polls in 1..40 {
+            let mut w = Box::pin(write(100 + polls));
+            for _ in 0..polls {
+                let poll = std::future::poll_fn(|cx| {
+                    std::task::Poll::Ready(std::future::Future::poll(w.as_mut(), cx).is_ready())
+                });
+                if poll.await {
+                    break;
+                }
+                tokio::task::yield_now().await;
+            }
+            drop(w);
+            assert_eq!(
+                writer_level().await,
+                2,
+                "the writer was left below FULL by a write dropped after {polls} polls"
+            );
+        }
+        store.close().await;
+        let store = Store::open(&url).await.unwrap();
+        let kept: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM nonces WHERE nonce < $1")
+            .bind(format!("{:032}", 32))
+            .fetch_one(&store.read)
+            .await
+            .unwrap();
+        assert_eq!(kept, 32);
         store.close().await;
     }
 

@@ -218,7 +218,9 @@ impl Store {
 
     /// Stores a member's commitment to its contribution while the round is
     /// `committing` (idempotent: the same commitment again is `Ok(false)` in
-    /// any state; a different one is 409).
+    /// any state; a different one is 409). Either answer comes once the
+    /// commitment is on disk (its commit's fsync shared with uploads',
+    /// [`Store::durable`]).
     pub async fn put_round_commitment(
         &self,
         study: &str,
@@ -227,7 +229,26 @@ impl Store {
         hash: &[u8; 32],
         now: i64,
     ) -> ApiResult<bool> {
-        let mut tx = self.begin_write().await?;
+        let mut conn = self.acquire_grouped().await?;
+        let inserted = self
+            .insert_round_commitment(&mut conn, study, round, c, hash, now)
+            .await?;
+        drop(conn);
+        self.durable().await?;
+        Ok(inserted)
+    }
+
+    /// [`Self::put_round_commitment`]'s transaction, on the writer `conn`.
+    async fn insert_round_commitment(
+        &self,
+        conn: &mut sqlx::pool::PoolConnection<sqlx::Any>,
+        study: &str,
+        round: u64,
+        c: &CommittedContribution,
+        hash: &[u8; 32],
+        now: i64,
+    ) -> ApiResult<bool> {
+        let mut tx = self.begin_on(conn).await?;
         let r = sqlx::query(&format!(
             "SELECT {ROUND_COLUMNS} FROM rounds WHERE study = $1 AND round = $2{}",
             self.for_update()
@@ -274,7 +295,7 @@ impl Store {
         .bind(c.values as i64)
         .bind(&c.signature)
         .bind(now)
-        .bind(hex::decode(&c.c1_commitment_hash).map_err(|_| {
+        .bind(fedhe_api::signing::decode_hex(&c.c1_commitment_hash).map_err(|_| {
             ApiError::bad_request("c1_commitment_hash is not hex")
         })?)
         .execute(&mut *tx)

@@ -108,14 +108,31 @@ impl Store {
     /// Stores an upload in its slot, in one transaction that also bumps the
     /// round's version. The same bytes again are `Ok(false)` in any state;
     /// different bytes for a filled slot are 409; a new upload is accepted only
-    /// while the round is in the state that collects it.
+    /// while the round is in the state that collects it. Either answer comes
+    /// once the upload is on disk (its commit's fsync shared with other
+    /// uploads', [`Store::durable`]).
     pub async fn put_upload(
         &self,
         table: UploadTable,
         u: &Upload<'_>,
         now: i64,
     ) -> ApiResult<bool> {
-        let mut tx = self.begin_write().await?;
+        let mut conn = self.acquire_grouped().await?;
+        let inserted = self.insert_upload(&mut conn, table, u, now).await?;
+        drop(conn);
+        self.durable().await?;
+        Ok(inserted)
+    }
+
+    /// [`Self::put_upload`]'s transaction, on the writer `conn`.
+    async fn insert_upload(
+        &self,
+        conn: &mut sqlx::pool::PoolConnection<sqlx::Any>,
+        table: UploadTable,
+        u: &Upload<'_>,
+        now: i64,
+    ) -> ApiResult<bool> {
+        let mut tx = self.begin_on(conn).await?;
         let round = sqlx::query(&format!(
             "SELECT {ROUND_COLUMNS} FROM rounds WHERE study = $1 AND round = $2{}",
             self.for_update()
