@@ -13,8 +13,8 @@ use crate::keys::{self, KeyDir};
 use crate::policy::MemberPolicy;
 use crate::verify::{
     verify_after_decrypt, verify_before_decrypt, verify_commitments, CommitmentEvidence,
-    CommitmentSignatures, Evidence, IdentityKeys, Refusal, ResultEvidence, SignatureChecks,
-    C1_CHECK_FAILED, COMMITMENT_SAMPLE, CONTRIBUTION_SAMPLE,
+    CommitmentSignatures, Evidence, IdentityKeys, Refusal, ResultEvidence, SessionCheck,
+    SignatureChecks, C1_CHECK_FAILED, COMMITMENT_SAMPLE, CONTRIBUTION_SAMPLE,
 };
 use crate::{Client, ClientError, ListPart};
 use fedhe_api::{
@@ -1156,7 +1156,10 @@ impl MemberSession {
         // a member that contributed nothing has only the list served now.
         // (Its signatures were checked before it was recorded.)
         let (commitments, commitment_signatures) = match self.recorded_commitments(study, round)? {
-            Some((list, true)) => (list, CommitmentSignatures::VerifiedInThisSession),
+            Some((list, true)) => (
+                list,
+                CommitmentSignatures::VerifiedInThisSession(SessionCheck(())),
+            ),
             Some((list, false)) => (list, CommitmentSignatures::CheckedWhenRecorded),
             None if own.is_none() => {
                 let list = self.client.round_commitments_part(

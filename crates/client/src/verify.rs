@@ -313,9 +313,15 @@ pub enum CommitmentSignatures {
     /// has kept it in memory since (a list of a thousand entries, checked
     /// again by each of a thousand members before decrypting, cost a
     /// thousandth of a second each; issue 16). A list read back from the
-    /// record is [`Self::CheckedWhenRecorded`].
-    VerifiedInThisSession,
+    /// record is [`Self::CheckedWhenRecorded`]. Only this crate makes one.
+    VerifiedInThisSession(SessionCheck),
 }
+
+/// The mark of a commitment list a [`crate::MemberSession`] checked itself
+/// ([`CommitmentSignatures::VerifiedInThisSession`]): made only inside this
+/// crate, so no caller of [`verify_commitments`] can skip its checks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionCheck(pub(crate) ());
 
 /// A round's frozen commitment list, and what a member checks it against.
 pub struct CommitmentEvidence<'a> {
@@ -377,7 +383,10 @@ pub fn verify_commitments(ev: &CommitmentEvidence<'_>) -> Result<String, Refusal
         .list_hash
         .clone()
         .ok_or_else(|| refuse("the commitment list is not frozen".into()))?;
-    if ev.signatures == CommitmentSignatures::VerifiedInThisSession {
+    if matches!(
+        ev.signatures,
+        CommitmentSignatures::VerifiedInThisSession(_)
+    ) {
         return Ok(list_hash);
     }
     let values = ev
@@ -393,7 +402,8 @@ pub fn verify_commitments(ev: &CommitmentEvidence<'_>) -> Result<String, Refusal
     }
     let chosen = match &ev.signatures {
         CommitmentSignatures::Check(checks) => checks.chosen(entries.len(), COMMITMENT_SAMPLE),
-        CommitmentSignatures::CheckedWhenRecorded | CommitmentSignatures::VerifiedInThisSession => {
+        CommitmentSignatures::CheckedWhenRecorded
+        | CommitmentSignatures::VerifiedInThisSession(_) => {
             vec![false; entries.len()]
         }
     };
@@ -1856,7 +1866,10 @@ mod tests {
                 .contains("at least 3 are required"));
         }
         assert_eq!(
-            check(&rehashed, CommitmentSignatures::VerifiedInThisSession),
+            check(
+                &rehashed,
+                CommitmentSignatures::VerifiedInThisSession(SessionCheck(()))
+            ),
             Ok("0".repeat(64))
         );
     }

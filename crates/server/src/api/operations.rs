@@ -72,15 +72,16 @@ async fn healthz() -> &'static str {
     "ok\n"
 }
 
-/// Readiness: the store answers.
+/// Readiness: the store answers (and, on SQLite, no commit failed to reach
+/// the disk).
 #[utoipa::path(get, path = "/readyz", tag = "operations",
     responses((status = 200, description = "ready"), (status = 503, body = Problem, content_type = "application/problem+json")))]
 async fn readyz(State(state): Shared) -> ApiResult<&'static str> {
-    state
-        .store
-        .ping()
-        .await
-        .map_err(|_| ApiError::unavailable("the store does not answer"))?;
+    state.store.ping().await.map_err(|_| {
+        ApiError::unavailable(
+            "the store is not ready: it does not answer, or a commit could not be synced to disk",
+        )
+    })?;
     Ok("ready\n")
 }
 

@@ -285,17 +285,6 @@ impl Store {
             url: redact(url),
             source,
         };
-        // SQLite: the WAL that uploads' commits wait for (group commit), and
-        // the flag by which the write pool's release hook knows the writer
-        // was set below FULL for one.
-        let lowered = Arc::new(AtomicBool::new(false));
-        let wal_sync = match backend {
-            Backend::Sqlite => Some(Arc::new(wal_sync::WalSync::new(
-                std::path::Path::new(url.trim_start_matches("sqlite://")),
-                Arc::clone(&lowered),
-            ))),
-            Backend::Postgres => None,
-        };
         let (write_url, read_url) = match backend {
             Backend::Sqlite => {
                 let path = url.trim_start_matches("sqlite://");
@@ -321,7 +310,7 @@ impl Store {
             Backend::Sqlite => SQLITE_OPEN_BUSY_RETRIES,
             Backend::Postgres => 0,
         };
-        let probe = loop {
+        let mut probe = loop {
             let attempt = async {
                 let mut conn = sqlx::AnyConnection::connect(&write_url).await?;
                 session(backend, &mut conn, true).await?;
@@ -335,6 +324,31 @@ impl Store {
                 }
                 Err(e) => return Err(connect_error(e)),
             }
+        };
+        // SQLite: the WAL that uploads' commits wait for (group commit), at
+        // the path SQLite opened, and the flag by which the write pool's
+        // release hook knows the writer was set below FULL for one. Without
+        // WAL mode nothing is grouped (every commit stays at FULL).
+        let lowered = Arc::new(AtomicBool::new(false));
+        let wal_sync = match backend {
+            Backend::Sqlite => {
+                let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
+                    .fetch_one(&mut probe)
+                    .await
+                    .map_err(connect_error)?;
+                let file: String =
+                    sqlx::query_scalar("SELECT file FROM pragma_database_list WHERE name = 'main'")
+                        .fetch_one(&mut probe)
+                        .await
+                        .map_err(connect_error)?;
+                (mode.eq_ignore_ascii_case("wal") && !file.is_empty()).then(|| {
+                    Arc::new(wal_sync::WalSync::new(
+                        std::path::Path::new(&file),
+                        Arc::clone(&lowered),
+                    ))
+                })
+            }
+            Backend::Postgres => None,
         };
         let _ = probe.close().await;
         let write_connections = match backend {
@@ -484,6 +498,10 @@ impl Store {
 
     /// Checks that the store answers (for `/readyz`).
     pub async fn ping(&self) -> Result<(), sqlx::Error> {
+        // A failed fsync of the WAL is final (`wal_sync`): not ready.
+        if let Some(e) = self.wal_sync.as_ref().and_then(|w| w.failure()) {
+            return Err(sqlx::Error::Io(std::io::Error::other(e)));
+        }
         sqlx::query("SELECT 1")
             .execute(&self.read)
             .await
@@ -848,6 +866,32 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(kept, 32);
+        store.close().await;
+    }
+
+    /// The WAL that uploads wait for is the one SQLite writes, also when the
+    /// database is opened through a symbolic link (SQLite names the WAL
+    /// after the link's target, not after the URL's path).
+    #[tokio::test]
+    async fn the_synced_wal_is_the_one_sqlite_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real/fedhe.db");
+        Store::open(&format!("sqlite://{}", real.display()))
+            .await
+            .unwrap()
+            .close()
+            .await;
+        let alias = dir.path().join("alias.db");
+        std::os::unix::fs::symlink(&real, &alias).unwrap();
+        let store = Store::open(&format!("sqlite://{}", alias.display()))
+            .await
+            .unwrap();
+        let sync = store.wal_sync.clone().expect("WAL mode");
+        assert!(
+            std::fs::metadata(sync.wal_path()).is_ok(),
+            "{:?}",
+            sync.wal_path()
+        );
         store.close().await;
     }
 

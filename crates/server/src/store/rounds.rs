@@ -218,8 +218,8 @@ impl Store {
 
     /// Stores a member's commitment to its contribution while the round is
     /// `committing` (idempotent: the same commitment again is `Ok(false)` in
-    /// any state; a different one is 409). Either answer comes once the
-    /// commitment is on disk (its commit's fsync shared with uploads',
+    /// any state; a different one is 409). Every answer comes once what it
+    /// rests on is on disk (its commit's fsync shared with uploads',
     /// [`Store::durable`]).
     pub async fn put_round_commitment(
         &self,
@@ -230,12 +230,12 @@ impl Store {
         now: i64,
     ) -> ApiResult<bool> {
         let mut conn = self.acquire_grouped().await?;
-        let inserted = self
+        let answer = self
             .insert_round_commitment(&mut conn, study, round, c, hash, now)
-            .await?;
+            .await;
         drop(conn);
         self.durable().await?;
-        Ok(inserted)
+        answer
     }
 
     /// [`Self::put_round_commitment`]'s transaction, on the writer `conn`.

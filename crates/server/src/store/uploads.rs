@@ -108,9 +108,10 @@ impl Store {
     /// Stores an upload in its slot, in one transaction that also bumps the
     /// round's version. The same bytes again are `Ok(false)` in any state;
     /// different bytes for a filled slot are 409; a new upload is accepted only
-    /// while the round is in the state that collects it. Either answer comes
-    /// once the upload is on disk (its commit's fsync shared with other
-    /// uploads', [`Store::durable`]).
+    /// while the round is in the state that collects it. Every answer comes
+    /// once what it rests on is on disk (its commit's fsync shared with
+    /// other uploads', [`Store::durable`]; a 409 may rest on another
+    /// request's commit).
     pub async fn put_upload(
         &self,
         table: UploadTable,
@@ -118,10 +119,10 @@ impl Store {
         now: i64,
     ) -> ApiResult<bool> {
         let mut conn = self.acquire_grouped().await?;
-        let inserted = self.insert_upload(&mut conn, table, u, now).await?;
+        let answer = self.insert_upload(&mut conn, table, u, now).await;
         drop(conn);
         self.durable().await?;
-        Ok(inserted)
+        answer
     }
 
     /// [`Self::put_upload`]'s transaction, on the writer `conn`.

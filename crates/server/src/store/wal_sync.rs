@@ -8,14 +8,26 @@
 //! of the process, but not yet synced) and is acknowledged only after an
 //! fsync of the WAL file that began after its commit returned
 //! ([`WalSync::wait`]): one fsync serves every commit that waited meanwhile.
-//! An acknowledged upload is on disk exactly as with `FULL`, which is
-//! `NORMAL` plus that fsync after each commit (SQLite's documentation of
-//! `PRAGMA synchronous` in WAL mode); what changes is that one fsync now
-//! covers several commits.
+//! An acknowledged upload is on disk as with `FULL`, which is `NORMAL`
+//! plus that fsync after each commit (SQLite's documentation of `PRAGMA
+//! synchronous` in WAL mode); one fsync now covers several commits. Unlike
+//! `FULL`, other requests can read such a commit before its fsync (SQLite
+//! publishes it when it commits): an operating-system crash or power loss
+//! in that moment can then forget a row someone was shown but whose maker
+//! was not answered, which fails the round for the members that saw it
+//! (their lists no longer match), as the loss of an unanswered upload
+//! would. The WAL is append-only between checkpoints, so any later commit
+//! at `FULL` syncs the earlier frames too.
+//!
+//! An fsync that fails is not tried again for later commits: Linux reports
+//! a writeback error once and then marks the lost pages clean, so a later
+//! fsync could succeed over a lost commit. Every later wait fails and the
+//! store reports itself unready ([`WalSync::failure`]) until the process
+//! restarts (PostgreSQL does the same on a failed fsync).
 //!
 //! The writer connection goes back to `FULL` when it is released, whatever
-//! the request did (the pool's release hook, [`WalSync::lowered`]), so a
-//! request dropped half-way cannot leave the other writes at `NORMAL`.
+//! the request did (the pool's release hook reads `lowered`), so a request
+//! dropped half-way cannot leave the other writes at `NORMAL`.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -45,11 +57,15 @@ struct State {
     waiting: Vec<(u64, tokio::sync::oneshot::Sender<Result<(), String>>)>,
     /// Whether a task is syncing.
     syncing: bool,
+    /// The first failed fsync: every later wait fails with it.
+    failed: Option<String>,
 }
 
 impl WalSync {
-    /// The WAL of the SQLite file `database`; `lowered` is the flag the
-    /// write pool's release hook reads.
+    /// The WAL of the SQLite file `database` (the path SQLite itself opened,
+    /// `PRAGMA database_list`: a URL's path may differ from it by
+    /// normalisation, percent-encoding or a symbolic link); `lowered` is the
+    /// flag the write pool's release hook reads.
     pub(super) fn new(database: &Path, lowered: Arc<AtomicBool>) -> Self {
         let mut wal = database.as_os_str().to_owned();
         wal.push("-wal");
@@ -73,6 +89,17 @@ impl WalSync {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// The WAL file this syncs.
+    #[cfg(test)]
+    pub(super) fn wal_path(&self) -> &Path {
+        &self.wal
+    }
+
+    /// Why the WAL can no longer be synced, if an fsync failed.
+    pub(super) fn failure(&self) -> Option<String> {
+        self.lock().failed.clone()
+    }
+
     /// Returns once the WAL has been synced by an fsync that began after
     /// this call: every commit that returned before the call is then on
     /// disk. The first waiter with no sync running starts a task that syncs
@@ -81,6 +108,9 @@ impl WalSync {
         let (reply, answer) = tokio::sync::oneshot::channel();
         let start = {
             let mut s = self.lock();
+            if let Some(e) = &s.failed {
+                return Err(std::io::Error::other(e.clone()));
+            }
             s.tickets += 1;
             let ticket = s.tickets;
             s.waiting.push((ticket, reply));
@@ -100,14 +130,27 @@ impl WalSync {
     }
 
     /// Syncs the WAL and answers every waiter whose ticket was given out
-    /// before the fsync began, until none waits.
+    /// before the fsync began, until none waits. If the task ends otherwise
+    /// (aborted with its runtime), its guard answers the waiters with an
+    /// error and lets the next waiter start a sync.
     async fn run(&self) {
+        let mut guard = RunGuard {
+            sync: self,
+            finished: false,
+        };
         loop {
             let upto = {
                 let mut s = self.lock();
                 if s.waiting.is_empty() {
                     s.syncing = false;
+                    guard.finished = true;
                     return;
+                }
+                if let Some(e) = s.failed.clone() {
+                    for (_, reply) in s.waiting.drain(..) {
+                        let _ = reply.send(Err(e.clone()));
+                    }
+                    continue;
                 }
                 s.tickets
             };
@@ -119,6 +162,9 @@ impl WalSync {
             };
             let done: Vec<_> = {
                 let mut s = self.lock();
+                if let Err(e) = &synced {
+                    s.failed.get_or_insert_with(|| e.clone());
+                }
                 let (done, later) = std::mem::take(&mut s.waiting)
                     .into_iter()
                     .partition(|(ticket, _)| *ticket <= upto);
@@ -128,6 +174,25 @@ impl WalSync {
             for (_, reply) in done {
                 let _ = reply.send(synced.clone());
             }
+        }
+    }
+}
+
+/// Ends [`WalSync::run`]'s turn if its task is dropped before it finished.
+struct RunGuard<'a> {
+    sync: &'a WalSync,
+    finished: bool,
+}
+
+impl Drop for RunGuard<'_> {
+    fn drop(&mut self) {
+        if self.finished {
+            return;
+        }
+        let mut s = self.sync.lock();
+        s.syncing = false;
+        for (_, reply) in s.waiting.drain(..) {
+            let _ = reply.send(Err("the task syncing the SQLite WAL was stopped".into()));
         }
     }
 }
@@ -186,8 +251,42 @@ mod tests {
         // The WAL removed by a checkpoint: the database file is synced.
         std::fs::remove_file(dir.path().join("x.db-wal")).unwrap();
         sync.wait().await.unwrap();
+        assert_eq!(sync.failure(), None);
         std::fs::remove_file(&db).unwrap();
         let e = sync.wait().await.unwrap_err().to_string();
         assert!(e.contains("syncing the SQLite WAL"), "{e}");
+        // A failed fsync is final: with the file back, waits still fail and
+        // no fsync is tried.
+        std::fs::write(&db, b"db").unwrap();
+        let syncs = sync.syncs.load(Ordering::Relaxed);
+        let again = sync.wait().await.unwrap_err().to_string();
+        assert!(again.contains("syncing the SQLite WAL"), "{again}");
+        assert_eq!(sync.syncs.load(Ordering::Relaxed), syncs);
+        assert!(sync.failure().is_some());
+    }
+
+    /// A sync task dropped before it finished (its runtime shut down)
+    /// answers its waiters with an error and lets the next waiter start one.
+    #[tokio::test]
+    async fn a_sync_task_dropped_midway_answers_its_waiters_and_lets_others_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("x.db");
+        std::fs::write(&db, b"db").unwrap();
+        let sync = Arc::new(WalSync::new(&db, Arc::default()));
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        {
+            let mut s = sync.lock();
+            s.syncing = true;
+            s.tickets = 1;
+            s.waiting.push((1, reply));
+        }
+        drop(RunGuard {
+            sync: &sync,
+            finished: false,
+        });
+        let e = answer.await.unwrap().unwrap_err();
+        assert!(e.contains("was stopped"), "{e}");
+        assert!(!sync.lock().syncing);
+        sync.wait().await.unwrap();
     }
 }
