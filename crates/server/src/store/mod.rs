@@ -596,6 +596,21 @@ mod tests {
     use super::uploads::uploads_query;
     use super::*;
 
+    /// Polls `fut` up to `polls` times, yielding between polls, and drops
+    /// it (finished or not): a request its client hung up on at that point.
+    async fn poll_then_drop<F: std::future::Future>(fut: F, polls: usize) {
+        let mut fut = Box::pin(fut);
+        for _ in 0..polls {
+            let poll = std::future::poll_fn(|cx| {
+                std::task::Poll::Ready(std::future::Future::poll(fut.as_mut(), cx).is_ready())
+            });
+            if poll.await {
+                break;
+            }
+            tokio::task::yield_now().await;
+        }
+    }
+
     /// What a request dropped just after its `BEGIN` was acknowledged leaves
     /// behind with sqlx 0.8 (launchbadge/sqlx#3932): the pool's connection
     /// at transaction depth 1 with no transaction object to end it. The
@@ -841,17 +856,7 @@ mod tests {
         };
         assert_eq!(writer_level().await, 2, "the writer was left below FULL");
         for polls in 1..40 {
-            let mut w = Box::pin(write(100 + polls));
-            for _ in 0..polls {
-                let poll = std::future::poll_fn(|cx| {
-                    std::task::Poll::Ready(std::future::Future::poll(w.as_mut(), cx).is_ready())
-                });
-                if poll.await {
-                    break;
-                }
-                tokio::task::yield_now().await;
-            }
-            drop(w);
+            poll_then_drop(write(100 + polls), polls).await;
             assert_eq!(
                 writer_level().await,
                 2,
@@ -941,18 +946,7 @@ mod tests {
             .unwrap());
         for polls in 1..40 {
             let nonce = format!("{polls:032}");
-            let mut record = Box::pin(store.record_nonce(&key, &nonce, 3, 0));
-            for _ in 0..polls {
-                let poll = std::future::poll_fn(|cx| {
-                    std::task::Poll::Ready(
-                        std::future::Future::poll(record.as_mut(), cx).is_ready(),
-                    )
-                });
-                if poll.await {
-                    break;
-                }
-                tokio::task::yield_now().await;
-            }
+            poll_then_drop(store.record_nonce(&key, &nonce, 3, 0), polls).await;
         }
         let sync: i64 = sqlx::query_scalar("PRAGMA synchronous")
             .fetch_one(&store.write)
