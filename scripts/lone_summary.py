@@ -2,7 +2,10 @@
 """Median best of lone agents per (function, method) from `fedhe simulate`'s
 results.json, every member of an `independent-bo` run counted as one lone
 agent (random search: every member's own 54 points), optionally beside a
-peer fixture of `scripts/peers_botorch.py` (same functions).
+peer fixture of `scripts/peers_botorch.py` (same functions). A peer fixture
+given among the results (e.g. `scripts/peers_standard.py --method skopt-gp
+--budget 54`) counts each of its seeds as one agent of the method its
+`label` names, so one peer can be compared with another.
 
     python3 scripts/lone_summary.py RESULTS.json [RESULTS.json ...] [--peer FIXTURE] [--seconds] [--ranks]
 
@@ -47,6 +50,13 @@ def main():
     for path in a.results:
         with open(path) as f:
             data = json.load(f)
+        if isinstance(data, dict) and isinstance(data.get("runs"), dict):
+            # A peer fixture (`peers_botorch.py`, `peers_standard.py`): each
+            # seed's run is one agent of the method named by its label.
+            runs += [{"task": f"cec2005-{r['function']}", "method": data.get("label", "peer"),
+                      "best_per_member": [r["best"]], "members": 1, "seconds": r["seconds"]}
+                     for r in data["runs"].values()]
+            continue
         runs += data["runs"] if isinstance(data, dict) and "runs" in data else data
     best = defaultdict(list)
     secs = defaultdict(list)

@@ -16,7 +16,11 @@ boxes, inputs mapped to the unit cube:
   region method, SciPy's `COBYQA`) with its defaults from a uniform random
   start, `maxfev = 540`, restarted from a fresh random start when it stops
   early, until 540 evaluations are spent;
-- `random-search`: 540 uniform points.
+- `random-search`: 540 uniform points;
+- `skopt-gp` (for the lone-agent protocol, `--budget 54`): scikit-optimize's
+  `gp_minimize`, the off-the-shelf GP-EI agent issue 14 starts from, with
+  its defaults (Matérn GP, `gp_hedge` acquisition, `lbfgs` acquisition
+  optimiser) except `n_initial_points = 4`, the protocol's 4 random points.
 
 CEC-2005 F4 and F17 carry noise in their values: with `--observed-noise`
 (the default) the optimiser sees the noisy values (`fedhe objective eval
@@ -119,11 +123,22 @@ def run_cobyqa(problem, rng):
             break
 
 
+def run_skopt_gp(problem, rng):
+    import skopt
+    try:
+        skopt.gp_minimize(lambda x: problem.evaluate([list(x)])[0],
+                          [(0.0, 1.0)] * problem.dim, n_calls=problem.budget,
+                          n_initial_points=4, random_state=int(rng.integers(1, 2**31)))
+    except Budget:
+        pass
+
+
 def run_random_search(problem, rng):
     problem.evaluate(rng.uniform(size=(problem.budget, problem.dim)).tolist())
 
 
-METHODS = {"cma-es": run_cma_es, "cobyqa": run_cobyqa, "random-search": run_random_search}
+METHODS = {"cma-es": run_cma_es, "cobyqa": run_cobyqa, "random-search": run_random_search,
+           "skopt-gp": run_skopt_gp}
 
 
 def best_published(table):
@@ -187,14 +202,18 @@ def main():
         with open(a.out) as f:
             fixture = json.load(f)
     fixture["label"] = a.method
-    fixture["protocol"] = (f"{a.budget} evaluations in one place (Table 1: 10 members x "
-                           f"(4 + 50), no privacy), CEC-2005 D = {a.dim}, unit-cube inputs")
+    fixture["protocol"] = (
+        f"{a.budget} evaluations in one place (Table 1: 10 members x (4 + 50), no privacy), "
+        f"CEC-2005 D = {a.dim}, unit-cube inputs" if a.budget == 540 else
+        f"{a.budget} evaluations of one agent (lone protocol: 4 random + 50 steps), "
+        f"CEC-2005 D = {a.dim}, unit-cube inputs")
     fixture["method"] = {
         "cma-es": "pycma CMAEvolutionStrategy, defaults (popsize 10), sigma0 = 0.25, "
                   "x0 uniform, bounds [0, 1]",
         "cobyqa": "cobyqa.minimize, defaults, x0 uniform, bounds [0, 1], restarted "
                   "from a uniform point until the budget is spent",
         "random-search": "uniform points",
+        "skopt-gp": "skopt.gp_minimize, defaults but n_initial_points = 4",
     }[a.method]
     fixture["noise"] = ("none: F4 and F17 evaluated noise-free" if a.noise_free else
                         "observed: the optimiser sees F4's and F17's own noise, the trace "
@@ -203,6 +222,11 @@ def main():
     fixture["versions"] = {"python": platform.python_version(), "numpy": np.__version__,
                            "scipy": scipy.__version__, "cma": cma.__version__,
                            "cobyqa": cobyqa.__version__}
+    if a.method == "skopt-gp":
+        import sklearn
+        import skopt
+        fixture["versions"] |= {"scikit-optimize": skopt.__version__,
+                                "scikit-learn": sklearn.__version__}
     for seed, fn, key in fedhe_objective.pending_runs(fixture, a.seeds, a.functions):
         start = time.time()
         problem = Problem(a.fedhe, f"cec2005-f{fn}", a.dim, seed, a.budget,
@@ -210,8 +234,10 @@ def main():
         METHODS[a.method](problem, np.random.default_rng([seed, fn]))
         if len(problem.trace) != a.budget:
             sys.exit(f"{key}: {len(problem.trace)} evaluations, not {a.budget}")
+        # Table 1's traces per round of 10 evaluations; a lone agent's per evaluation.
+        stride = 10 if a.budget % 10 == 0 and a.budget >= 100 else 1
         fedhe_objective.record_run(fixture, a.out, key, f"f{fn}", seed,
-                                   problem.trace[9::10], start)
+                                   problem.trace[stride - 1::stride], start)
 
 
 if __name__ == "__main__":
