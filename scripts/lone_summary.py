@@ -70,11 +70,15 @@ def main():
         if r["task"] not in tasks:
             tasks.append(r["task"])
     peer = defaultdict(list)
+    peer_name = "BoTorch"
     if a.peer:
         with open(a.peer) as f:
-            for run in json.load(f)["runs"].values():
-                peer[run["function"]].append(run["best"])
-    cols = methods + (["BoTorch"] if a.peer else [])
+            fixture = json.load(f)
+        # `peers_botorch.py`'s fixtures carry no label; `peers_standard.py`'s do.
+        peer_name = fixture.get("label", peer_name)
+        for run in fixture["runs"].values():
+            peer[run["function"]].append(run["best"])
+    cols = methods + ([peer_name] if a.peer else [])
     print("| function | " + " | ".join(cols) + " |")
     print("| --- |" + " ---: |" * len(cols))
     for t in tasks:
@@ -98,7 +102,7 @@ def main():
                     w += 1
                 else:
                     l += 1
-            print(f"{m} against BoTorch (median vs median per function): {w} at most, {l} above")
+            print(f"{m} against {peer_name} (median vs median per function): {w} at most, {l} above")
             if a.exchangeable:
                 mean, p14, p_own = exchangeable_wins(m, tasks, best, peer, a.exchangeable, w)
                 print(f"  exchangeable methods: mean {mean:.2f} wins; P(>= 14) = {p14:.3f}, "
