@@ -202,9 +202,12 @@ def main():
         with open(a.out) as f:
             fixture = json.load(f)
     fixture["label"] = a.method
+    # Table 1's 540 evaluations are traced per round of 10; any other budget
+    # (the lone protocol's 54) per evaluation.
+    table1 = a.budget == 540
     fixture["protocol"] = (
         f"{a.budget} evaluations in one place (Table 1: 10 members x (4 + 50), no privacy), "
-        f"CEC-2005 D = {a.dim}, unit-cube inputs" if a.budget == 540 else
+        f"CEC-2005 D = {a.dim}, unit-cube inputs" if table1 else
         f"{a.budget} evaluations of one agent (lone protocol: 4 random + 50 steps), "
         f"CEC-2005 D = {a.dim}, unit-cube inputs")
     fixture["method"] = {
@@ -234,8 +237,7 @@ def main():
         METHODS[a.method](problem, np.random.default_rng([seed, fn]))
         if len(problem.trace) != a.budget:
             sys.exit(f"{key}: {len(problem.trace)} evaluations, not {a.budget}")
-        # Table 1's traces per round of 10 evaluations; a lone agent's per evaluation.
-        stride = 10 if a.budget % 10 == 0 and a.budget >= 100 else 1
+        stride = 10 if table1 else 1
         fedhe_objective.record_run(fixture, a.out, key, f"f{fn}", seed,
                                    problem.trace[stride - 1::stride], start)
 
