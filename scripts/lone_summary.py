@@ -50,10 +50,9 @@ def main():
     for path in a.results:
         with open(path) as f:
             data = json.load(f)
-        if isinstance(data, dict) and isinstance(data.get("runs"), dict):
-            # A peer fixture (`peers_botorch.py`, `peers_standard.py`): each
-            # seed's run is one agent of the method named by its label.
-            runs += [{"task": f"cec2005-{r['function']}", "method": data.get("label", "peer"),
+        if is_peer_fixture(data):
+            # Each seed's run is one agent of the method the label names.
+            runs += [{"task": f"cec2005-{r['function']}", "method": peer_label(data),
                       "best_per_member": [r["best"]], "members": 1, "seconds": r["seconds"]}
                      for r in data["runs"].values()]
             continue
@@ -74,8 +73,9 @@ def main():
     if a.peer:
         with open(a.peer) as f:
             fixture = json.load(f)
-        # `peers_botorch.py`'s fixtures carry no label; `peers_standard.py`'s do.
-        peer_name = fixture.get("label", peer_name)
+        if not is_peer_fixture(fixture):
+            raise SystemExit(f"--peer {a.peer}: not a peer fixture (its runs keyed by function/seed)")
+        peer_name = peer_label(fixture)
         for run in fixture["runs"].values():
             peer[run["function"]].append(run["best"])
     cols = methods + ([peer_name] if a.peer else [])
@@ -131,6 +131,19 @@ def main():
         print()
         print("median seconds per agent: " + ", ".join(
             f"{m} {statistics.median(sum((secs[(t, m)] for t in tasks), [])):.2f}" for m in methods))
+
+
+def is_peer_fixture(data):
+    """Whether `data` is a peer fixture (`peers_botorch.py`,
+    `peers_standard.py`: runs keyed by "function/seed") rather than fedhe's
+    results (a list of runs)."""
+    return isinstance(data, dict) and isinstance(data.get("runs"), dict)
+
+
+def peer_label(fixture):
+    """The peer's name: `peers_standard.py`'s fixtures carry a label,
+    `peers_botorch.py`'s none (they are BoTorch)."""
+    return fixture.get("label", "BoTorch")
 
 
 def exchangeable_wins(method, tasks, best, peer, n, own):

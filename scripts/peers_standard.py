@@ -20,7 +20,15 @@ boxes, inputs mapped to the unit cube:
 - `skopt-gp` (for the lone-agent protocol, `--budget 54`): scikit-optimize's
   `gp_minimize`, the off-the-shelf GP-EI agent issue 14 starts from, with
   its defaults (Matérn GP, `gp_hedge` acquisition, `lbfgs` acquisition
-  optimiser) except `n_initial_points = 4`, the protocol's 4 random points.
+  optimiser) except `n_initial_points = 4`, the protocol's 4 random points;
+- `hebo` (lone protocol, `--budget 54`): HEBO (Cowen-Rivers et al. 2022,
+  the NeurIPS 2020 black-box optimisation challenge's winner), its `HEBO`
+  optimiser with its defaults (GP with input warping, output power
+  transform, the MACE ensemble of EI, PI and UCB by NSGA-II) except
+  `rand_sample = 4`, one suggestion at a time. HEBO 0.3.6 pins
+  `numpy < 1.25`; it runs here beside the peers' NumPy 2 in a venv that sees
+  the peers' packages (`/work/venv-hebo`, below), so the fixture records
+  the versions it ran with.
 
 CEC-2005 F4 and F17 carry noise in their values: with `--observed-noise`
 (the default) the optimiser sees the noisy values (`fedhe objective eval
@@ -34,6 +42,19 @@ and how many functions are at or below the best published baseline of
     /work/venv-peers/bin/pip install cma cobyqa
     nice -n 10 /work/venv-peers/bin/python scripts/peers_standard.py --method cma-es \
         --fedhe target/release/fedhe --seeds 10 --out peers_cma_es_table1.json
+
+HEBO's venv (its NumPy pin would downgrade the peers' venv): a venv whose
+`.pth` file adds the peers' site-packages, HEBO and pymoo without their
+dependencies, then what they import that the peers' venv lacks:
+
+    python3 -m venv /work/venv-hebo
+    echo /work/venv-peers/lib/python3.11/site-packages \
+        > /work/venv-hebo/lib/python3.11/site-packages/peers.pth
+    /work/venv-hebo/bin/pip install --no-deps HEBO==0.3.6 pymoo==0.6.0 disjoint-set \
+        autograd alive-progress about-time grapheme dill Deprecated wrapt
+    /work/venv-hebo/bin/pip install pandas matplotlib
+    nice -n 10 /work/venv-hebo/bin/python scripts/peers_standard.py --method hebo \
+        --budget 54 --seeds 5 --out peers_hebo_lone.json
 """
 
 import argparse
@@ -133,12 +154,32 @@ def run_skopt_gp(problem, rng):
         pass
 
 
+def run_hebo(problem, rng):
+    import torch
+    from hebo.design_space.design_space import DesignSpace
+    from hebo.optimizers.hebo import HEBO
+    seed = int(rng.integers(1, 2**31))
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    space = DesignSpace().parse([{"name": f"x{i}", "type": "num", "lb": 0.0, "ub": 1.0}
+                                 for i in range(problem.dim)])
+    opt = HEBO(space, rand_sample=4, scramble_seed=seed)
+    names = [f"x{i}" for i in range(problem.dim)]
+    try:
+        while problem.left() > 0:
+            suggestion = opt.suggest(n_suggestions=1)
+            seen = problem.evaluate(suggestion[names].values.tolist())
+            opt.observe(suggestion, np.array(seen, dtype=float).reshape(-1, 1))
+    except Budget:
+        pass
+
+
 def run_random_search(problem, rng):
     problem.evaluate(rng.uniform(size=(problem.budget, problem.dim)).tolist())
 
 
 METHODS = {"cma-es": run_cma_es, "cobyqa": run_cobyqa, "random-search": run_random_search,
-           "skopt-gp": run_skopt_gp}
+           "skopt-gp": run_skopt_gp, "hebo": run_hebo}
 
 
 def best_published(table):
@@ -217,6 +258,8 @@ def main():
                   "from a uniform point until the budget is spent",
         "random-search": "uniform points",
         "skopt-gp": "skopt.gp_minimize, defaults but n_initial_points = 4",
+        "hebo": "hebo.optimizers.hebo.HEBO, defaults but rand_sample = 4, one suggestion "
+                "at a time",
     }[a.method]
     fixture["noise"] = ("none: F4 and F17 evaluated noise-free" if a.noise_free else
                         "observed: the optimiser sees F4's and F17's own noise, the trace "
@@ -230,6 +273,12 @@ def main():
         import skopt
         fixture["versions"] |= {"scikit-optimize": skopt.__version__,
                                 "scikit-learn": sklearn.__version__}
+    if a.method == "hebo":
+        from importlib.metadata import version
+        import torch
+        torch.set_num_threads(1)
+        fixture["versions"] |= {"HEBO": version("HEBO"), "pymoo": version("pymoo"),
+                                "torch": torch.__version__, "pandas": version("pandas")}
     for seed, fn, key in fedhe_objective.pending_runs(fixture, a.seeds, a.functions):
         start = time.time()
         problem = Problem(a.fedhe, f"cec2005-f{fn}", a.dim, seed, a.budget,
