@@ -23,9 +23,11 @@ boxes, inputs mapped to the unit cube:
   optimiser) except `n_initial_points = 4`, the protocol's 4 random points;
 - `hebo` (lone protocol, `--budget 54`): HEBO (Cowen-Rivers et al. 2022,
   the NeurIPS 2020 black-box optimisation challenge's winner), its `HEBO`
-  optimiser with its defaults (GP with input warping, output power
-  transform, the MACE ensemble of EI, PI and UCB by NSGA-II) except
-  `rand_sample = 4`, one suggestion at a time. HEBO 0.3.6 pins
+  optimiser with its defaults (its `gp` model: Matérn-3/2 ARD on inputs
+  scaled to [-1, 1], fitted by pSGLD; outputs Box-Cox / Yeo-Johnson
+  transformed; the MACE ensemble of EI, PI and UCB optimised by NSGA-II, a
+  random point of its Pareto front taken) except `rand_sample = 4`, one
+  suggestion at a time. HEBO 0.3.6 pins
   `numpy < 1.25`; it runs here beside the peers' NumPy 2 in a venv that sees
   the peers' packages (`/work/venv-hebo`, below), so the fixture records
   the versions it ran with.
