@@ -53,7 +53,7 @@ def main():
         if is_peer_fixture(data):
             # Each seed's run is one agent of the method the label names.
             runs += [{"task": f"cec2005-{r['function']}", "method": peer_label(data),
-                      "best_per_member": [r["best"]], "members": 1, "seconds": r["seconds"]}
+                      "best_per_member": [r["best"]], "members": 1, "seconds": r.get("seconds")}
                      for r in data["runs"].values()]
             continue
         runs += data["runs"] if isinstance(data, dict) and "runs" in data else data
@@ -63,7 +63,8 @@ def main():
     for r in runs:
         key = (r["task"], r["method"])
         best[key] += r["best_per_member"]
-        secs[key].append(r["seconds"] / max(1, r["members"]))
+        if r["seconds"] is not None:  # scripts/lone_agents_peer.py's agents have no time
+            secs[key].append(r["seconds"] / max(1, r["members"]))
         if r["method"] not in methods:
             methods.append(r["method"])
         if r["task"] not in tasks:
@@ -129,8 +130,10 @@ def main():
             )
     if a.seconds:
         print()
+        timed = {m: sum((secs[(t, m)] for t in tasks), []) for m in methods}
         print("median seconds per agent: " + ", ".join(
-            f"{m} {statistics.median(sum((secs[(t, m)] for t in tasks), [])):.2f}" for m in methods))
+            f"{m} {statistics.median(timed[m]):.2f}" if timed[m] else f"{m} (not timed)"
+            for m in methods))
 
 
 def is_peer_fixture(data):

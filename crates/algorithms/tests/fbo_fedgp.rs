@@ -927,9 +927,10 @@ fn a_quadratic_trend_is_fitted_by_lone_agents_chosen_by_bic_and_refused_by_a_fed
 }
 
 /// Issue 14: the defaults are per method. A lone agent's defaults are the
-/// measured best lone recipe (standardised outputs, LogEI, a fitted constant
-/// mean); a federation's are clipped standardised outputs, GP-UCB and a zero
-/// mean, so its seeded runs equal the explicit settings bit for bit.
+/// measured best lone recipe (standardised outputs, LogEI, a prior mean
+/// chosen by BIC); a federation's are clipped standardised outputs, GP-UCB
+/// and a zero mean, its local steps the lone recipe with a fitted constant
+/// mean; so each seeded run equals the explicit settings bit for bit.
 #[test]
 fn the_default_settings_resolve_per_method() {
     use fedhe_algorithms::fbo_fedgp::{LocalSteps, PriorMean, Warping};
@@ -961,7 +962,20 @@ fn the_default_settings_resolve_per_method() {
     let go = |method: Method, p: &fedhe_algorithms::fbo_fedgp::ValidParams| {
         run(&task, method, p, &mut PlainSum, &m, 5).unwrap().trace
     };
-    let lone_recipe = explicit(Warping::None, AcquisitionKind::Ei, PriorMean::Constant);
+    let lone_recipe = explicit(Warping::None, AcquisitionKind::Ei, PriorMean::Bic);
+    assert_eq!(
+        PriorMean::Auto.resolve(Method::IndependentBo),
+        PriorMean::Bic
+    );
+    assert_eq!(
+        PriorMean::Auto.resolve(Method::PooledBo),
+        PriorMean::Constant
+    );
+    assert_eq!(PriorMean::Auto.resolve(Method::FboFedGp), PriorMean::Zero);
+    assert_eq!(
+        PriorMean::Auto.resolve_lone(Method::FboFedGp),
+        PriorMean::Constant
+    );
     let federated_recipe = explicit(Warping::Clipped, AcquisitionKind::Ucb, PriorMean::Zero);
     // The federation's own settings resolve as before; compared with the
     // paper's local steps, which use only the federation's settings.
@@ -989,10 +1003,25 @@ fn the_default_settings_resolve_per_method() {
         );
     }
     // Lone local steps: a local-only federation's members step exactly as
-    // lone agents do.
+    // lone agents with the fitted constant mean do (the BIC's trend, a lone
+    // agent's default, is not a federation's).
     let local_only = run(&task, Method::LocalOnly, &valid, &mut PlainSum, &m, 5).unwrap();
-    let lone_run = run(&task, Method::IndependentBo, &valid, &mut PlainSum, &m, 5).unwrap();
+    let lone_constant = explicit(Warping::None, AcquisitionKind::Ei, PriorMean::Constant);
+    let lone_run = run(
+        &task,
+        Method::IndependentBo,
+        &lone_constant,
+        &mut PlainSum,
+        &m,
+        5,
+    )
+    .unwrap();
     assert_eq!(local_only.best_per_member, lone_run.best_per_member);
+    assert_ne!(
+        lone,
+        go(Method::IndependentBo, &lone_constant),
+        "the lone default must be the BIC's, not the constant's"
+    );
 }
 
 /// Issue 14: with penalised global steps every member computes the public
@@ -1189,7 +1218,15 @@ impl fedhe_tasks::problem::Problem for RecordingSphere {
 #[test]
 fn pooled_bo_spreads_each_round_over_the_members_and_beats_members_alone() {
     let base = fedhe_tasks::by_name("cec2005-f1", 2, 0).unwrap();
-    let params = small_params().validate().unwrap();
+    // One recipe for both: pooled-bo's default, the fitted constant mean (a
+    // lone agent's default trend solves a 2-D sphere exactly, which says
+    // nothing about pooling).
+    let params = FboFedGpParams {
+        prior_mean: fedhe_algorithms::fbo_fedgp::PriorMean::Constant,
+        ..small_params()
+    }
+    .validate()
+    .unwrap();
     let m = members(3);
     let recorder = std::sync::Arc::new(RecordingSphere {
         base: base.clone(),

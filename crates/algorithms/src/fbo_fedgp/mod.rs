@@ -40,9 +40,12 @@
 //! # Acquisition
 //!
 //! By default GP-UCB in a federation and expected improvement, maximised as
-//! LogEI (Ament et al. 2023), for a lone agent, whose GP also fits a
-//! constant prior mean ([`PriorMean::Auto`]): the best lone recipe measured on
-//! CEC-2005 F1-F20 (`docs/results/optimiser-2026-11-24`). A federation's
+//! LogEI (Ament et al. 2023), for a lone agent, whose GP also chooses its
+//! prior mean at each refit, a fitted constant or an isotropic quadratic
+//! trend, by BIC ([`PriorMean::Auto`]): the best lone recipe measured on
+//! CEC-2005 F1-F20 (`docs/results/optimiser-2026-11-24`,
+//! `docs/results/optimiser-2026-11-25` section 7). `pooled-bo` and a
+//! federation's local steps fit a constant. A federation's
 //! global posterior has a zero mean by default; with `prior_mean =
 //! "constant"` it takes the GLS constant mean of every client's data under
 //! the dPITC covariance, from `|S| + 2` more values in the same secure sum as

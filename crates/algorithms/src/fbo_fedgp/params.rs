@@ -335,11 +335,17 @@ pub enum GlobalTrend {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum PriorMean {
-    /// [`PriorMean::Constant`] for a lone agent (and a federation's local
-    /// steps on the lone recipe), [`PriorMean::Zero`] for a federation's
-    /// global posterior. The default: on CEC-2005 F1-F20 the fitted constant beat
-    /// the zero mean of a lone agent in 123 of 200 paired agents, worse on no
-    /// function (`docs/results/optimiser-2026-11-24`, Addendum 2).
+    /// [`PriorMean::Bic`] for a lone agent (`independent-bo`),
+    /// [`PriorMean::Constant`] for `pooled-bo` and a federation's local steps
+    /// on the lone recipe, [`PriorMean::Zero`] for a federation's global
+    /// posterior. On CEC-2005 F1-F20 the BIC's choice beat the fitted
+    /// constant of a lone agent significantly on five functions and lost on
+    /// one (F7), and the constant beat the zero mean in 123 of 200 paired
+    /// agents, worse on no function (`docs/results/optimiser-2026-11-25`,
+    /// section 7; `docs/results/optimiser-2026-11-24`, Addendum 2). The
+    /// federation's references keep the constant: `pooled-bo` takes the
+    /// settings a federation can take, and a federation's global posterior
+    /// refuses the BIC's trend.
     #[default]
     Auto,
     /// Zero, i.e. the mean of the agent's (warped) data.
@@ -368,20 +374,33 @@ pub enum PriorMean {
 }
 
 impl PriorMean {
-    /// The concrete prior mean of `method`: `Auto` resolved.
+    /// The concrete prior mean of `method`'s model (a lone agent's GP,
+    /// `pooled-bo`'s, a federation's global posterior): `Auto` resolved.
     pub fn resolve(self, method: Method) -> PriorMean {
         match self {
-            PriorMean::Auto if method.is_plaintext() => PriorMean::Constant,
+            PriorMean::Auto if method.is_plaintext() => self.resolve_lone(method),
             PriorMean::Auto => PriorMean::Zero,
             m => m,
         }
     }
 
-    /// The exact GP mean functions `method` chooses among at each refit
-    /// (`Auto` resolved): one, or two for [`PriorMean::Bic`], in order of
-    /// preference on a tie.
+    /// The concrete prior mean of the lone recipe's exact GP in `method`: a
+    /// lone agent's, `pooled-bo`'s, or a federation member's local steps'.
+    /// `Auto` is [`PriorMean::Bic`] for `independent-bo` and
+    /// [`PriorMean::Constant`] otherwise (see [`PriorMean::Auto`]).
+    pub fn resolve_lone(self, method: Method) -> PriorMean {
+        match self {
+            PriorMean::Auto if method == Method::IndependentBo => PriorMean::Bic,
+            PriorMean::Auto => PriorMean::Constant,
+            m => m,
+        }
+    }
+
+    /// The exact GP mean functions the lone recipe of `method` chooses among
+    /// at each refit ([`Self::resolve_lone`]): one, or two for
+    /// [`PriorMean::Bic`], in order of preference on a tie.
     pub fn mean_functions(self, method: Method) -> Vec<MeanFunction> {
-        match self.resolve(method) {
+        match self.resolve_lone(method) {
             PriorMean::Constant => vec![MeanFunction::Constant],
             PriorMean::Quadratic => vec![MeanFunction::Quadratic],
             PriorMean::Bic => vec![MeanFunction::Constant, MeanFunction::Quadratic],
@@ -509,9 +528,9 @@ pub struct FboFedGpParams {
     /// [`Warping::Auto`]), `"clipped"`, `"signed-log"`, `"none"`
     /// (standardised; beyond the channel's bound in a federation on
     /// objectives of large magnitude), or `"likelihood"` (chosen by the data;
-    /// see [`Warping::Likelihood`] for its limit through the channel). A lone agent's default is the measured best lone recipe
-    /// together with LogEI and a fitted constant mean
-    /// (`docs/results/optimiser-2026-11-24`, Addendum 2).
+    /// see [`Warping::Likelihood`] for its limit through the channel). A
+    /// lone agent's default is the measured best lone recipe together with
+    /// LogEI and a prior mean chosen by BIC ([`PriorMean::Auto`]).
     #[serde(default = "default_warping")]
     pub warping: Warping,
     /// The length-scale prior of the hyper-parameter fit.

@@ -318,7 +318,7 @@ impl<'a, K: Kernel> LoneRecipe<'a, K> {
             step: p.acquisition_step(Method::IndependentBo),
             fit: p.fit_config(federation.dim()),
             initial: federation.initial_hyperparameters()?,
-            means: p.prior_mean.mean_functions(Method::IndependentBo),
+            means: p.prior_mean.mean_functions(federation.method),
             family: federation.family.clone(),
         })
     }
