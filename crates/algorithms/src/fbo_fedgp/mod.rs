@@ -44,7 +44,7 @@
 //! prior mean at each refit, a fitted constant or an isotropic quadratic
 //! trend, by BIC ([`PriorMean::Auto`]): the best lone recipe measured on
 //! CEC-2005 F1-F20 (`docs/results/optimiser-2026-11-24`,
-//! `docs/results/optimiser-2026-11-25` section 7). `pooled-bo` and a
+//! `docs/results/optimiser-2026-11-29` section 7). `pooled-bo` and a
 //! federation's local steps fit a constant. A federation's
 //! global posterior has a zero mean by default; with `prior_mean =
 //! "constant"` it takes the GLS constant mean of every client's data under

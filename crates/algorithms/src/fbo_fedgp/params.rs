@@ -338,11 +338,15 @@ pub enum PriorMean {
     /// [`PriorMean::Bic`] for a lone agent (`independent-bo`),
     /// [`PriorMean::Constant`] for `pooled-bo` and a federation's local steps
     /// on the lone recipe, [`PriorMean::Zero`] for a federation's global
-    /// posterior. On CEC-2005 F1-F20 the BIC's choice beat the fitted
-    /// constant of a lone agent significantly on five functions and lost on
-    /// one (F7), and the constant beat the zero mean in 123 of 200 paired
-    /// agents, worse on no function (`docs/results/optimiser-2026-11-25`,
-    /// section 7; `docs/results/optimiser-2026-11-24`, Addendum 2). The
+    /// posterior. On CEC-2005 F1-F20 (100 lone agents per function) the
+    /// BIC's choice has its median at or below BoTorch's on 12 of 20
+    /// functions where the fitted constant has 9 (9 and 7 against BoTorch
+    /// with 10 seeds); paired with the constant it is better on the round
+    /// bowls (F1, F6, F9, F10, F13) and F16, F17, worse on the rotated,
+    /// ill-conditioned ones (F2-F4, F7) and F18
+    /// (`docs/results/optimiser-2026-11-29`, section 7). The constant beat
+    /// the zero mean in 123 of 200 paired agents, worse on no function
+    /// (`docs/results/optimiser-2026-11-24`, Addendum 2). The
     /// federation's references keep the constant: `pooled-bo` takes the
     /// settings a federation can take, and a federation's global posterior
     /// refuses the BIC's trend.
