@@ -28,7 +28,12 @@ fn main() {
         ("LogEI, 4 initial + 50", InfillStrategy::LogEI, false, 4),
         ("EI, 4 initial + 50", InfillStrategy::EI, false, 4),
         ("WB2S, 4 initial + 50", InfillStrategy::WB2S, false, 4),
-        ("LogEI + TREGO, 4 initial + 50", InfillStrategy::LogEI, true, 4),
+        (
+            "LogEI + TREGO, 4 initial + 50",
+            InfillStrategy::LogEI,
+            true,
+            4,
+        ),
         ("LogEI, 11 initial + 43", InfillStrategy::LogEI, false, 11),
     ];
     for (name, infill, trego, initial) in settings {
