@@ -30,7 +30,12 @@ boxes, inputs mapped to the unit cube:
   suggestion at a time. HEBO 0.3.6 pins
   `numpy < 1.25`; it runs here beside the peers' NumPy 2 in a venv that sees
   the peers' packages (`/work/venv-hebo`, below), so the fixture records
-  the versions it ran with.
+  the versions it ran with;
+- `egobox` (lone protocol, `--budget 54`): egobox's `Egor` (Lafage 2022;
+  EGO on a Kriging model, a Rust port of SMT's EGO, through its
+  Python binding: `pip install egobox`) with its defaults, the protocol's 4
+  random points given as its initial design, then `max_iters` = the budget
+  left (issue 14, item 4's Rust BO library, run as the other peers are).
 
 CEC-2005 F4 and F17 carry noise in their values: with `--observed-noise`
 (the default) the optimiser sees the noisy values (`fedhe objective eval
@@ -176,12 +181,35 @@ def run_hebo(problem, rng):
         pass
 
 
+def run_egobox(problem, rng):
+    import egobox as egx
+    seed = int(rng.integers(1, 2**31))
+
+    def fun(x):
+        return np.array(problem.evaluate(np.asarray(x).tolist()), dtype=float).reshape(-1, 1)
+
+    # The protocol's random points as its initial design; when it stops before
+    # the budget (its "no more point to add": every infill point too close to
+    # its data), it starts again from every point so far, with another seed.
+    x = rng.uniform(size=(4, problem.dim))
+    y = fun(x)
+    for restart in itertools.count():
+        if problem.left() <= 0:
+            break
+        if restart > 0 and len(x) == before:
+            sys.exit(f"{problem.function}: egobox added no point after a restart")
+        before = len(x)
+        out = egx.Egor([[0.0, 1.0]] * problem.dim, x_doe=x, y_doe=y,
+                       seed=seed + restart).minimize(fun, max_iters=problem.left())
+        x, y = out.x_doe, out.y_doe
+
+
 def run_random_search(problem, rng):
     problem.evaluate(rng.uniform(size=(problem.budget, problem.dim)).tolist())
 
 
 METHODS = {"cma-es": run_cma_es, "cobyqa": run_cobyqa, "random-search": run_random_search,
-           "skopt-gp": run_skopt_gp, "hebo": run_hebo}
+           "skopt-gp": run_skopt_gp, "hebo": run_hebo, "egobox": run_egobox}
 
 
 def best_published(table):
@@ -262,6 +290,9 @@ def main():
         "skopt-gp": "skopt.gp_minimize, defaults but n_initial_points = 4",
         "hebo": "hebo.optimizers.hebo.HEBO, defaults but rand_sample = 4, one suggestion "
                 "at a time",
+        "egobox": "egobox.Egor (EGO), defaults, the 4 random points as x_doe/y_doe, "
+                  "max_iters = the budget left; restarted from every point so far if it "
+                  "stops early",
     }[a.method]
     fixture["noise"] = ("none: F4 and F17 evaluated noise-free" if a.noise_free else
                         "observed: the optimiser sees F4's and F17's own noise, the trace "
@@ -281,6 +312,9 @@ def main():
         torch.set_num_threads(1)
         fixture["versions"] |= {"HEBO": version("HEBO"), "pymoo": version("pymoo"),
                                 "torch": torch.__version__, "pandas": version("pandas")}
+    if a.method == "egobox":
+        from importlib.metadata import version
+        fixture["versions"] |= {"egobox": version("egobox")}
     for seed, fn, key in fedhe_objective.pending_runs(fixture, a.seeds, a.functions):
         start = time.time()
         problem = Problem(a.fedhe, f"cec2005-f{fn}", a.dim, seed, a.budget,
