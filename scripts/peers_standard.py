@@ -193,15 +193,13 @@ def run_egobox(problem, rng):
     # its data), it starts again from every point so far, with another seed.
     x = rng.uniform(size=(4, problem.dim))
     y = fun(x)
-    for restart in itertools.count():
-        if problem.left() <= 0:
-            break
-        if restart > 0 and len(x) == before:
-            sys.exit(f"{problem.function}: egobox added no point after a restart")
-        before = len(x)
+    restart = 0
+    while problem.left() > 0:
         out = egx.Egor([[0.0, 1.0]] * problem.dim, x_doe=x, y_doe=y,
                        seed=seed + restart).minimize(fun, max_iters=problem.left())
-        x, y = out.x_doe, out.y_doe
+        if len(out.x_doe) == len(x):
+            sys.exit(f"{problem.function}: egobox added no point")
+        x, y, restart = out.x_doe, out.y_doe, restart + 1
 
 
 def run_random_search(problem, rng):
