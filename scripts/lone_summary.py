@@ -8,6 +8,7 @@ given among the results (e.g. `scripts/peers_standard.py --method skopt-gp
 `label` names, so one peer can be compared with another.
 
     python3 scripts/lone_summary.py RESULTS.json [RESULTS.json ...] [--peer FIXTURE] [--seconds] [--ranks]
+        [--per-file] [--counts-only]
 
 With --peer, also the win/loss count of every method against the peer, one
 function counted per win or loss (the median best of the lone agents against
@@ -20,7 +21,9 @@ at most 2"). With --peer and --exchangeable N, also the win count two
 exchangeable methods would reach: per function the agents and the peer's
 seeds pooled and split at random into groups of their sizes, N times; prints
 the mean count and how often it reaches 14 (the acceptance's count) and the
-method's own.
+method's own. --per-file keeps the runs of each file apart (a method is
+named FILE:LABEL), so variants of several sessions that share a label are
+not pooled; --counts-only prints the counts without the table of medians.
 """
 
 import argparse
@@ -39,6 +42,9 @@ def main():
     ap.add_argument("--exchangeable", type=int, default=0, metavar="N",
                     help="with --peer: the permutation null of the win count, N splits")
     ap.add_argument("--seconds", action="store_true", help="also the median seconds per agent")
+    ap.add_argument("--per-file", action="store_true",
+                    help="name each method FILE:LABEL instead of pooling equal labels across files")
+    ap.add_argument("--counts-only", action="store_true", help="with --peer: no table of medians")
     ap.add_argument(
         "--ranks",
         action="store_true",
@@ -52,11 +58,15 @@ def main():
             data = json.load(f)
         if is_peer_fixture(data):
             # Each seed's run is one agent of the method the label names.
-            runs += [{"task": f"cec2005-{r['function']}", "method": peer_label(data),
+            these = [{"task": f"cec2005-{r['function']}", "method": peer_label(data),
                       "best_per_member": [r["best"]], "members": 1, "seconds": r.get("seconds")}
                      for r in data["runs"].values()]
-            continue
-        runs += data["runs"] if isinstance(data, dict) and "runs" in data else data
+        else:
+            these = data["runs"] if isinstance(data, dict) and "runs" in data else data
+        if a.per_file:
+            stem = path.rsplit("/", 1)[-1].removesuffix(".json")
+            these = [dict(r, method=f"{stem}:{r['method']}") for r in these]
+        runs += these
     best = defaultdict(list)
     secs = defaultdict(list)
     methods, tasks = [], []
@@ -80,9 +90,11 @@ def main():
         for run in fixture["runs"].values():
             peer[run["function"]].append(run["best"])
     cols = methods + ([peer_name] if a.peer else [])
-    print("| function | " + " | ".join(cols) + " |")
-    print("| --- |" + " ---: |" * len(cols))
-    for t in tasks:
+    table = not (a.counts_only and a.peer)
+    if table:
+        print("| function | " + " | ".join(cols) + " |")
+        print("| --- |" + " ---: |" * len(cols))
+    for t in tasks if table else []:
         row = [f"{statistics.median(best[(t, m)]):.6g} ({len(best[(t, m)])})" for m in methods]
         if a.peer:
             short = t.replace("cec2005-", "")
