@@ -8,6 +8,12 @@ Wilcoxon signed-rank test (p < 0.05, unadjusted) finds A better or worse.
 Needs scipy (the peers' venv, never the product):
 
     /work/venv-peers/bin/python scripts/lone_paired.py A_LABEL B_LABEL results.json [more.json ...]
+
+A file may be given as LABEL=PATH: its runs then count as method LABEL
+(two runs of one label, e.g. two builds' `independent-bo`, kept apart). A
+file may also be a peer fixture of `scripts/lone_agents_peer.py` (runs keyed
+"function/seed", one agent each): two such fixtures of the same config pair
+by their agent seeds.
 """
 import collections
 import json
@@ -21,11 +27,18 @@ def main():
         sys.exit(__doc__)
     a, b, files = sys.argv[1], sys.argv[2], sys.argv[3:]
     agents = collections.defaultdict(dict)
-    for path in files:
+    for arg in files:
+        label, _, path = arg.rpartition("=")
         with open(path) as f:
-            for r in json.load(f)["runs"]:
-                for i, v in enumerate(r["best_per_member"]):
-                    agents[(r["task"], r["method"])][(r["seed"], i)] = v
+            runs = json.load(f)["runs"]
+        if isinstance(runs, dict):  # a peer fixture: one agent per "function/seed"
+            name = label or "peer"
+            for r in runs.values():
+                agents[(f"cec2005-{r['function']}", name)][(r["seed"], 0)] = r["best"]
+            continue
+        for r in runs:
+            for i, v in enumerate(r["best_per_member"]):
+                agents[(r["task"], label or r["method"])][(r["seed"], i)] = v
     tasks = sorted({t for t, _ in agents}, key=lambda t: (len(t), t))
     wins, total, better, worse = 0, 0, [], []
     for t in tasks:

@@ -854,11 +854,12 @@ impl SecureSum for CountingSum {
 }
 
 /// Issue 14, Deliver item 2: a quadratic trend as a lone agent's prior mean
-/// (`prior_mean = "quadratic"`, or chosen against the constant by BIC at
-/// each refit, `"bic"`) changes its run from the constant's once it holds
-/// `D + 4` points, repeats when seeded, serves `pooled-bo` too, and a
-/// federation refuses either by name before any secure sum (their weights
-/// would need sums no summary carries).
+/// (`prior_mean = "quadratic"`, chosen against the constant by BIC at each
+/// refit, `"bic"`, or stepped on in turn with the constant, `"alternate"`)
+/// changes its run from the constant's once it holds `D + 4` points, repeats
+/// when seeded, serves `pooled-bo` too, and a federation refuses each by
+/// name before any secure sum (their weights would need sums no summary
+/// carries).
 #[test]
 fn a_quadratic_trend_is_fitted_by_lone_agents_chosen_by_bic_and_refused_by_a_federation_before_any_sum(
 ) {
@@ -899,10 +900,25 @@ fn a_quadratic_trend_is_fitted_by_lone_agents_chosen_by_bic_and_refused_by_a_fed
         bic.trace,
         go(Method::IndependentBo, PriorMean::Bic).unwrap().trace
     );
+    // Alternating, every other step takes the constant's fit where BIC
+    // keeps the trend's, so the run leaves BIC's as well as the constant's.
+    let alternate = go(Method::IndependentBo, PriorMean::Alternate).unwrap();
+    assert_ne!(
+        alternate.trace, bic.trace,
+        "the constant's steps must count"
+    );
+    assert_ne!(alternate.trace, constant.trace);
+    assert_eq!(
+        alternate.trace,
+        go(Method::IndependentBo, PriorMean::Alternate)
+            .unwrap()
+            .trace
+    );
     for (method, mean) in [
         (Method::FboFedGp, PriorMean::Quadratic),
         (Method::GlobalOnly, PriorMean::Quadratic),
         (Method::FboFedGp, PriorMean::Bic),
+        (Method::FboFedGp, PriorMean::Alternate),
     ] {
         let mut channel = CountingSum(0);
         let err = run(&task, method, &with(mean), &mut channel, &m, 3).unwrap_err();
@@ -927,8 +943,8 @@ fn a_quadratic_trend_is_fitted_by_lone_agents_chosen_by_bic_and_refused_by_a_fed
 }
 
 /// Issue 14: the defaults are per method. A lone agent's defaults are the
-/// measured best lone recipe (standardised outputs, LogEI, a prior mean
-/// chosen by BIC); a federation's are clipped standardised outputs, GP-UCB
+/// measured best lone recipe (standardised outputs, LogEI, a constant and a
+/// quadratic prior mean in turn); a federation's are clipped standardised outputs, GP-UCB
 /// and a zero mean, its local steps the lone recipe with a fitted constant
 /// mean; so each seeded run equals the explicit settings bit for bit.
 #[test]
@@ -962,10 +978,10 @@ fn the_default_settings_resolve_per_method() {
     let go = |method: Method, p: &fedhe_algorithms::fbo_fedgp::ValidParams| {
         run(&task, method, p, &mut PlainSum, &m, 5).unwrap().trace
     };
-    let lone_recipe = explicit(Warping::None, AcquisitionKind::Ei, PriorMean::Bic);
+    let lone_recipe = explicit(Warping::None, AcquisitionKind::Ei, PriorMean::Alternate);
     assert_eq!(
         PriorMean::Auto.resolve(Method::IndependentBo),
-        PriorMean::Bic
+        PriorMean::Alternate
     );
     assert_eq!(
         PriorMean::Auto.resolve(Method::PooledBo),
@@ -1003,8 +1019,8 @@ fn the_default_settings_resolve_per_method() {
         );
     }
     // Lone local steps: a local-only federation's members step exactly as
-    // lone agents with the fitted constant mean do (the BIC's trend, a lone
-    // agent's default, is not a federation's).
+    // lone agents with the fitted constant mean do (the alternating trend, a
+    // lone agent's default, is not a federation's).
     let local_only = run(&task, Method::LocalOnly, &valid, &mut PlainSum, &m, 5).unwrap();
     let lone_constant = explicit(Warping::None, AcquisitionKind::Ei, PriorMean::Constant);
     let lone_run = run(
@@ -1020,7 +1036,13 @@ fn the_default_settings_resolve_per_method() {
     assert_ne!(
         lone,
         go(Method::IndependentBo, &lone_constant),
-        "the lone default must be the BIC's, not the constant's"
+        "the lone default must alternate, not fit the constant alone"
+    );
+    let lone_bic = explicit(Warping::None, AcquisitionKind::Ei, PriorMean::Bic);
+    assert_ne!(
+        lone,
+        go(Method::IndependentBo, &lone_bic),
+        "the lone default must alternate, not keep BIC's choice"
     );
 }
 

@@ -296,17 +296,39 @@ struct LoneRecipe<'a, K: Kernel> {
     step: AcquisitionStep,
     fit: fedhe_gp::hyperfit::FitConfig,
     initial: Hyperparameters,
-    /// The prior means a refit chooses among (by BIC when more than one).
+    /// The prior means a refit fits (the one of largest BIC kept when more
+    /// than one, unless `alternate`).
     means: Vec<MeanFunction>,
+    /// Whether the steps take the fits of `means` in turn
+    /// ([`PriorMean::Alternate`]).
+    alternate: bool,
     family: K,
 }
 
 /// A lone agent's current fit: hyper-parameters and the prior mean chosen
-/// with them.
+/// with them, and every prior mean's fit of the last refit (in the order of
+/// the recipe's `means`), which an alternating recipe steps on in turn.
 #[derive(Debug, Clone)]
 struct LoneFit {
     hyper: Hyperparameters,
     mean: MeanFunction,
+    fits: Vec<(Hyperparameters, MeanFunction)>,
+}
+
+impl LoneFit {
+    /// The hyper-parameters and prior mean of round `t`'s step: an
+    /// alternating recipe's fits in turn (round `t` on fit `t mod n`, so
+    /// consecutive steps take different models), every other recipe's the
+    /// fit BIC kept.
+    fn for_step(&self, t: usize, alternate: bool) -> (&Hyperparameters, MeanFunction) {
+        match self.fits.len() {
+            n if alternate && n > 1 => {
+                let (hyper, mean) = &self.fits[t % n];
+                (hyper, *mean)
+            }
+            _ => (&self.hyper, self.mean),
+        }
+    }
 }
 
 impl<'a, K: Kernel> LoneRecipe<'a, K> {
@@ -319,6 +341,7 @@ impl<'a, K: Kernel> LoneRecipe<'a, K> {
             fit: p.fit_config(federation.dim()),
             initial: federation.initial_hyperparameters()?,
             means: p.prior_mean.mean_functions(federation.method),
+            alternate: p.prior_mean.resolve_lone(federation.method) == PriorMean::Alternate,
             family: federation.family.clone(),
         })
     }
@@ -376,36 +399,33 @@ impl<'a, K: Kernel> LoneRecipe<'a, K> {
         let current = fit.get_or_insert_with(|| LoneFit {
             hyper: self.initial.clone(),
             mean: self.means[0],
+            fits: Vec::new(),
         });
         if refit && p.hyperparameters == HyperparameterMode::FederatedMle {
             let from = match p.fit_start {
                 FitStart::Previous => &current.hyper,
                 FitStart::Initial => &self.initial,
             };
-            let mut best: Option<(f64, LoneFit)> = None;
+            let mut best: Option<(f64, usize)> = None;
+            let mut fits = Vec::with_capacity(self.means.len());
             for &mean in &self.means {
                 let start = from.gp_params(&self.family, mean)?;
                 if let Ok((log, bic)) =
                     c.fit_hyperparameters(task, warp, &scaling, &start, &self.fit)
                 {
-                    if best.as_ref().is_none_or(|(b, _)| bic > *b) {
-                        let hyper = Hyperparameters::from_log(log)?;
-                        best = Some((bic, LoneFit { hyper, mean }));
+                    if best.is_none_or(|(b, _)| bic > b) {
+                        best = Some((bic, fits.len()));
                     }
+                    fits.push((Hyperparameters::from_log(log)?, mean));
                 }
             }
-            if let Some((_, chosen)) = best {
-                *current = chosen;
+            if let Some((_, i)) = best {
+                (current.hyper, current.mean) = fits[i].clone();
+                current.fits = fits;
             }
         }
-        let gp = c.local_gp(
-            task,
-            warp,
-            &scaling,
-            &current.hyper,
-            &self.family,
-            current.mean,
-        )?;
+        let (hyper, mean) = current.for_step(t, self.alternate);
+        let gp = c.local_gp(task, warp, &scaling, hyper, &self.family, mean)?;
         Ok((gp, c.incumbent(task, warp, &scaling)))
     }
 }
@@ -1415,8 +1435,45 @@ pub fn pooled_map(
 mod tests {
     use super::{
         global_slot, in_standardised_units, in_utility_units, linear_warp_factor, quadratic_len,
-        OutputScaling, OutputWarping, QuadraticTrend,
+        LoneFit, OutputScaling, OutputWarping, QuadraticTrend,
     };
+    use crate::fbo_fedgp::Hyperparameters;
+    use fedhe_gp::exact::MeanFunction;
+
+    /// `prior_mean = "alternate"`: consecutive steps take the constant's and
+    /// the quadratic's fits in turn, whichever BIC kept; every other recipe
+    /// steps on the kept fit, and so does an alternating one whose refit
+    /// produced a single fit.
+    #[test]
+    fn an_alternating_lone_fit_takes_its_models_in_turn() {
+        let hyper = |l: f64| Hyperparameters::from_log(vec![l, l, 0.0, -4.0]).unwrap();
+        let kept = LoneFit {
+            hyper: hyper(-1.0),
+            mean: MeanFunction::Quadratic,
+            fits: vec![
+                (hyper(-2.0), MeanFunction::Constant),
+                (hyper(-1.0), MeanFunction::Quadratic),
+            ],
+        };
+        let step = |fit: &LoneFit, t: usize, alternate: bool| {
+            let (h, m) = fit.for_step(t, alternate);
+            (h.log()[0], m)
+        };
+        for t in 1..=6 {
+            let want = if t % 2 == 0 {
+                (-2.0, MeanFunction::Constant)
+            } else {
+                (-1.0, MeanFunction::Quadratic)
+            };
+            assert_eq!(step(&kept, t, true), want, "round {t}");
+            assert_eq!(step(&kept, t, false), (-1.0, MeanFunction::Quadratic));
+        }
+        let single = LoneFit {
+            fits: vec![(hyper(-3.0), MeanFunction::Constant)],
+            ..kept.clone()
+        };
+        assert_eq!(step(&single, 2, true), (-1.0, MeanFunction::Quadratic));
+    }
 
     /// A kept trend's units: in utility units it predicts the utility whose
     /// warped, standardised value the fitted trend predicted (checked with
