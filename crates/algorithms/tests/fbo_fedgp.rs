@@ -1019,10 +1019,16 @@ fn the_default_settings_resolve_per_method() {
         );
     }
     // Lone local steps: a local-only federation's members step exactly as
-    // lone agents with the fitted constant mean do (the alternating trend, a
-    // lone agent's default, is not a federation's).
+    // lone agents with the fitted constant mean on the whole cube do (the
+    // alternating trend and the trust region, a lone agent's defaults, are
+    // not a federation's).
     let local_only = run(&task, Method::LocalOnly, &valid, &mut PlainSum, &m, 5).unwrap();
-    let lone_constant = explicit(Warping::None, AcquisitionKind::Ei, PriorMean::Constant);
+    let lone_constant = FboFedGpParams {
+        trust_region: Some(false),
+        ..(*explicit(Warping::None, AcquisitionKind::Ei, PriorMean::Constant)).clone()
+    }
+    .validate()
+    .unwrap();
     let lone_run = run(
         &task,
         Method::IndependentBo,
@@ -1043,6 +1049,24 @@ fn the_default_settings_resolve_per_method() {
         lone,
         go(Method::IndependentBo, &lone_bic),
         "the lone default must alternate, not keep BIC's choice"
+    );
+    // A lone agent's steps take a trust region by default, a federation's
+    // local steps do not.
+    assert_eq!(defaults.trust_region, None);
+    assert!(valid.trust_region_for(Method::IndependentBo));
+    for method in [Method::PooledBo, Method::FboFedGp, Method::LocalOnly] {
+        assert!(!valid.trust_region_for(method), "{method:?}");
+    }
+    let whole_cube = FboFedGpParams {
+        trust_region: Some(false),
+        ..(*lone_recipe).clone()
+    }
+    .validate()
+    .unwrap();
+    assert_ne!(
+        lone,
+        go(Method::IndependentBo, &whole_cube),
+        "the lone default must take the trust region"
     );
 }
 
@@ -1330,7 +1354,7 @@ fn a_trust_region_changes_lone_steps_repeats_for_a_seed_and_is_refused_where_no_
     let m = members(3);
     let with = |trust_region: bool, local_steps: LocalSteps| {
         FboFedGpParams {
-            trust_region,
+            trust_region: Some(trust_region),
             local_steps,
             rounds: 12,
             ..small_params()

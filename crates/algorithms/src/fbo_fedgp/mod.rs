@@ -42,10 +42,11 @@
 //! By default GP-UCB in a federation and expected improvement, maximised as
 //! LogEI (Ament et al. 2023), for a lone agent, which fits two GPs at each
 //! refit, one with a fitted constant prior mean and one with an isotropic
-//! quadratic trend, and steps on them in turn ([`PriorMean::Auto`]): the
-//! best lone recipe measured on CEC-2005 F1-F20
-//! (`docs/results/optimiser-2026-11-24`, `docs/results/optimiser-2026-11-29`
-//! sections 7 and 9). `pooled-bo` and a
+//! quadratic trend, and steps on them in turn ([`PriorMean::Auto`]), each
+//! step in a TuRBO-1 trust region around its best point
+//! ([`ValidParams::trust_region_for`]): the best lone recipe measured on
+//! CEC-2005 F1-F20 (`docs/results/optimiser-2026-11-24`,
+//! `docs/results/optimiser-2026-11-29` sections 7, 9 and 10). `pooled-bo` and a
 //! federation's local steps fit a constant. A federation's
 //! global posterior has a zero mean by default; with `prior_mean =
 //! "constant"` it takes the GLS constant mean of every client's data under

@@ -548,7 +548,8 @@ pub struct FboFedGpParams {
     /// objectives of large magnitude), or `"likelihood"` (chosen by the data;
     /// see [`Warping::Likelihood`] for its limit through the channel). A
     /// lone agent's default is the measured best lone recipe together with
-    /// LogEI and two prior means in turn ([`PriorMean::Auto`]).
+    /// LogEI, two prior means in turn ([`PriorMean::Auto`]) and a trust
+    /// region ([`ValidParams::trust_region_for`]).
     #[serde(default = "default_warping")]
     pub warping: Warping,
     /// The length-scale prior of the hyper-parameter fit.
@@ -628,9 +629,9 @@ pub struct FboFedGpParams {
     /// local steps with `local_steps = "lone"`) maximise the acquisition in
     /// a trust region around the agent's best point rather than the whole
     /// cube (TuRBO-1, Eriksson et al. 2019; `fedhe_bo::trust_region`).
-    /// Default `false`.
-    #[serde(default)]
-    pub trust_region: bool,
+    /// Unset: the method's default ([`ValidParams::trust_region_for`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trust_region: Option<bool>,
     /// The trend the global posterior is fitted around (see
     /// [`GlobalTrend`]; default none).
     #[serde(default)]
@@ -695,7 +696,7 @@ impl FboFedGpParams {
             prior_mean: PriorMean::default(),
             fit_signal_variance: default_fit_signal_variance(),
             ts_candidates: default_ts_candidates(),
-            trust_region: false,
+            trust_region: None,
             global_trend: GlobalTrend::default(),
             local_steps: LocalSteps::default(),
             global_steps: GlobalSteps::default(),
@@ -819,6 +820,20 @@ impl ValidParams {
             None if method.is_plaintext() => AcquisitionKind::Ei,
             None => AcquisitionKind::Ucb,
         }
+    }
+
+    /// Whether the lone recipe's steps in `method` take a trust region: the
+    /// setting, or by default for `independent-bo` only. With the lone
+    /// default's alternating prior means, 100 lone agents per function on
+    /// CEC-2005 F1-F20 were better with it on F2, F3, F4, F6, F11, F14 and
+    /// F20 and worse on F1 (paired; `docs/results/optimiser-2026-11-29`,
+    /// section 10), where with BIC's choice it had been neutral
+    /// (`docs/results/optimiser-2026-11-28`, "Trust regions for the lone
+    /// agent's steps"). A federation's local steps
+    /// keep the whole cube unless it is set (the federation's measured
+    /// recipe sets it).
+    pub fn trust_region_for(&self, method: Method) -> bool {
+        self.trust_region.unwrap_or(method == Method::IndependentBo)
     }
 
     /// The acquisition step every client of `method` uses.

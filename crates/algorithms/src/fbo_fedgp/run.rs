@@ -302,6 +302,9 @@ struct LoneRecipe<'a, K: Kernel> {
     /// Whether the steps take the fits of `means` in turn
     /// ([`PriorMean::Alternate`]).
     alternate: bool,
+    /// Whether the steps take a trust region
+    /// ([`ValidParams::trust_region_for`]).
+    trust_region: bool,
     family: K,
 }
 
@@ -342,6 +345,7 @@ impl<'a, K: Kernel> LoneRecipe<'a, K> {
             initial: federation.initial_hyperparameters()?,
             means: p.prior_mean.mean_functions(federation.method),
             alternate: p.prior_mean.resolve_lone(federation.method) == PriorMean::Alternate,
+            trust_region: p.trust_region_for(federation.method),
             family: federation.family.clone(),
         })
     }
@@ -356,7 +360,7 @@ impl<'a, K: Kernel> LoneRecipe<'a, K> {
     ) -> Result<Vec<f64>, AlgorithmError> {
         let (gp, incumbent) = self.model(c, hyper, t)?;
         let region = match hyper {
-            Some(fit) if self.params.trust_region => Some(&fit.hyper.log()[..self.task.dim()]),
+            Some(fit) if self.trust_region => Some(&fit.hyper.log()[..self.task.dim()]),
             _ => None,
         };
         c.propose(self.task, &self.step, &gp, t, incumbent, region, None)
@@ -1136,12 +1140,12 @@ impl<'a, K: Kernel> Federation<'a, K> {
         if !prior_mean.is_federated() {
             return Err(crate::error::config(
                 "prior_mean",
-                "\"quadratic\" and \"bic\" are fitted by a lone agent or a plaintext method \
-                 only; a federation's global posterior takes \"constant\" (fitted from sums) \
-                 or \"zero\"",
+                "\"quadratic\", \"bic\" and \"alternate\" are fitted by a lone agent or a \
+                 plaintext method only; a federation's global posterior takes \"constant\" \
+                 (fitted from sums) or \"zero\"",
             ));
         }
-        if p.trust_region && p.local_steps == LocalSteps::Federated {
+        if p.trust_region == Some(true) && p.local_steps == LocalSteps::Federated {
             return Err(crate::error::config(
                 "trust_region",
                 "a trust region bounds a lone agent's steps: with local_steps = \"federated\" \
