@@ -59,4 +59,42 @@ fn main() {
             );
         }
     }
+    given_design_runs(&unit_cube);
+}
+
+/// Session 32: the protocol's 4 uniform random points given as egobox's
+/// design (`doe`, which egobox evaluates), as `scripts/peers_standard.py
+/// --method egobox` gives them to the Python binding (egobox 1.0.0), with
+/// 50 LogEI steps.
+fn given_design_runs(unit_cube: &Array2<f64>) {
+    for seed in 0..3u64 {
+        // 4 uniform random points from a small LCG (seeded per run).
+        let mut state = 0x9e37_79b9_7f4a_7c15u64 ^ (seed + 1);
+        let doe = Array2::from_shape_fn((4, 10), |_| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        });
+        let started = Instant::now();
+        let res = EgorBuilder::optimize(shifted_sphere)
+            .configure(|c| {
+                c.doe(&doe)
+                    .max_iters(50)
+                    .infill_strategy(InfillStrategy::LogEI)
+                    .seed(seed)
+            })
+            .min_within(unit_cube)
+            .expect("configured")
+            .run();
+        match res {
+            Ok(res) => println!(
+                "LogEI, given 4-point doe, seed {seed}: best {:.2} after {} evaluations, {:.1} s",
+                res.y_opt[0],
+                res.y_doe.nrows(),
+                started.elapsed().as_secs_f64()
+            ),
+            Err(e) => println!("seed {seed}: error {e}"),
+        }
+    }
 }
