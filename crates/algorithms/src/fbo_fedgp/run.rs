@@ -308,29 +308,33 @@ struct LoneRecipe<'a, K: Kernel> {
     family: K,
 }
 
-/// A lone agent's current fit: hyper-parameters and the prior mean chosen
-/// with them, and every prior mean's fit of the last refit (in the order of
-/// the recipe's `means`), which an alternating recipe steps on in turn.
+/// A lone agent's current fits: every prior mean's hyper-parameters of the
+/// last refit (in the order of the recipe's `means`; the initial ones before
+/// the first), and which of them BIC kept.
 #[derive(Debug, Clone)]
 struct LoneFit {
-    hyper: Hyperparameters,
-    mean: MeanFunction,
     fits: Vec<(Hyperparameters, MeanFunction)>,
+    kept: usize,
 }
 
 impl LoneFit {
+    /// The fit BIC kept: what a non-alternating recipe steps on, the start
+    /// of the next refit and the scale of a trust region.
+    fn kept(&self) -> &Hyperparameters {
+        &self.fits[self.kept].0
+    }
+
     /// The hyper-parameters and prior mean of round `t`'s step: an
     /// alternating recipe's fits in turn (round `t` on fit `t mod n`, so
     /// consecutive steps take different models), every other recipe's the
     /// fit BIC kept.
     fn for_step(&self, t: usize, alternate: bool) -> (&Hyperparameters, MeanFunction) {
-        match self.fits.len() {
-            n if alternate && n > 1 => {
-                let (hyper, mean) = &self.fits[t % n];
-                (hyper, *mean)
-            }
-            _ => (&self.hyper, self.mean),
-        }
+        let i = match self.fits.len() {
+            n if alternate && n > 1 => t % n,
+            _ => self.kept,
+        };
+        let (hyper, mean) = &self.fits[i];
+        (hyper, *mean)
     }
 }
 
@@ -360,7 +364,7 @@ impl<'a, K: Kernel> LoneRecipe<'a, K> {
     ) -> Result<Vec<f64>, AlgorithmError> {
         let (gp, incumbent) = self.model(c, hyper, t)?;
         let region = match hyper {
-            Some(fit) if self.trust_region => Some(&fit.hyper.log()[..self.task.dim()]),
+            Some(fit) if self.trust_region => Some(&fit.kept().log()[..self.task.dim()]),
             _ => None,
         };
         c.propose(self.task, &self.step, &gp, t, incumbent, region, None)
@@ -401,13 +405,12 @@ impl<'a, K: Kernel> LoneRecipe<'a, K> {
         let scheduled = p.refit_every > 0 && (t - 1).is_multiple_of(p.refit_every);
         let refit = fit.is_none() || scheduled;
         let current = fit.get_or_insert_with(|| LoneFit {
-            hyper: self.initial.clone(),
-            mean: self.means[0],
-            fits: Vec::new(),
+            fits: vec![(self.initial.clone(), self.means[0])],
+            kept: 0,
         });
         if refit && p.hyperparameters == HyperparameterMode::FederatedMle {
             let from = match p.fit_start {
-                FitStart::Previous => &current.hyper,
+                FitStart::Previous => current.kept(),
                 FitStart::Initial => &self.initial,
             };
             let mut best: Option<(f64, usize)> = None;
@@ -423,9 +426,8 @@ impl<'a, K: Kernel> LoneRecipe<'a, K> {
                     fits.push((Hyperparameters::from_log(log)?, mean));
                 }
             }
-            if let Some((_, i)) = best {
-                (current.hyper, current.mean) = fits[i].clone();
-                current.fits = fits;
+            if let Some((_, kept)) = best {
+                *current = LoneFit { fits, kept };
             }
         }
         let (hyper, mean) = current.for_step(t, self.alternate);
@@ -1446,18 +1448,17 @@ mod tests {
 
     /// `prior_mean = "alternate"`: consecutive steps take the constant's and
     /// the quadratic's fits in turn, whichever BIC kept; every other recipe
-    /// steps on the kept fit, and so does an alternating one whose refit
-    /// produced a single fit.
+    /// steps on the kept fit, and an alternating one whose refit produced a
+    /// single fit steps on that one.
     #[test]
     fn an_alternating_lone_fit_takes_its_models_in_turn() {
         let hyper = |l: f64| Hyperparameters::from_log(vec![l, l, 0.0, -4.0]).unwrap();
         let kept = LoneFit {
-            hyper: hyper(-1.0),
-            mean: MeanFunction::Quadratic,
             fits: vec![
                 (hyper(-2.0), MeanFunction::Constant),
                 (hyper(-1.0), MeanFunction::Quadratic),
             ],
+            kept: 1,
         };
         let step = |fit: &LoneFit, t: usize, alternate: bool| {
             let (h, m) = fit.for_step(t, alternate);
@@ -1474,9 +1475,10 @@ mod tests {
         }
         let single = LoneFit {
             fits: vec![(hyper(-3.0), MeanFunction::Constant)],
-            ..kept.clone()
+            kept: 0,
         };
-        assert_eq!(step(&single, 2, true), (-1.0, MeanFunction::Quadratic));
+        assert_eq!(step(&single, 2, true), (-3.0, MeanFunction::Constant));
+        assert_eq!(step(&single, 3, true), (-3.0, MeanFunction::Constant));
     }
 
     /// A kept trend's units: in utility units it predicts the utility whose
