@@ -21,6 +21,8 @@ import sys
 
 from scipy.stats import wilcoxon
 
+from lone_summary import is_peer_fixture
+
 
 def main():
     if len(sys.argv) < 4:
@@ -30,8 +32,9 @@ def main():
     for arg in files:
         label, _, path = arg.rpartition("=")
         with open(path) as f:
-            runs = json.load(f)["runs"]
-        if isinstance(runs, dict):  # a peer fixture: one agent per "function/seed"
+            data = json.load(f)
+        runs = data["runs"]
+        if is_peer_fixture(data):  # one agent per "function/seed"
             name = label or "peer"
             for r in runs.values():
                 agents[(f"cec2005-{r['function']}", name)][(r["seed"], 0)] = r["best"]

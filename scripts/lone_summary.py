@@ -90,17 +90,8 @@ def main():
         for run in fixture["runs"].values():
             peer[run["function"]].append(run["best"])
     cols = methods + ([peer_name] if a.peer else [])
-    table = not (a.counts_only and a.peer)
-    if table:
-        print("| function | " + " | ".join(cols) + " |")
-        print("| --- |" + " ---: |" * len(cols))
-    for t in tasks if table else []:
-        row = [f"{statistics.median(best[(t, m)]):.6g} ({len(best[(t, m)])})" for m in methods]
-        if a.peer:
-            short = t.replace("cec2005-", "")
-            p = peer.get(short, [])
-            row.append(f"{statistics.median(p):.6g} ({len(p)})" if p else "–")
-        print(f"| {t} | " + " | ".join(row) + " |")
+    if not (a.counts_only and a.peer):
+        print_medians(a, cols, methods, tasks, best, peer)
     if a.peer:
         # A function counts for a method when both have results: a win when
         # the method's median best is below the peer's (minimisation).
@@ -146,6 +137,19 @@ def main():
         print("median seconds per agent: " + ", ".join(
             f"{m} {statistics.median(timed[m]):.2f}" if timed[m] else f"{m} (not timed)"
             for m in methods))
+
+
+def print_medians(a, cols, methods, tasks, best, peer):
+    """The table of median bests per function (and the peer's, with --peer)."""
+    print("| function | " + " | ".join(cols) + " |")
+    print("| --- |" + " ---: |" * len(cols))
+    for t in tasks:
+        row = [f"{statistics.median(best[(t, m)]):.6g} ({len(best[(t, m)])})" for m in methods]
+        if a.peer:
+            short = t.replace("cec2005-", "")
+            p = peer.get(short, [])
+            row.append(f"{statistics.median(p):.6g} ({len(p)})" if p else "–")
+        print(f"| {t} | " + " | ".join(row) + " |")
 
 
 def is_peer_fixture(data):
