@@ -6,6 +6,9 @@
 //! - [`sampling`]: the exact samplers behind them (Bernoulli, Bernoulli(e^−γ),
 //!   discrete Laplace, discrete Gaussian) on tfhe's CSPRNG ([`fedhe_ring::Csprng`]);
 //! - [`clipping`]: L2 clipping;
+//! - [`distributed`]: the distributed discrete Gaussian for secure sums
+//!   (each member's noise share, the RDP of the sum, a study's ledger and
+//!   the calibration of noise to a budget);
 //! - [`subsampling`]: Poisson subsampling;
 //! - [`accountant`]: the privacy loss of T steps of the Poisson-subsampled
 //!   Gaussian — the moments accountant as DP-FTS-DE uses it, and an RDP
@@ -16,6 +19,7 @@
 
 pub mod accountant;
 pub mod clipping;
+pub mod distributed;
 mod error;
 pub mod mechanism;
 pub mod sampling;
@@ -27,6 +31,10 @@ pub use accountant::{
     SubsampledGaussianParams,
 };
 pub use clipping::{ClipParams, L2Clip};
+pub use distributed::{
+    calibrate, DistributedGaussian, DistributedGaussianParams, PrivacyBudget, PrivacyBudgetParams,
+    PrivacyLedger, ReleaseShape,
+};
 pub use error::DpError;
 pub use mechanism::{GaussianMechanism, GaussianParams, LaplaceMechanism, LaplaceParams};
 pub use subsampling::PoissonSampling;
