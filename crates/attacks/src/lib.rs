@@ -133,8 +133,6 @@ pub struct Recovered {
 
 /// The others' part of the sum and its spectral pieces.
 struct Others {
-    /// `M = K̇_sum − K̇_own`.
-    m: DMatrix<f64>,
     /// `ṁ_sum − ṁ_own`.
     m_s: DVector<f64>,
     /// Orthonormal basis of the numerical column space (`|S| × r`).
@@ -146,6 +144,8 @@ struct Others {
 /// The public model and the others' part of a release.
 struct Context<'a, K: Kernel> {
     view: &'a MemberView<K>,
+    /// The support points as rows.
+    srows: Vec<Vec<f64>>,
     /// `Σ_SS⁻¹`.
     sigma_ss_inv: DMatrix<f64>,
     /// Directions to project out besides the column space's complement
@@ -156,20 +156,17 @@ struct Context<'a, K: Kernel> {
 
 impl<K: Kernel> Context<'_, K> {
     fn kvec(&self, x: &[f64]) -> DVector<f64> {
-        let s = &self.view.support;
-        DVector::from_fn(s.nrows(), |i, _| {
-            let row: Vec<f64> = s.row(i).iter().copied().collect();
-            self.view.kernel.eval(&row, x)
+        DVector::from_fn(self.srows.len(), |i, _| {
+            self.view.kernel.eval(&self.srows[i], x)
         })
     }
 
-    /// `k(S, x)` with the known directions projected out.
-    fn kvec_reduced(&self, x: &[f64]) -> DVector<f64> {
-        let k = self.kvec(x);
+    /// `k` with the known directions projected out.
+    fn reduced(&self, k: &DVector<f64>) -> DVector<f64> {
         if self.known.ncols() == 0 {
-            k
+            k.clone()
         } else {
-            let c = self.known.transpose() * &k;
+            let c = self.known.transpose() * k;
             k - &self.known * c
         }
     }
@@ -186,8 +183,12 @@ impl<K: Kernel> Context<'_, K> {
     /// Per-point residual: the relative part of `k(S, x)` outside the column
     /// space, and the diagonal condition `C(x, x) = k(S,x)ᵀ M⁺ k(S,x)`.
     fn point_residual(&self, x: &[f64]) -> Vec<f64> {
-        let k = self.kvec(x);
-        let kr = self.kvec_reduced(x);
+        self.point_residual_k(x, &self.kvec(x))
+    }
+
+    /// [`Context::point_residual`] with `k = k(S, x)` given.
+    fn point_residual_k(&self, x: &[f64], k: &DVector<f64>) -> Vec<f64> {
+        let kr = self.reduced(k);
         let norm = kr.norm().max(1e-300);
         let b = &self.others.basis;
         let coef = b.transpose() * &kr;
@@ -195,7 +196,7 @@ impl<K: Kernel> Context<'_, K> {
         let mut out: Vec<f64> = perp.iter().map(|v| v / norm).collect();
         if self.known.ncols() == 0 {
             let sf = self.view.kernel.signal_variance();
-            let diag = self.cond(x, &k, x, &k, true) - k.dot(&(&self.others.pinv * &k));
+            let diag = self.cond(x, k, x, k, true) - k.dot(&(&self.others.pinv * k));
             out.push(diag / sf);
         }
         out
@@ -216,8 +217,8 @@ impl<K: Kernel> Context<'_, K> {
         let ks: Vec<DVector<f64>> = pts.iter().map(|p| self.kvec(p)).collect();
         let sf2 = self.view.kernel.signal_variance().powi(2);
         let mut out = Vec::new();
-        for p in &pts {
-            out.extend(self.point_residual(p));
+        for (p, k) in pts.iter().zip(&ks) {
+            out.extend(self.point_residual_k(p, k));
         }
         for i in 0..pts.len() {
             for j in i + 1..pts.len() {
@@ -227,6 +228,60 @@ impl<K: Kernel> Context<'_, K> {
             }
         }
         out
+    }
+
+    /// The Jacobian of [`Context::joint_residual`] by central differences,
+    /// point by point: moving one point changes only its own residual and
+    /// its pair terms.
+    fn joint_jacobian(&self, flat: &[f64], dim: usize, m: usize) -> DMatrix<f64> {
+        let n = flat.len() / dim;
+        let pts: Vec<Vec<f64>> = flat.chunks(dim).map(<[f64]>::to_vec).collect();
+        let ks: Vec<DVector<f64>> = pts.iter().map(|p| self.kvec(p)).collect();
+        let sf2 = self.view.kernel.signal_variance().powi(2);
+        let per = m - n * (n - 1) / 2;
+        let per = per / n.max(1);
+        // Row of pair (i, j), i < j, after the per-point block.
+        let pair_row = |i: usize, j: usize| n * per + i * n - i * (i + 1) / 2 + (j - i - 1);
+        let mut jac = DMatrix::zeros(m, flat.len());
+        for i in 0..n {
+            for d in 0..dim {
+                let x = pts[i][d];
+                let lo = (x - lm::H).max(0.0);
+                let hi = (x + lm::H).min(1.0);
+                let eval = |v: f64| {
+                    let mut p = pts[i].clone();
+                    p[d] = v;
+                    let k = self.kvec(&p);
+                    let own = self.point_residual_k(&p, &k);
+                    let pairs: Vec<f64> = (0..n)
+                        .map(|j| {
+                            if j == i {
+                                0.0
+                            } else {
+                                let g = self.gmat(&k, &ks[j]);
+                                let c = self.cond(&p, &k, &pts[j], &ks[j], false);
+                                g * (g - c) / sf2
+                            }
+                        })
+                        .collect();
+                    (own, pairs)
+                };
+                let (op, pp) = eval(hi);
+                let (om, pm) = eval(lo);
+                let step = hi - lo;
+                let col = i * dim + d;
+                for r in 0..per {
+                    jac[(i * per + r, col)] = (op[r] - om[r]) / step;
+                }
+                for j in 0..n {
+                    if j != i {
+                        let row = pair_row(i.min(j), i.max(j));
+                        jac[(row, col)] = (pp[j] - pm[j]) / step;
+                    }
+                }
+            }
+        }
+        jac
     }
 
     /// Residual of a new point `x` against fixed points `set` (with their
@@ -247,7 +302,9 @@ impl<K: Kernel> Context<'_, K> {
     fn refine(&self, points: &[Vec<f64>], max_iter: usize) -> (Vec<Vec<f64>>, f64) {
         let dim = self.view.support.ncols();
         let flat: Vec<f64> = points.iter().flatten().copied().collect();
-        let (x, cost) = lm::minimise(|f| self.joint_residual(f, dim), &flat, max_iter);
+        let f = |f: &[f64]| self.joint_residual(f, dim);
+        let (x, cost) =
+            lm::minimise_with(&f, |x, m| self.joint_jacobian(x, dim, m), &flat, max_iter);
         (x.chunks(dim).map(<[f64]>::to_vec).collect(), cost)
     }
 }
@@ -304,12 +361,7 @@ fn build_others<K: Kernel>(
         }
     });
     let pinv = &basis * DMatrix::from_diagonal(&inv) * basis.transpose();
-    Ok(Others {
-        m,
-        m_s,
-        basis,
-        pinv,
-    })
+    Ok(Others { m_s, basis, pinv })
 }
 
 fn sigma_ss_inv<K: Kernel>(view: &MemberView<K>) -> DMatrix<f64> {
@@ -364,7 +416,7 @@ fn search<K: Kernel, R: Rng + ?Sized>(
             if set.iter().any(|p| linf(p, &cands[c]) <= options.distinct) {
                 continue;
             }
-            let (refined, cost) = if set.len() < 3 {
+            let (refined, cost) = if set.len() < 4 {
                 let mut trial = set.clone();
                 trial.push(cands[c].clone());
                 ctx.refine(&trial, options.max_iter)
@@ -431,20 +483,117 @@ pub fn subspace_attack<K: Kernel, R: Rng + ?Sized>(
     let rank = others.basis.ncols();
     let ctx = Context {
         view,
+        srows: rows_of(&view.support),
         sigma_ss_inv: sigma_ss_inv(view),
         known: DMatrix::zeros(view.support.nrows(), 0),
         others,
     };
     let inputs = search(&ctx, rank, options, rng);
+    let (values, grouping) = recover_values(&ctx, &inputs, options.values);
     Ok(Recovered {
         inputs,
-        values: None,
-        grouping: None,
+        values,
+        grouping,
         rank,
     })
 }
 
-#[allow(dead_code)]
-fn unused(x: &DMatrix<f64>) -> Vec<Vec<f64>> {
-    rows_of(x)
+/// Values of the recovered inputs (see [`ValueMethod`]).
+fn recover_values<K: Kernel>(
+    ctx: &Context<'_, K>,
+    inputs: &[Vec<f64>],
+    method: ValueMethod,
+) -> (Option<Vec<f64>>, Option<Vec<usize>>) {
+    let n = inputs.len();
+    if method == ValueMethod::None || n == 0 {
+        return (None, None);
+    }
+    let ks: Vec<DVector<f64>> = inputs.iter().map(|p| ctx.kvec(p)).collect();
+    let a = DMatrix::from_fn(ctx.srows.len(), n, |i, j| ks[j][i]);
+    // z = A⁺ ṁ (least squares; A has full column rank).
+    let Ok(svd) = a.clone().svd(true, true).pseudo_inverse(1e-12) else {
+        return (None, None);
+    };
+    let z = svd * &ctx.others.m_s;
+    let g = DMatrix::from_fn(n, n, |i, j| ctx.gmat(&ks[i], &ks[j]));
+    let c = DMatrix::from_fn(n, n, |i, j| {
+        ctx.cond(&inputs[i], &ks[i], &inputs[j], &ks[j], i == j)
+    });
+    let (r, grouping) = match (method, &ctx.view.others_sizes) {
+        (ValueMethod::Grouped, Some(sizes)) if sizes.iter().sum::<usize>() == n => {
+            let labels = best_grouping(&g, &c, sizes);
+            let r = DMatrix::from_fn(n, n, |i, j| {
+                if labels[i] == labels[j] {
+                    c[(i, j)]
+                } else {
+                    0.0
+                }
+            });
+            (r, Some(labels))
+        }
+        _ => (g, None),
+    };
+    let y = r * z;
+    (
+        Some(y.iter().map(|v| v + ctx.view.prior_mean).collect()),
+        grouping,
+    )
+}
+
+/// The assignment of points to members of the given sizes minimising
+/// `Σ_{i<j} (same ? (G − C)² : G²)` (branch and bound over all assignments).
+fn best_grouping(g: &DMatrix<f64>, c: &DMatrix<f64>, sizes: &[usize]) -> Vec<usize> {
+    struct Search<'a> {
+        g: &'a DMatrix<f64>,
+        c: &'a DMatrix<f64>,
+        left: Vec<usize>,
+        labels: Vec<usize>,
+        best: Vec<usize>,
+        best_cost: f64,
+        nodes: usize,
+    }
+    impl Search<'_> {
+        fn go(&mut self, i: usize, cost: f64) {
+            self.nodes += 1;
+            if cost >= self.best_cost || self.nodes > 2_000_000 {
+                return;
+            }
+            if i == self.labels.len() {
+                self.best_cost = cost;
+                self.best = self.labels.clone();
+                return;
+            }
+            for m in 0..self.left.len() {
+                if self.left[m] == 0 {
+                    continue;
+                }
+                let add: f64 = (0..i)
+                    .map(|j| {
+                        let gij = self.g[(i, j)];
+                        if self.labels[j] == m {
+                            (gij - self.c[(i, j)]).powi(2)
+                        } else {
+                            gij * gij
+                        }
+                    })
+                    .sum();
+                self.left[m] -= 1;
+                self.labels[i] = m;
+                self.go(i + 1, cost + add);
+                self.left[m] += 1;
+            }
+        }
+    }
+    let n = g.nrows();
+    let mut search = Search {
+        g,
+        c,
+        left: sizes.to_vec(),
+        labels: vec![0; n],
+        best: vec![0; n],
+        best_cost: f64::INFINITY,
+        nodes: 0,
+    };
+    search.go(0, 0.0);
+    search.best
 }

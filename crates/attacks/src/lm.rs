@@ -9,33 +9,58 @@ pub(crate) fn minimise<F>(f: F, x0: &[f64], max_iter: usize) -> (Vec<f64>, f64)
 where
     F: Fn(&[f64]) -> Vec<f64>,
 {
+    minimise_with(
+        &f,
+        |x: &[f64], m: usize| numeric_jacobian(&f, x, m),
+        x0,
+        max_iter,
+    )
+}
+
+/// The step of the central finite differences.
+pub(crate) const H: f64 = 1e-6;
+
+/// The central finite-difference Jacobian (one-sided at the box edges) of
+/// `f` at `x`, with `m` residuals.
+pub(crate) fn numeric_jacobian<F>(f: &F, x: &[f64], m: usize) -> DMatrix<f64>
+where
+    F: Fn(&[f64]) -> Vec<f64>,
+{
+    let n = x.len();
+    let mut jac = DMatrix::zeros(m, n);
+    let mut probe = x.to_vec();
+    for k in 0..n {
+        let lo = (x[k] - H).max(0.0);
+        let hi = (x[k] + H).min(1.0);
+        probe[k] = hi;
+        let rp = f(&probe);
+        probe[k] = lo;
+        let rm = f(&probe);
+        probe[k] = x[k];
+        let step = hi - lo;
+        for i in 0..m {
+            jac[(i, k)] = (rp[i] - rm[i]) / step;
+        }
+    }
+    jac
+}
+
+/// [`minimise`] with a given Jacobian `jac(x, m)`.
+pub(crate) fn minimise_with<F, J>(f: &F, jac: J, x0: &[f64], max_iter: usize) -> (Vec<f64>, f64)
+where
+    F: Fn(&[f64]) -> Vec<f64>,
+    J: Fn(&[f64], usize) -> DMatrix<f64>,
+{
     let n = x0.len();
     let mut x: Vec<f64> = x0.iter().map(|v| v.clamp(0.0, 1.0)).collect();
     let mut r = f(&x);
     let mut cost: f64 = r.iter().map(|v| v * v).sum();
     let mut lambda = 1e-3;
-    let h = 1e-6;
     for _ in 0..max_iter {
         if cost < 1e-30 {
             break;
         }
-        // Central differences (one-sided at the box edges).
-        let m = r.len();
-        let mut jac = DMatrix::zeros(m, n);
-        let mut probe = x.clone();
-        for k in 0..n {
-            let lo = (x[k] - h).max(0.0);
-            let hi = (x[k] + h).min(1.0);
-            probe[k] = hi;
-            let rp = f(&probe);
-            probe[k] = lo;
-            let rm = f(&probe);
-            probe[k] = x[k];
-            let step = hi - lo;
-            for i in 0..m {
-                jac[(i, k)] = (rp[i] - rm[i]) / step;
-            }
-        }
+        let jac = jac(&x, r.len());
         let rv = DVector::from_column_slice(&r);
         let jtj = jac.transpose() * &jac;
         let jtr = jac.transpose() * &rv;
