@@ -62,10 +62,11 @@ fn values_without_grouping_and_estimated_rank() {
     assert!(r.both_1pct >= 0.9, "{r:?}");
 }
 
-/// An attacker who knows the noise is there accepts looser fits.
-fn noisy_options() -> AttackOptions {
+/// An attacker who knows the noise level (relative std `rel`) accepts fits
+/// that loose.
+fn noisy_options(rel: f64) -> AttackOptions {
     AttackOptions {
-        accept: 1e-2,
+        accept: (10.0 * rel * rel).max(1e-10),
         ..AttackOptions::default()
     }
 }
@@ -74,7 +75,16 @@ fn noisy_options() -> AttackOptions {
 fn noised_sum_is_within_random_baseline() {
     let fed = Federation::synthetic(2, 3, 3, 16, 3).unwrap();
     let std = NOISE_BREAKS * fed.median_abs_entry();
-    let r = attack(&fed, std, &noisy_options());
+    let r = attack(&fed, std, &noisy_options(NOISE_BREAKS));
+    eprintln!("{r:?}");
+    assert!(r.within_random_baseline(), "{r:?}");
+}
+
+#[test]
+fn noised_sum_10d_is_within_random_baseline() {
+    let fed = Federation::synthetic(10, 3, 4, 16, 7).unwrap();
+    let rel = 1e-2;
+    let r = attack(&fed, rel * fed.median_abs_entry(), &noisy_options(rel));
     eprintln!("{r:?}");
     assert!(r.within_random_baseline(), "{r:?}");
 }
@@ -93,7 +103,7 @@ fn noise_table() {
         eprintln!("dim {dim}: median |entry| {unit:.3e}");
         for rel in [0.0, 1e-9, 1e-6, 1e-4, 1e-3, 1e-2, 1e-1, 1.0] {
             let t = std::time::Instant::now();
-            let r = attack(&fed, rel * unit, &noisy_options());
+            let r = attack(&fed, rel * unit, &noisy_options(rel));
             eprintln!(
                 "  std {rel:.0e}: inputs 1% {:.2} 5% {:.2}, inputs+values 1% {:.2} 5% {:.2}, baseline mean {:.3} upper {:.3} ({:.1?})",
                 r.inputs_1pct, r.inputs_5pct, r.both_1pct, r.both_5pct, r.baseline_mean, r.baseline_upper, t.elapsed()
