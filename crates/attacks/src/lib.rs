@@ -65,8 +65,9 @@
 //! median |entry| (2-D) or of 1e-2 of it (10-D) the attack is within the
 //! random-guess baseline. The ignored `noise_table` test prints recovery
 //! against the noise level; this attacker's acceptance threshold is a
-//! heuristic (`10·rel²`), so the level where it stops working is an upper
-//! bound on what a DP mechanism needs, not a lower one.
+//! heuristic (`10·rel²`) and a stronger attack may survive more noise, so
+//! the level where it stops working is a lower bound on the noise a DP
+//! mechanism needs, not a sufficient level.
 
 mod lm;
 mod metrics;
