@@ -1,0 +1,668 @@
+//! Reconstruction attacks on the decrypted dPITC summary sum (FBO-FedGP,
+//! paper 004; [`fedhe_gp::sparse`]). Test code for privacy claims, not a
+//! product crate: a privacy mechanism is shown to work by an attack of this
+//! crate that succeeds on the noise-free sum and fails on the protected one.
+//!
+//! # Attack (a): one release ([`subspace_attack`])
+//!
+//! **Threat model.** An honest-but-curious member (the attacker) knows its own
+//! data `(X_me, y_me)`, the public model — kernel with its length-scales and
+//! signal variance, noise variance `σ_n²`, prior mean `μ`, support set `S` —
+//! the decrypted sum `Σ_i L_i` of every member's local summary (which every
+//! member learns), and the public schedule: how many points the others hold
+//! in all (`m`), and, for value grouping, per member ([`MemberView`]).
+//!
+//! **Formulas.** Subtracting its own summary, the attacker gets
+//!
+//! `M = Σ_{j≠me} K̇_SS⁽ʲ⁾ = A R⁻¹ Aᵀ`,  `ṁ = Σ_{j≠me} ṁ_S⁽ʲ⁾ = A R⁻¹ (y − μ) = A z`,
+//!
+//! with `A = k(S, X_others)` (`|S| × m`) and `R = blockdiag_j C_j`, `C_j` the
+//! PITC block `Σ_{D_j D_j} + σ_n² I − Σ_{D_j S} Σ_SS⁻¹ Σ_{S D_j}`. For
+//! `m < |S|` the column space of `M` (its top `m` eigenvectors, or those
+//! above an eigenvalue threshold, [`RankRule`]) is `span{k(S, x)}` over the
+//! others' points, so each such `x` is a zero of
+//!
+//! `r(x) = ‖P⊥ k(S,x)‖² / ‖k(S,x)‖²`  (`P⊥` the projector off that space).
+//!
+//! As `A` has full column rank, `M⁺ = A⁺ᵀ R A⁺` and so `Aᵀ M⁺ A = R`: with
+//! `G(a, b) = k(S,a)ᵀ M⁺ k(S,b)`, every other point satisfies
+//! `G(x, x) = C(x, x)` (added to `r` as a second residual), and every pair
+//! `G(a, b) = C(a, b)` (same member) or `G(a, b) = 0` (different members).
+//! The subspace conditions alone are `|S| − m` equations in `D` unknowns:
+//! for `|S| − m ≥ D` (the 2-D tests) the zeros are isolated, but for the
+//! tested 10-D case (`|S| = 16`, `m = 8`) each point's zero set is a curve
+//! and only the pair conditions pin the points. So the search is: random
+//! starts in `[0,1]^D` with a box-constrained Levenberg–Marquardt fit of the
+//! per-point residual, then a greedy growth of a jointly consistent set —
+//! each candidate is kept if the set with it still fits every per-point and
+//! pair condition (pair residual `G (G − C)`, which vanishes either way),
+//! refined jointly while the set is small, the new point alone against the
+//! set once it holds four — and a final joint refinement.
+//!
+//! Values: `z = A⁺ ṁ` (least squares), then `y = μ + R z`, with
+//! `R = Aᵀ M⁺ A` (no grouping needed, [`ValueMethod::Moment`]) or with
+//! `R = R_g`, the PITC blocks computed from the recovered inputs for the
+//! assignment `g` of points to members (of the public sizes) that best
+//! matches `G` ([`ValueMethod::Grouped`], the default; branch and bound).
+//!
+//! # Attack (b): consecutive releases
+//!
+//! Not implemented yet. Its simplest form would reuse [`subspace_attack`]'s
+//! search with the already known points' directions `k(S, x_known)`
+//! projected out of both the candidates' `k(S, x)` and `M`'s column space
+//! (the hook is there: the search context's `known` basis).
+//!
+//! # What the tests show
+//!
+//! `tests/subspace.rs`, on [`Federation::synthetic`] (Matérn 5/2,
+//! length-scale `0.25·√D`, signal variance 1, noise variance `1e-2`, prior
+//! mean 0, max-min spread support set, values of a shifted sphere):
+//! with the noise-free sum the attacker (member 0 of 3) recovers every other
+//! point, inputs within L∞ 0.01 and values within 1 % of their range, in 10-D
+//! (2 others × 4 points, `|S| = 16`) and in 2-D (2 × 3, `|S| = 16`), far
+//! outside the random-guess baseline ([`Recovery`]); with Gaussian noise on
+//! every entry of the sum ([`noised`]) of a standard deviation of the sum's
+//! median |entry| (2-D) or of 1e-2 of it (10-D) the attack is within the
+//! random-guess baseline. The ignored `noise_table` test prints recovery
+//! against the noise level; this attacker's acceptance threshold is a
+//! heuristic (`10·rel²`) and a stronger attack may survive more noise, so
+//! the level where it stops working is a lower bound on the noise a DP
+//! mechanism needs, not a sufficient level.
+
+mod lm;
+mod metrics;
+mod synthetic;
+
+pub use metrics::Recovery;
+pub use synthetic::{noised, test_function, Federation};
+
+use fedhe_gp::kernels::Kernel;
+use fedhe_gp::sparse::{Dpitc, LocalSummary};
+use fedhe_gp::GpError;
+use nalgebra::{DMatrix, DVector, SymmetricEigen};
+use rand::Rng;
+
+/// Errors of the attacks.
+#[derive(Debug, thiserror::Error)]
+pub enum AttackError {
+    /// The GP layer refused the attacker's own data or model.
+    #[error("gp: {0}")]
+    Gp(#[from] GpError),
+    /// Inputs of inconsistent sizes.
+    #[error("dimension mismatch: {0}")]
+    Dimension(&'static str),
+    /// The others hold at least as many points as the support set has rows:
+    /// the sum's column space is then the whole space and says nothing.
+    #[error("{others} other points with a support set of {support}: not identifiable")]
+    NotIdentifiable {
+        /// The others' point count.
+        others: usize,
+        /// `|S|`.
+        support: usize,
+    },
+}
+
+/// What one member (the attacker) knows after a release: its own data, the
+/// public model (kernel with its hyper-parameters, noise variance, prior mean,
+/// support set `S`), the decrypted sum of every member's local summary and the
+/// public schedule (how many points the others hold).
+#[derive(Debug, Clone)]
+pub struct MemberView<K: Kernel> {
+    /// The public kernel (length-scales and signal variance included).
+    pub kernel: K,
+    /// The public noise variance `σ_n²`.
+    pub noise_variance: f64,
+    /// The public constant prior mean `μ`.
+    pub prior_mean: f64,
+    /// The public support set `S`, one point per row.
+    pub support: DMatrix<f64>,
+    /// The attacker's own inputs (unit cube), one point per row.
+    pub x: DMatrix<f64>,
+    /// The attacker's own outputs.
+    pub y: DVector<f64>,
+    /// The decrypted sum `Σ_i L_i` of every member's local summary.
+    pub sum: LocalSummary,
+    /// How many points the other members hold in all.
+    pub others_count: usize,
+    /// How many points each other member holds (public schedule), if known;
+    /// [`ValueMethod::Grouped`] needs it.
+    pub others_sizes: Option<Vec<usize>>,
+}
+
+/// How the rank of the others' part of the sum (their point count) is set.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RankRule {
+    /// The public count [`MemberView::others_count`].
+    KnownCount,
+    /// The number of eigenvalues above this fraction of the largest.
+    Threshold(f64),
+}
+
+/// How the attack recovers the others' values once their inputs are found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValueMethod {
+    /// Inputs only.
+    None,
+    /// Without any grouping: `R = Aᵀ M⁺ A` (exact for `M = A R⁻¹ Aᵀ` with `A`
+    /// of full column rank), `z = A⁺ ṁ`, `y = μ + R z`.
+    Moment,
+    /// With the public per-member counts: the assignment of the recovered
+    /// points to members whose block-diagonal `R_g` (the PITC blocks computed
+    /// from the recovered inputs) best matches `Aᵀ M⁺ A`, then `y = μ + R_g z`.
+    Grouped,
+}
+
+/// Tuning of [`subspace_attack`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct AttackOptions {
+    /// How the rank (the others' point count) is found.
+    pub rank: RankRule,
+    /// Random starts of the per-point search in the unit cube.
+    pub starts: usize,
+    /// Levenberg–Marquardt iterations per start.
+    pub max_iter: usize,
+    /// A local minimum is a candidate when its residual is below this.
+    pub accept: f64,
+    /// Two candidates closer than this (L∞) are the same point.
+    pub distinct: f64,
+    /// Refine all recovered inputs jointly against `Aᵀ M⁺ A = R_g` (needs
+    /// the per-member counts; skipped without them).
+    pub joint_refine: bool,
+    /// How values are recovered.
+    pub values: ValueMethod,
+}
+
+impl Default for AttackOptions {
+    fn default() -> Self {
+        Self {
+            rank: RankRule::KnownCount,
+            starts: 200,
+            max_iter: 60,
+            accept: 1e-10,
+            distinct: 0.02,
+            joint_refine: true,
+            values: ValueMethod::Grouped,
+        }
+    }
+}
+
+/// What the attack recovered about the other members' points.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recovered {
+    /// Recovered inputs (unit cube), in no particular order.
+    pub inputs: Vec<Vec<f64>>,
+    /// Recovered values, aligned with `inputs`, if asked for.
+    pub values: Option<Vec<f64>>,
+    /// The member (index into [`MemberView::others_sizes`]) each recovered
+    /// point was assigned to, with [`ValueMethod::Grouped`].
+    pub grouping: Option<Vec<usize>>,
+    /// The rank used (the number of points looked for).
+    pub rank: usize,
+}
+
+/// The others' part of the sum and its spectral pieces.
+struct Others {
+    /// `ṁ_sum − ṁ_own`.
+    m_s: DVector<f64>,
+    /// Orthonormal basis of the numerical column space (`|S| × r`).
+    basis: DMatrix<f64>,
+    /// `M⁺` restricted to that space.
+    pinv: DMatrix<f64>,
+}
+
+/// The public model and the others' part of a release.
+struct Context<'a, K: Kernel> {
+    view: &'a MemberView<K>,
+    /// The support points as rows.
+    srows: Vec<Vec<f64>>,
+    /// `Σ_SS⁻¹`.
+    sigma_ss_inv: DMatrix<f64>,
+    /// Directions to project out besides the column space's complement
+    /// (known points, attack (b)): orthonormal `|S| × q`, possibly empty.
+    known: DMatrix<f64>,
+    others: Others,
+}
+
+impl<K: Kernel> Context<'_, K> {
+    fn kvec(&self, x: &[f64]) -> DVector<f64> {
+        DVector::from_fn(self.srows.len(), |i, _| {
+            self.view.kernel.eval(&self.srows[i], x)
+        })
+    }
+
+    /// `k` with the known directions projected out.
+    fn reduced(&self, k: &DVector<f64>) -> DVector<f64> {
+        if self.known.ncols() == 0 {
+            k.clone()
+        } else {
+            let c = self.known.transpose() * k;
+            k - &self.known * c
+        }
+    }
+
+    /// The PITC conditional covariance `C(a, b)` (noise on the diagonal when `same`).
+    fn cond(&self, a: &[f64], ka: &DVector<f64>, b: &[f64], kb: &DVector<f64>, same: bool) -> f64 {
+        let mut c = self.view.kernel.eval(a, b) - ka.dot(&(&self.sigma_ss_inv * kb));
+        if same {
+            c += self.view.noise_variance;
+        }
+        c
+    }
+
+    /// Per-point residual: the relative part of `k(S, x)` outside the column
+    /// space, and the diagonal condition `C(x, x) = k(S,x)ᵀ M⁺ k(S,x)`.
+    fn point_residual(&self, x: &[f64]) -> Vec<f64> {
+        self.point_residual_k(x, &self.kvec(x))
+    }
+
+    /// [`Context::point_residual`] with `k = k(S, x)` given.
+    fn point_residual_k(&self, x: &[f64], k: &DVector<f64>) -> Vec<f64> {
+        let kr = self.reduced(k);
+        let norm = kr.norm().max(1e-300);
+        let b = &self.others.basis;
+        let coef = b.transpose() * &kr;
+        let perp = &kr - b * &coef;
+        let mut out: Vec<f64> = perp.iter().map(|v| v / norm).collect();
+        if self.known.ncols() == 0 {
+            let sf = self.view.kernel.signal_variance();
+            let diag = self.cond(x, k, x, k, true) - k.dot(&(&self.others.pinv * k));
+            out.push(diag / sf);
+        }
+        out
+    }
+
+    /// `G(a, b) = k(S,a)ᵀ M⁺ k(S,b)`: the others' `R` entry for a pair of
+    /// their points (`Aᵀ M⁺ A = R`).
+    fn gmat(&self, ka: &DVector<f64>, kb: &DVector<f64>) -> f64 {
+        ka.dot(&(&self.others.pinv * kb))
+    }
+
+    /// Joint residual of `n` points (flattened): every point's own residual
+    /// and, for every pair, `G(a,b) · (G(a,b) − C(a,b)) / σ_f⁴`, which vanishes
+    /// when the pair belongs to different members (`G = 0`, `R` block
+    /// diagonal) or to the same one (`G = C`), whichever it is.
+    fn joint_residual(&self, flat: &[f64], dim: usize) -> Vec<f64> {
+        let pts: Vec<&[f64]> = flat.chunks(dim).collect();
+        let ks: Vec<DVector<f64>> = pts.iter().map(|p| self.kvec(p)).collect();
+        let sf2 = self.view.kernel.signal_variance().powi(2);
+        let mut out = Vec::new();
+        for (p, k) in pts.iter().zip(&ks) {
+            out.extend(self.point_residual_k(p, k));
+        }
+        for i in 0..pts.len() {
+            for j in i + 1..pts.len() {
+                let g = self.gmat(&ks[i], &ks[j]);
+                let c = self.cond(pts[i], &ks[i], pts[j], &ks[j], false);
+                out.push(g * (g - c) / sf2);
+            }
+        }
+        out
+    }
+
+    /// The Jacobian of [`Context::joint_residual`] by central differences,
+    /// point by point: moving one point changes only its own residual and
+    /// its pair terms.
+    fn joint_jacobian(&self, flat: &[f64], dim: usize, m: usize) -> DMatrix<f64> {
+        let n = flat.len() / dim;
+        let pts: Vec<Vec<f64>> = flat.chunks(dim).map(<[f64]>::to_vec).collect();
+        let ks: Vec<DVector<f64>> = pts.iter().map(|p| self.kvec(p)).collect();
+        let sf2 = self.view.kernel.signal_variance().powi(2);
+        let per = m - n * (n - 1) / 2;
+        let per = per / n.max(1);
+        // Row of pair (i, j), i < j, after the per-point block.
+        let pair_row = |i: usize, j: usize| n * per + i * n - i * (i + 1) / 2 + (j - i - 1);
+        let mut jac = DMatrix::zeros(m, flat.len());
+        for i in 0..n {
+            for d in 0..dim {
+                let x = pts[i][d];
+                let lo = (x - lm::H).max(0.0);
+                let hi = (x + lm::H).min(1.0);
+                let eval = |v: f64| {
+                    let mut p = pts[i].clone();
+                    p[d] = v;
+                    let k = self.kvec(&p);
+                    let own = self.point_residual_k(&p, &k);
+                    let pairs: Vec<f64> = (0..n)
+                        .map(|j| {
+                            if j == i {
+                                0.0
+                            } else {
+                                let g = self.gmat(&k, &ks[j]);
+                                let c = self.cond(&p, &k, &pts[j], &ks[j], false);
+                                g * (g - c) / sf2
+                            }
+                        })
+                        .collect();
+                    (own, pairs)
+                };
+                let (op, pp) = eval(hi);
+                let (om, pm) = eval(lo);
+                let step = hi - lo;
+                let col = i * dim + d;
+                for r in 0..per {
+                    jac[(i * per + r, col)] = (op[r] - om[r]) / step;
+                }
+                for j in 0..n {
+                    if j != i {
+                        let row = pair_row(i.min(j), i.max(j));
+                        jac[(row, col)] = (pp[j] - pm[j]) / step;
+                    }
+                }
+            }
+        }
+        jac
+    }
+
+    /// Residual of a new point `x` against fixed points `set` (with their
+    /// `k(S, ·)` in `ks`): its own residual and the pair terms.
+    fn new_point_residual(&self, x: &[f64], set: &[Vec<f64>], ks: &[DVector<f64>]) -> Vec<f64> {
+        let sf2 = self.view.kernel.signal_variance().powi(2);
+        let kx = self.kvec(x);
+        let mut out = self.point_residual(x);
+        for (p, kp) in set.iter().zip(ks) {
+            let g = self.gmat(&kx, kp);
+            let c = self.cond(x, &kx, p, kp, false);
+            out.push(g * (g - c) / sf2);
+        }
+        out
+    }
+
+    /// Refines `points` jointly; returns them and the joint cost.
+    fn refine(&self, points: &[Vec<f64>], max_iter: usize) -> (Vec<Vec<f64>>, f64) {
+        let dim = self.view.support.ncols();
+        let flat: Vec<f64> = points.iter().flatten().copied().collect();
+        let f = |f: &[f64]| self.joint_residual(f, dim);
+        let (x, cost) =
+            lm::minimise_with(&f, |x, m| self.joint_jacobian(x, dim, m), &flat, max_iter);
+        (x.chunks(dim).map(<[f64]>::to_vec).collect(), cost)
+    }
+}
+
+fn rows_of(x: &DMatrix<f64>) -> Vec<Vec<f64>> {
+    (0..x.nrows())
+        .map(|i| x.row(i).iter().copied().collect())
+        .collect()
+}
+
+fn build_others<K: Kernel>(
+    view: &MemberView<K>,
+    rank_rule: RankRule,
+    count: usize,
+) -> Result<Others, AttackError> {
+    let s = view.support.nrows();
+    if view.sum.m_s.len() != s || view.sum.k_ss.nrows() != s || view.sum.k_ss.ncols() != s {
+        return Err(AttackError::Dimension("sum vs support set"));
+    }
+    let model = Dpitc::new(
+        view.kernel.clone(),
+        view.noise_variance,
+        view.prior_mean,
+        view.support.clone(),
+    )?;
+    let own = model.local_summary(&view.x, &view.y)?;
+    let m = &view.sum.k_ss - &own.k_ss;
+    let m = (&m + m.transpose()) * 0.5;
+    let m_s = &view.sum.m_s - &own.m_s;
+    let eig = SymmetricEigen::new(m.clone());
+    let mut order: Vec<usize> = (0..s).collect();
+    order.sort_by(|&a, &b| eig.eigenvalues[b].total_cmp(&eig.eigenvalues[a]));
+    let top = eig.eigenvalues[order[0]].max(0.0);
+    let rank = match rank_rule {
+        RankRule::KnownCount => count,
+        RankRule::Threshold(t) => order
+            .iter()
+            .filter(|&&i| eig.eigenvalues[i] > t * top)
+            .count(),
+    };
+    if rank >= s {
+        return Err(AttackError::NotIdentifiable {
+            others: rank,
+            support: s,
+        });
+    }
+    let basis = DMatrix::from_fn(s, rank, |i, j| eig.eigenvectors[(i, order[j])]);
+    let inv = DVector::from_fn(rank, |j, _| {
+        let l = eig.eigenvalues[order[j]];
+        if l > 0.0 {
+            1.0 / l
+        } else {
+            0.0
+        }
+    });
+    let pinv = &basis * DMatrix::from_diagonal(&inv) * basis.transpose();
+    Ok(Others { m_s, basis, pinv })
+}
+
+fn sigma_ss_inv<K: Kernel>(view: &MemberView<K>) -> DMatrix<f64> {
+    let g = view.kernel.gram(&view.support);
+    let mut g = g;
+    for i in 0..g.nrows() {
+        g[(i, i)] += 1e-10 * view.kernel.signal_variance();
+    }
+    g.cholesky()
+        .map(|c| c.inverse())
+        .unwrap_or_else(|| DMatrix::identity(view.support.nrows(), view.support.nrows()))
+}
+
+/// Runs the per-point search: random starts, local minimisation, and the
+/// greedy pick of up to `want` distinct candidates by residual.
+fn search<K: Kernel, R: Rng + ?Sized>(
+    ctx: &Context<'_, K>,
+    want: usize,
+    options: &AttackOptions,
+    rng: &mut R,
+) -> Vec<Vec<f64>> {
+    let dim = ctx.view.support.ncols();
+    let mut cands: Vec<(f64, Vec<f64>)> = Vec::new();
+    for _ in 0..options.starts {
+        let x0: Vec<f64> = (0..dim).map(|_| rng.gen::<f64>()).collect();
+        let (x, cost) = lm::minimise(|x| ctx.point_residual(x), &x0, options.max_iter);
+        if cost.is_finite() && cost < options.accept {
+            cands.push((cost, x));
+        }
+    }
+    cands.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let cands: Vec<Vec<f64>> = cands.into_iter().map(|c| c.1).collect();
+    if !options.joint_refine || ctx.known.ncols() > 0 {
+        return pick_distinct(&cands, want, options.distinct);
+    }
+    // Grow a set of points that stays jointly consistent (the per-point
+    // zero sets are curves when |S| − m < D; three or more points pin them).
+    let mut best: Vec<Vec<f64>> = Vec::new();
+    for attempt in 0..8 {
+        let mut order: Vec<usize> = (0..cands.len()).collect();
+        if attempt > 0 {
+            for i in (1..order.len()).rev() {
+                let j = rng.gen_range(0..=i);
+                order.swap(i, j);
+            }
+        }
+        let mut set: Vec<Vec<f64>> = Vec::new();
+        for &c in &order {
+            if set.len() == want {
+                break;
+            }
+            if set.iter().any(|p| linf(p, &cands[c]) <= options.distinct) {
+                continue;
+            }
+            let (refined, cost) = if set.len() < 4 {
+                let mut trial = set.clone();
+                trial.push(cands[c].clone());
+                ctx.refine(&trial, options.max_iter)
+            } else {
+                let ks: Vec<DVector<f64>> = set.iter().map(|p| ctx.kvec(p)).collect();
+                let (x, cost) = lm::minimise(
+                    |x| ctx.new_point_residual(x, &set, &ks),
+                    &cands[c],
+                    options.max_iter,
+                );
+                let mut trial = set.clone();
+                trial.push(x);
+                (trial, cost)
+            };
+            let distinct = (0..refined.len()).all(|i| {
+                (i + 1..refined.len()).all(|j| linf(&refined[i], &refined[j]) > options.distinct)
+            });
+            if cost < options.accept && distinct {
+                set = refined;
+            }
+        }
+        if set.len() > best.len() {
+            best = set;
+            if best.len() == want {
+                best = ctx.refine(&best, 4 * options.max_iter).0;
+            }
+        }
+        if best.len() == want {
+            break;
+        }
+    }
+    best
+}
+
+fn pick_distinct(cands: &[Vec<f64>], want: usize, distinct: f64) -> Vec<Vec<f64>> {
+    let mut picked: Vec<Vec<f64>> = Vec::new();
+    for x in cands {
+        if picked.len() == want {
+            break;
+        }
+        if picked.iter().all(|p| linf(p, x) > distinct) {
+            picked.push(x.clone());
+        }
+    }
+    picked
+}
+
+/// The L∞ distance.
+pub fn linf(a: &[f64], b: &[f64]) -> f64 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f64::max)
+}
+
+/// Attack (a): recovers the other members' inputs (and values) from one
+/// decrypted sum. See the crate docs for the threat model and formulas.
+pub fn subspace_attack<K: Kernel, R: Rng + ?Sized>(
+    view: &MemberView<K>,
+    options: &AttackOptions,
+    rng: &mut R,
+) -> Result<Recovered, AttackError> {
+    let others = build_others(view, options.rank, view.others_count)?;
+    let rank = others.basis.ncols();
+    let ctx = Context {
+        view,
+        srows: rows_of(&view.support),
+        sigma_ss_inv: sigma_ss_inv(view),
+        known: DMatrix::zeros(view.support.nrows(), 0),
+        others,
+    };
+    let inputs = search(&ctx, rank, options, rng);
+    let (values, grouping) = recover_values(&ctx, &inputs, options.values);
+    Ok(Recovered {
+        inputs,
+        values,
+        grouping,
+        rank,
+    })
+}
+
+/// Values of the recovered inputs (see [`ValueMethod`]).
+fn recover_values<K: Kernel>(
+    ctx: &Context<'_, K>,
+    inputs: &[Vec<f64>],
+    method: ValueMethod,
+) -> (Option<Vec<f64>>, Option<Vec<usize>>) {
+    let n = inputs.len();
+    if method == ValueMethod::None || n == 0 {
+        return (None, None);
+    }
+    let ks: Vec<DVector<f64>> = inputs.iter().map(|p| ctx.kvec(p)).collect();
+    let a = DMatrix::from_fn(ctx.srows.len(), n, |i, j| ks[j][i]);
+    // z = A⁺ ṁ (least squares; A has full column rank).
+    let Ok(svd) = a.clone().svd(true, true).pseudo_inverse(1e-12) else {
+        return (None, None);
+    };
+    let z = svd * &ctx.others.m_s;
+    let g = DMatrix::from_fn(n, n, |i, j| ctx.gmat(&ks[i], &ks[j]));
+    let c = DMatrix::from_fn(n, n, |i, j| {
+        ctx.cond(&inputs[i], &ks[i], &inputs[j], &ks[j], i == j)
+    });
+    let (r, grouping) = match (method, &ctx.view.others_sizes) {
+        (ValueMethod::Grouped, Some(sizes)) if sizes.iter().sum::<usize>() == n => {
+            let labels = best_grouping(&g, &c, sizes);
+            let r = DMatrix::from_fn(n, n, |i, j| {
+                if labels[i] == labels[j] {
+                    c[(i, j)]
+                } else {
+                    0.0
+                }
+            });
+            (r, Some(labels))
+        }
+        _ => (g, None),
+    };
+    let y = r * z;
+    (
+        Some(y.iter().map(|v| v + ctx.view.prior_mean).collect()),
+        grouping,
+    )
+}
+
+/// The assignment of points to members of the given sizes minimising
+/// `Σ_{i<j} (same ? (G − C)² : G²)` (branch and bound over all assignments).
+fn best_grouping(g: &DMatrix<f64>, c: &DMatrix<f64>, sizes: &[usize]) -> Vec<usize> {
+    struct Search<'a> {
+        g: &'a DMatrix<f64>,
+        c: &'a DMatrix<f64>,
+        left: Vec<usize>,
+        labels: Vec<usize>,
+        best: Vec<usize>,
+        best_cost: f64,
+        nodes: usize,
+    }
+    impl Search<'_> {
+        fn go(&mut self, i: usize, cost: f64) {
+            self.nodes += 1;
+            if cost >= self.best_cost || self.nodes > 2_000_000 {
+                return;
+            }
+            if i == self.labels.len() {
+                self.best_cost = cost;
+                self.best = self.labels.clone();
+                return;
+            }
+            for m in 0..self.left.len() {
+                if self.left[m] == 0 {
+                    continue;
+                }
+                let add: f64 = (0..i)
+                    .map(|j| {
+                        let gij = self.g[(i, j)];
+                        if self.labels[j] == m {
+                            (gij - self.c[(i, j)]).powi(2)
+                        } else {
+                            gij * gij
+                        }
+                    })
+                    .sum();
+                self.left[m] -= 1;
+                self.labels[i] = m;
+                self.go(i + 1, cost + add);
+                self.left[m] += 1;
+            }
+        }
+    }
+    let n = g.nrows();
+    let mut search = Search {
+        g,
+        c,
+        left: sizes.to_vec(),
+        labels: vec![0; n],
+        best: vec![0; n],
+        best_cost: f64::INFINITY,
+        nodes: 0,
+    };
+    search.go(0, 0.0);
+    search.best
+}
