@@ -17,6 +17,8 @@
 //!   baseline, and standard TS.
 //! - [`dp_fts_de`]: DP-FTS-DE (paper 000, Algs. 1-2) over the channel, with
 //!   FTS-DE and DP-FTS as configurations.
+//! - [`privacy`]: output privacy, the distributed discrete Gaussian on every
+//!   release of a private study and its ledger.
 //! - [`rff_agent`]: the agent the Thompson-sampling family shares.
 //! - The black-box problems the algorithms optimise ([`fedhe_tasks::Task`],
 //!   built by name by [`fedhe_tasks::by_name`]) live in `fedhe-tasks`, below
@@ -32,6 +34,7 @@ pub mod fed_pne;
 pub mod fts;
 pub mod ldp_bo;
 pub mod method;
+pub mod privacy;
 pub mod result;
 pub mod rff_agent;
 pub mod roster;

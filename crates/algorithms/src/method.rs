@@ -233,7 +233,7 @@ impl FederatedMethod for FboFedGp {
                 observer(&RoundProgress {
                     round: e.round,
                     best_so_far: e.best_so_far,
-                    epsilon: None,
+                    epsilon: e.epsilon,
                 })
             },
         )

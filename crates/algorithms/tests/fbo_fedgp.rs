@@ -1700,3 +1700,202 @@ fn a_spaced_quadratic_trend_releases_only_sums_whose_new_points_of_others_cannot
         "{err}"
     );
 }
+
+/// A private study of `small_params`' size: the releases `fbo_fedgp::private`
+/// allows (fixed hyper-parameters, a public support set, the signed-log
+/// warping) at `epsilon` per member, δ = 1e-6.
+fn private_params(epsilon: f64) -> FboFedGpParams {
+    use fedhe_algorithms::fbo_fedgp::{HyperparameterMode, SupportSelection, Warping};
+    use fedhe_algorithms::privacy::{DpSettings, Privacy};
+    FboFedGpParams {
+        hyperparameters: HyperparameterMode::Fixed,
+        lengthscale: Some(0.3),
+        signal_variance: Some(1.0),
+        noise_variance: Some(1e-2),
+        support_selection: SupportSelection::Public,
+        warping: Warping::SignedLog,
+        privacy: Privacy::Dp(DpSettings {
+            epsilon,
+            delta: 1e-6,
+            quorum: None,
+            clip: 1.0,
+        }),
+        ..small_params()
+    }
+}
+
+#[test]
+fn a_private_federation_spends_its_ledger_within_the_budget_and_members_reproduce_it() {
+    use fedhe_algorithms::fbo_fedgp::private::plan;
+    use fedhe_dp::distributed::{mechanism_for, PrivacyLedger};
+    let task = fedhe_tasks::by_name("cec2005-f1", 2, 0).unwrap();
+    let params = private_params(4.0).validate().unwrap();
+    let m = members(3);
+    let r = run(&task, Method::FboFedGp, &params, &mut PlainSum, &m, 3).unwrap();
+    let spent = r.epsilon.clone().expect("a private run reports ε");
+    assert_eq!(spent.len(), r.rounds);
+    assert!(spent.windows(2).all(|w| w[1] >= w[0]), "{spent:?}");
+    let last = *spent.last().unwrap();
+    assert!(last > 0.5 && last <= 4.0, "{spent:?}");
+    // The ledger's ε is that of the releases made: the statistics at the
+    // start and each refit, one summary per global step, at the noise the
+    // budget's plan calibrated (recomputed here from fedhe-dp's functions).
+    let dp = params.privacy.validate(3).unwrap().unwrap();
+    let plan = plan(&params, &dp);
+    let z = dp.noise_multiplier(&plan, params.channel_bound).unwrap();
+    let mut ledger = PrivacyLedger::new();
+    let refits = (params.rounds - 1) / params.refit_every;
+    let (stats, summary) = (&plan[0].0, &plan[1].0);
+    for _ in 0..=refits {
+        let mech = mechanism_for(z, stats, 3, fedhe_algorithms::privacy::FINEST_GRID).unwrap();
+        ledger.record(&mech, stats, 3).unwrap();
+    }
+    for _ in 0..r.global_steps {
+        let mech = mechanism_for(z, summary, 3, fedhe_algorithms::privacy::FINEST_GRID).unwrap();
+        ledger.record(&mech, summary, 3).unwrap();
+    }
+    let expected = ledger.epsilon(1e-6).unwrap().epsilon;
+    assert!(
+        (last - expected).abs() <= 1e-9 * expected,
+        "{last} vs {expected}"
+    );
+    assert_eq!(r.aggregations, 1 + refits + r.global_steps);
+    // A plan of a summary every round is the budget: spent only if every
+    // round stepped globally.
+    assert!(r.global_steps < r.rounds || (last - 4.0).abs() < 1e-6);
+    // Seeded: the same run again; the noise is the members' own.
+    let again = run(&task, Method::FboFedGp, &params, &mut PlainSum, &m, 3).unwrap();
+    assert_eq!(again.trace, r.trace);
+    let noise_free = FboFedGpParams {
+        privacy: Default::default(),
+        ..private_params(4.0)
+    }
+    .validate()
+    .unwrap();
+    let plain = run(&task, Method::FboFedGp, &noise_free, &mut PlainSum, &m, 3).unwrap();
+    assert!(plain.epsilon.is_none());
+    assert_ne!(plain.best_per_member, r.best_per_member);
+    // Members running apart draw the same noise from their private seeds.
+    members_reproduce(&task, Method::FboFedGp, &params, &m, 3);
+}
+
+#[test]
+fn a_private_run_through_he_equals_its_plain_sum_run() {
+    let task = fedhe_tasks::by_name("cec2005-f1", 2, 0).unwrap();
+    let params = FboFedGpParams {
+        rounds: 4,
+        ..private_params(4.0)
+    }
+    .validate()
+    .unwrap();
+    let m = members(3);
+    let mut he = he_channel("private-run", &m, 13);
+    let a = run(&task, Method::FboFedGp, &params, &mut he, &m, 5).unwrap();
+    let b = run(&task, Method::FboFedGp, &params, &mut PlainSum, &m, 5).unwrap();
+    assert!(a.global_steps >= 1, "{a:?}");
+    for (x, y) in a.trace.iter().zip(&b.trace) {
+        assert!(
+            (x - y).abs() <= 1e-9 * y.abs().max(1.0),
+            "{:?} vs {:?}",
+            a.trace,
+            b.trace
+        );
+    }
+    assert_eq!(a.best_per_member, b.best_per_member);
+    assert_eq!(a.epsilon, b.epsilon);
+}
+
+#[test]
+fn a_private_study_refuses_every_release_it_cannot_make_private_by_name() {
+    use fedhe_algorithms::fbo_fedgp::{HyperparameterMode, PriorMean, SupportSelection, Warping};
+    let task = fedhe_tasks::by_name("cec2005-f1", 2, 0).unwrap();
+    let m = members(3);
+    let refused = |p: FboFedGpParams| {
+        let mut channel = PlainSum;
+        run(
+            &task,
+            Method::FboFedGp,
+            &p.validate().unwrap(),
+            &mut channel,
+            &m,
+            1,
+        )
+        .unwrap_err()
+        .to_string()
+    };
+    let ok = private_params(4.0);
+    for (p, field) in [
+        (
+            FboFedGpParams {
+                hyperparameters: HyperparameterMode::FederatedMle,
+                ..ok.clone()
+            },
+            "hyperparameters",
+        ),
+        (
+            FboFedGpParams {
+                support_selection: SupportSelection::SecureKmeans,
+                ..ok.clone()
+            },
+            "support_selection",
+        ),
+        (
+            FboFedGpParams {
+                support_selection: SupportSelection::Auto,
+                ..ok.clone()
+            },
+            "support_selection",
+        ),
+        (
+            FboFedGpParams {
+                warping: Warping::Auto,
+                ..ok.clone()
+            },
+            "warping",
+        ),
+        (
+            FboFedGpParams {
+                global_trend: fedhe_algorithms::fbo_fedgp::GlobalTrend::QuadraticSpaced,
+                warping: Warping::SignedLog,
+                ..ok.clone()
+            },
+            "global_trend",
+        ),
+        (
+            FboFedGpParams {
+                prior_mean: PriorMean::Constant,
+                ..ok.clone()
+            },
+            "prior_mean",
+        ),
+    ] {
+        let e = match p.validate() {
+            Err(e) => e.to_string(),
+            Ok(_) => refused(p),
+        };
+        assert!(e.contains(field), "{field}: {e}");
+    }
+    // A budget the study cannot meet is refused naming the field, before
+    // any sum.
+    let tiny = FboFedGpParams {
+        channel_bound: 1.0,
+        ..private_params(1e-3)
+    };
+    assert!(refused(tiny).contains("privacy.epsilon"));
+    // Plaintext baselines release nothing and run with the setting.
+    let lone = run(
+        &task,
+        Method::IndependentBo,
+        &FboFedGpParams {
+            hyperparameters: HyperparameterMode::FederatedMle,
+            ..ok
+        }
+        .validate()
+        .unwrap(),
+        &mut PlainSum,
+        &m,
+        1,
+    )
+    .unwrap();
+    assert!(lone.epsilon.is_none());
+}

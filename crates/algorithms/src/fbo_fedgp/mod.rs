@@ -101,6 +101,7 @@
 mod client;
 mod model;
 mod params;
+pub mod private;
 mod run;
 mod server;
 

@@ -653,6 +653,13 @@ pub struct FboFedGpParams {
     /// The bound every contribution must respect (the channel's codec bound).
     #[serde(default = "default_channel_bound")]
     pub channel_bound: f64,
+    /// Output privacy: `{ mode = "noise-free" }` (releases exact sums; the
+    /// default, labelled so) or `{ mode = "dp", epsilon, delta, .. }`, every
+    /// release with distributed discrete Gaussian noise within the budget
+    /// (`crate::privacy`; what a private federation releases:
+    /// `fbo_fedgp::private`).
+    #[serde(default)]
+    pub privacy: crate::privacy::Privacy,
 }
 
 impl FboFedGpParams {
@@ -703,6 +710,7 @@ impl FboFedGpParams {
             global_batch: default_global_batch(),
             global_batch_optimism: 0.0,
             channel_bound: default_channel_bound(),
+            privacy: crate::privacy::Privacy::default(),
         }
     }
 
@@ -741,6 +749,7 @@ impl FboFedGpParams {
         positive("schedule_exponent", self.schedule_exponent)?;
         positive("kmeans_tol", self.kmeans_tol)?;
         positive("channel_bound", self.channel_bound)?;
+        self.privacy.validate(self.members)?;
         if !(self.global_batch_optimism.is_finite() && self.global_batch_optimism >= 0.0) {
             return Err(config(
                 "global_batch_optimism",

@@ -7,6 +7,7 @@ use super::params::{
     FitStart, GlobalSteps, GlobalTrend, HyperLikelihood, HyperparameterMode, InitialDesign,
     KernelKind, LocalScaling, LocalSteps, Method, PriorMean, SupportSelection, ValidParams,
 };
+use super::private::PrivateFbo;
 use super::{Client, Hyperparameters, OutputScaling, OutputWarping, Server, SummaryScaling};
 use crate::surrogate::{AcquisitionStep, GlobalPosterior, Surrogate};
 use crate::{AlgorithmError, RunResult};
@@ -110,6 +111,9 @@ pub struct RoundEvent {
     pub round_best: f64,
     /// The best so far, over the same clients.
     pub best_so_far: f64,
+    /// A private study's ε spent so far (one evaluation of one member, at
+    /// the study's δ); `None` when noise-free.
+    pub epsilon: Option<f64>,
 }
 
 /// Runs `method` on `task` with `members` (who must be the channel's members)
@@ -459,6 +463,10 @@ struct Federation<'a, K: Kernel> {
     diagnostics: bool,
     public: ChaCha8Rng,
     observer: &'a mut dyn FnMut(&RoundEvent),
+    /// A private study's releases (`None` when noise-free).
+    private: Option<PrivateFbo>,
+    /// ε spent after each round of a private study.
+    spent: Vec<f64>,
 }
 
 impl<'a, K: Kernel> Federation<'a, K> {
@@ -482,6 +490,8 @@ impl<'a, K: Kernel> Federation<'a, K> {
             diagnostics: roster.diagnostics,
             public: ChaCha8Rng::seed_from_u64(mix(seed, 0)),
             observer,
+            private: None,
+            spent: Vec::new(),
         }
     }
 
@@ -619,6 +629,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
             aggregated,
             round_best,
             best_so_far: best,
+            epsilon: self.spent.last().copied(),
         });
     }
 
@@ -654,7 +665,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
             aggregations: server.map_or(0, Server::aggregations),
             global_steps,
             cumulative_regret: None,
-            epsilon: None,
+            epsilon: (!self.spent.is_empty()).then(|| self.spent.clone()),
             surrogate_rmse: None,
             maximised: Some(self.task.is_maximised()),
         }
@@ -1157,16 +1168,26 @@ impl<'a, K: Kernel> Federation<'a, K> {
         let lone = LoneRecipe::new(self)?;
         let mut lone_hypers = vec![None; self.clients.len()];
         let mut server = Server::new(channel, p.channel_bound);
+        self.private = PrivateFbo::start(p, self.method, &mut self.clients, self.members.len())?;
         // Output warping and scaling, then hyper-parameters fitted on them
         // (Alg. 2, line 9).
-        let warps = self.warp_candidates(&mut server)?;
-        let stats = self
-            .clients
-            .iter()
-            .map(|c| (c.id().clone(), c.warp_contribution(task, &warps, n_max)))
-            .collect();
-        let (mut warp, mut scaling) =
-            choose_warping_and_scaling(&warps, &server.aggregate("statistics", stats)?)?;
+        let (warps, mut warp, mut scaling) = match self.private.as_mut() {
+            Some(private) => {
+                let scaling = private.scaling(&mut server, &self.clients, task, 1)?;
+                (vec![private.warping()], private.warping(), scaling)
+            }
+            None => {
+                let warps = self.warp_candidates(&mut server)?;
+                let stats = self
+                    .clients
+                    .iter()
+                    .map(|c| (c.id().clone(), c.warp_contribution(task, &warps, n_max)))
+                    .collect();
+                let (warp, scaling) =
+                    choose_warping_and_scaling(&warps, &server.aggregate("statistics", stats)?)?;
+                (warps, warp, scaling)
+            }
+        };
         let mut hyper = self.initial_hyperparameters()?;
         let sparse = p.hyper_likelihood == HyperLikelihood::Sparse;
         // The global posterior's constant mean: fitted from sums, or zero.
@@ -1199,9 +1220,14 @@ impl<'a, K: Kernel> Federation<'a, K> {
         let mut spaced = SpacedTrend::default();
         for t in 1..=p.rounds {
             if t > 1 && p.refit_every > 0 && (t - 1) % p.refit_every == 0 {
-                let warps = self.warp_candidates(&mut server)?;
-                (warp, scaling, hyper) =
-                    self.refit(&mut server, &warps, warp, &scaling, &hyper, &support)?;
+                if let Some(private) = self.private.as_mut() {
+                    // Fixed hyper-parameters: only the standardisation moves.
+                    scaling = private.scaling(&mut server, &self.clients, task, t)?;
+                } else {
+                    let warps = self.warp_candidates(&mut server)?;
+                    (warp, scaling, hyper) =
+                        self.refit(&mut server, &warps, warp, &scaling, &hyper, &support)?;
+                }
             }
             if p.support_size_at(t - 1) != k {
                 let next = p.support_size_at(t - 1);
@@ -1243,34 +1269,48 @@ impl<'a, K: Kernel> Federation<'a, K> {
                         trend
                     }
                 };
-                let contributions = self
-                    .clients
-                    .iter()
-                    .map(|c| {
-                        let v = c.summary_contribution(
-                            task,
-                            warp,
-                            &scaling,
-                            &model,
-                            &summary_scaling,
-                            gls_mean,
-                            trend.as_ref(),
-                        )?;
-                        Ok((c.id().clone(), v))
-                    })
-                    .collect::<Result<Vec<_>, AlgorithmError>>()?;
-                let sum = server.aggregate("local summaries", contributions)?;
-                global_steps += 1;
-                let (model, summed) = if gls_mean {
-                    // The constant mean from the same sum (Dpitc::gls_mean).
-                    let at = packed_len(k).min(sum.len());
-                    let summed = summary_scaling.from_channel(&sum[..at])?;
-                    let terms = summary_scaling.mean_terms_from_channel(&sum[at..])?;
-                    let mu = model.gls_mean(&summed, &terms)?;
-                    model.with_prior_mean(mu, &summed, &terms)?
-                } else {
-                    let summed = summary_scaling.from_channel(&sum)?;
+                let (model, summed) = if let Some(private) = self.private.as_mut() {
+                    // `check_recipe` refused a trend and the GLS mean.
+                    let summed = private.summary(
+                        &mut server,
+                        &self.clients,
+                        task,
+                        &scaling,
+                        &model,
+                        &summary_scaling,
+                    )?;
+                    global_steps += 1;
                     (model, summed)
+                } else {
+                    let contributions = self
+                        .clients
+                        .iter()
+                        .map(|c| {
+                            let v = c.summary_contribution(
+                                task,
+                                warp,
+                                &scaling,
+                                &model,
+                                &summary_scaling,
+                                gls_mean,
+                                trend.as_ref(),
+                            )?;
+                            Ok((c.id().clone(), v))
+                        })
+                        .collect::<Result<Vec<_>, AlgorithmError>>()?;
+                    let sum = server.aggregate("local summaries", contributions)?;
+                    global_steps += 1;
+                    if gls_mean {
+                        // The constant mean from the same sum (Dpitc::gls_mean).
+                        let at = packed_len(k).min(sum.len());
+                        let summed = summary_scaling.from_channel(&sum[..at])?;
+                        let terms = summary_scaling.mean_terms_from_channel(&sum[at..])?;
+                        let mu = model.gls_mean(&summed, &terms)?;
+                        model.with_prior_mean(mu, &summed, &terms)?
+                    } else {
+                        let summed = summary_scaling.from_channel(&sum)?;
+                        (model, summed)
+                    }
                 };
                 let summary = model.global_summary(&summed)?;
                 Some(GlobalPosterior {
@@ -1344,6 +1384,9 @@ impl<'a, K: Kernel> Federation<'a, K> {
                     also_from.cloned(),
                 )?;
                 round_best.add(c.evaluate(task, x)?.noise_free);
+            }
+            if let Some(private) = &self.private {
+                self.spent.push(private.epsilon()?);
             }
             self.end_round(t, &local, global.is_some(), round_best.value, &mut trace);
         }
