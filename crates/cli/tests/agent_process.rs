@@ -55,6 +55,12 @@ fn the_demo_runs_a_server_and_five_agent_processes_and_improves_on_the_centre() 
     // Five agents' progress and a ceremony on the real parameter set.
     assert!(stdout.contains("n8192-q124") && stdout.contains("all 5 institutions joined"));
     assert!(stdout.contains("member-01: round 15/15"), "{stdout}");
+    // Private by default: every release within ε = 4 per member, reported
+    // each round and at the end.
+    let spent = v["epsilon"].as_f64().expect("the demo reports its ε");
+    assert!(spent > 0.0 && spent <= 4.0 + 1e-9, "{v}");
+    assert!(stdout.contains("privacy loss ε = "), "{stdout}");
+    assert!(stdout.contains("Privacy: ε = 4 per institution"), "{stdout}");
 }
 
 fn keys_of(root: &Path, name: &str) -> PathBuf {

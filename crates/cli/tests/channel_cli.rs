@@ -237,6 +237,33 @@ fn demo_in_process_runs_a_federation_and_prints_every_round() {
         .collect();
     assert_eq!(rounds.len(), 3, "{stdout}");
     assert!(stdout.contains("Best value found"), "{stdout}");
+    assert!(stdout.contains("Privacy spent: ε = "), "{stdout}");
+    // Noise-free only when asked, and labelled so.
+    let out = fedhe(&[
+        "demo",
+        "--in-process",
+        "--params",
+        "toy-n1024",
+        "--allow-insecure",
+        "--members",
+        "3",
+        "--rounds",
+        "2",
+        "--dim",
+        "2",
+        "--noise-free",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("Privacy: noise-free. The decrypted sums are NOT private"));
+    assert!(stdout.contains("none accounted (noise-free releases)"), "{stdout}");
+    let v: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(v["privacy"], "noise-free", "{v}");
+    assert!(v["epsilon"].is_null(), "{v}");
+    let out = fedhe(&["demo", "--epsilon", "0"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("epsilon"));
     let out = fedhe(&["demo", "--members", "1"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("members"));

@@ -11,9 +11,10 @@ use super::{member_names, resolve_params};
 use crate::error::CliError;
 use clap::Args;
 use fedhe_algorithms::fbo_fedgp::{
-    run_observed, FboFedGpParams, GlobalSteps, HyperLikelihood, Method, PriorMean, RoundEvent,
-    SupportGrowth,
+    run_observed, FboFedGpParams, GlobalSteps, HyperLikelihood, HyperparameterMode, Method,
+    PriorMean, RoundEvent, SupportGrowth, SupportSelection, Warping,
 };
+use fedhe_algorithms::privacy::{DpSettings, Privacy};
 use fedhe_crypto::wire::{fingerprint, WireObject};
 use fedhe_crypto::{CeremonyId, HeSum};
 use fedhe_ring::Csprng;
@@ -57,6 +58,16 @@ pub struct DemoArgs {
     /// logs. Without it they go to a temporary folder that is removed.
     #[arg(long, value_name = "DIR", conflicts_with = "in_process")]
     pub(super) workdir: Option<std::path::PathBuf>,
+    /// The privacy budget ε per institution for the whole study (δ = 1e-6):
+    /// every release carries distributed discrete Gaussian noise, added by
+    /// each institution to its own contribution before encryption.
+    #[arg(long, default_value_t = 4.0)]
+    pub(super) epsilon: f64,
+    /// Release noise-free sums instead (the recipe measured best without
+    /// privacy). Not private: the attack suite reconstructs the others'
+    /// points from such sums.
+    #[arg(long, conflicts_with = "epsilon")]
+    pub(super) noise_free: bool,
 }
 
 fn kib(bytes: u64) -> String {
@@ -72,26 +83,86 @@ pub fn run(args: DemoArgs) -> Result<(), CliError> {
     }
 }
 
-/// The federation's settings for the demo: the paper's protocol with the
-/// federation recipe measured best on the demo's own protocol (F1, 5
-/// members, 15 rounds, 10 seeds: median −402, 9 of 10 runs at or below −350,
-/// against 2,466 and none with the paper's settings;
-/// `docs/results/optimiser-2026-11-25` §6): the global posterior's constant
-/// mean fitted from sums, a support set that grows by 4 points a round from
-/// the global posterior (public information only), one penalised batch of
-/// global steps, and the hyper-parameters scored by the global model's
-/// evidence. Everything sent is still a sum over the federation.
+/// The federation's settings for the demo: the paper's protocol, a support
+/// set that grows by 4 points a round from the global posterior (public
+/// information only) and one penalised batch of global steps, and
+///
+/// - by default, private at `--epsilon` per institution (δ = 1e-6): the
+///   releases `fedhe_algorithms::fbo_fedgp::private` allows (fixed public
+///   hyper-parameters, the signed-log warping, a zero prior mean), each with
+///   distributed discrete Gaussian noise within the budget;
+/// - with `--noise-free`, the recipe measured best without privacy on the
+///   demo's own protocol (F1, 5 members, 15 rounds, 10 seeds: median −402,
+///   9 of 10 runs at or below −350; `docs/results/optimiser-2026-11-25` §6):
+///   the global posterior's constant mean fitted from sums and the
+///   hyper-parameters scored by the global model's evidence — sums from
+///   which the attack suite reconstructs the others' points.
 pub(super) fn settings(args: &DemoArgs) -> Result<FboFedGpParams, CliError> {
     let mut settings = FboFedGpParams::paper_defaults();
     settings.members = args.members;
     settings.rounds = args.rounds;
-    settings.prior_mean = PriorMean::Constant;
     settings.support_growth = Some(SupportGrowth { step: 4, every: 1 });
     settings.global_steps = GlobalSteps::Penalised;
     settings.global_batch = args.members.max(1);
-    settings.hyper_likelihood = HyperLikelihood::Sparse;
+    if args.noise_free {
+        settings.prior_mean = PriorMean::Constant;
+        settings.hyper_likelihood = HyperLikelihood::Sparse;
+        settings.privacy = Privacy::NoiseFree;
+    } else {
+        settings.hyperparameters = HyperparameterMode::Fixed;
+        settings.lengthscale = Some(PRIVATE_LENGTHSCALE);
+        settings.signal_variance = Some(1.0);
+        settings.noise_variance = Some(1e-2);
+        settings.support_selection = SupportSelection::Public;
+        settings.warping = Warping::SignedLog;
+        settings.prior_mean = PriorMean::Zero;
+        settings.privacy = Privacy::Dp(DpSettings {
+            epsilon: args.epsilon,
+            delta: 1e-6,
+            quorum: None,
+            clip: 1.0,
+        });
+    }
     settings.clone().validate()?;
     Ok(settings)
+}
+
+/// The private demo's fixed length-scale (unit cube, every dimension).
+const PRIVATE_LENGTHSCALE: f64 = 1.0;
+
+/// What the demo says of its privacy, before the run.
+pub(super) fn privacy_lines(settings: &FboFedGpParams) -> [String; 2] {
+    match settings.privacy {
+        Privacy::NoiseFree => [
+            "Privacy: noise-free. The decrypted sums are NOT private: the attack suite".into(),
+            "reconstructs the other institutions' points from them (SECURITY.md).".into(),
+        ],
+        Privacy::Dp(d) => [
+            format!(
+                "Privacy: ε = {} per institution for the whole study (δ = {:e}, one evaluation):",
+                d.epsilon, d.delta
+            ),
+            "each institution adds its share of discrete Gaussian noise before encrypting.".into(),
+        ],
+    }
+}
+
+/// The demo's closing line on privacy: the ε the releases spent, or that
+/// they were noise-free.
+pub(super) fn spent_line(spent: Option<f64>) -> String {
+    match spent {
+        Some(e) => format!("Privacy spent: ε = {e:.3} per institution (δ = 1e-6)."),
+        None => "Privacy spent: none accounted (noise-free releases).".into(),
+    }
+}
+
+/// What the demo's initialisation sums besides the points.
+pub(super) fn initial_sums(settings: &FboFedGpParams) -> &'static str {
+    if settings.privacy.is_noise_free() {
+        "statistics and hyper-parameter likelihoods"
+    } else {
+        "statistics (fixed public hyper-parameters)"
+    }
 }
 
 /// The value at the centre of the task's box.
@@ -119,7 +190,11 @@ fn run_in_process(args: DemoArgs) -> Result<(), CliError> {
         set.security_bits()
     )?;
     say!("institution shares is encrypted under a key no single institution holds;")?;
-    say!("only sums over all institutions are ever decrypted.\n")?;
+    say!("only sums over all institutions are ever decrypted.")?;
+    for line in privacy_lines(&settings) {
+        say!("{line}")?;
+    }
+    say!("")?;
 
     let members = member_names(args.members)?;
     let mut channel = HeSum::new(
@@ -149,7 +224,8 @@ fn run_in_process(args: DemoArgs) -> Result<(), CliError> {
         settings.initial_points
     )?;
     say!(
-        "statistics and hyper-parameter likelihoods; |S| = {} shared support points from",
+        "{}; |S| = {} shared support points from",
+        initial_sums(&settings),
         settings.support_size
     )?;
     say!("public information, which grow from the global posterior each round.\n")?;
@@ -193,6 +269,8 @@ fn run_in_process(args: DemoArgs) -> Result<(), CliError> {
         kib(result.bytes_sent_per_member)
     )?;
     say!("and decryption shares; {:.1} s in all.", result.seconds)?;
+    let spent = result.epsilon.as_ref().and_then(|e| e.last().copied());
+    say!("{}", spent_line(spent))?;
     if args.json {
         say!(
             "{}",
@@ -203,6 +281,8 @@ fn run_in_process(args: DemoArgs) -> Result<(), CliError> {
                 "centre_value": centre_value(&task)?,
                 "bytes_sent": result.bytes_sent_per_member * args.members as u64,
                 "seconds": result.seconds,
+                "privacy": settings.privacy.label(),
+                "epsilon": spent,
             })
         )?;
     }

@@ -197,7 +197,11 @@ pub fn run(args: DemoArgs) -> Result<(), CliError> {
     ))?;
     say("Each institution is its own process with its own key folder; every summary it")?;
     say("shares is encrypted under a key no single institution holds, and only sums over")?;
-    say("all institutions are ever decrypted.\n")?;
+    say("all institutions are ever decrypted.")?;
+    for line in super::demo::privacy_lines(&fbo) {
+        say(&line)?;
+    }
+    say("")?;
 
     // 2. Identities (each institution's own key folder) and the ceremony.
     let names: Vec<String> = (1..=a.members).map(|i| format!("member-{i:02}")).collect();
@@ -299,8 +303,9 @@ pub fn run(args: DemoArgs) -> Result<(), CliError> {
         a.rounds, fbo.initial_points
     ))?;
     say(&format!(
-        "output statistics and hyper-parameter likelihoods; |S| = {} support points from public\n\
+        "output {}; |S| = {} support points from public\n\
          information, which grow from the global posterior each round).",
+        super::demo::initial_sums(&fbo),
         fbo.support_size
     ))?;
     say("Each institution evaluates with its own command: `fedhe objective value`.\n")?;
@@ -393,6 +398,12 @@ pub fn run(args: DemoArgs) -> Result<(), CliError> {
     let aggregations = results
         .first()
         .map_or(0, |v| v["aggregations"].as_u64().unwrap_or(0));
+    // Every institution's ledger composes the same releases; the largest is
+    // what any of them spent.
+    let spent = results
+        .iter()
+        .filter_map(|v| v["epsilon"].as_f64())
+        .fold(None, |m: Option<f64>, e| Some(m.map_or(e, |m| m.max(e))));
     let seconds = start.elapsed().as_secs_f64();
     let centre = centre_value(&task)?;
     // Stops the server (the others have ended).
@@ -405,6 +416,7 @@ pub fn run(args: DemoArgs) -> Result<(), CliError> {
         "{aggregations} secure sums; the institutions sent {:.1} KiB in all; {seconds:.1} s.",
         bytes as f64 / 1024.0
     ))?;
+    say(&super::demo::spent_line(spent))?;
     if let Workdir::Kept(dir) = &work {
         say(&format!(
             "The server's database and log, and each institution's key folder, journal and logs are in {}.",
@@ -421,6 +433,8 @@ pub fn run(args: DemoArgs) -> Result<(), CliError> {
                 "centre_value": centre,
                 "bytes_sent": bytes,
                 "seconds": seconds,
+                "privacy": fbo.privacy.label(),
+                "epsilon": spent,
             })
         )?;
     }
