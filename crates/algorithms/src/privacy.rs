@@ -385,5 +385,11 @@ mod tests {
         // about linearly with the sensitivity at this budget).
         assert!(r.history_epsilon().unwrap() > 10.0 * spent);
         assert!(r.share(2, 0.5, &[0.0]).is_err());
+        // Each share carries its member's part of the noise: σ·/√T with
+        // σ = z·Δ₂ at the quorum T = 2 (within 5 % over 4,000 draws).
+        let draws = r.share(1, 0.5, &[0.0; 4000]).unwrap();
+        let sd = (draws.iter().map(|v| v * v).sum::<f64>() / draws.len() as f64).sqrt();
+        let expected = z * 0.5 / 2f64.sqrt();
+        assert!((sd / expected - 1.0).abs() < 0.05, "{sd} vs {expected}");
     }
 }

@@ -1899,3 +1899,67 @@ fn a_private_study_refuses_every_release_it_cannot_make_private_by_name() {
     .unwrap();
     assert!(lone.epsilon.is_none());
 }
+
+#[test]
+fn one_evaluation_moves_a_private_release_by_at_most_its_sensitivity() {
+    let task = fedhe_tasks::by_name("cec2005-f6", 10, 0).unwrap();
+    let warping = OutputWarping::SignedLog;
+    let n_max = 20.0;
+    let hyper = Hyperparameters::new(vec![0.5; 10], 1.0, 1e-3).unwrap();
+    let family = Matern52::new(KernelParams::isotropic(10, 1.0, 1.0).unwrap());
+    let mut rng = ChaCha8Rng::seed_from_u64(9);
+    let support = DMatrix::from_fn(16, 10, |_, _| rng.gen::<f64>());
+    let model = Dpitc::new(
+        hyper.kernel(&family).unwrap(),
+        hyper.noise(),
+        0.0,
+        support.clone(),
+    )
+    .unwrap();
+    let channel = SummaryScaling::new(16, &hyper, n_max);
+    let scaling = OutputScaling {
+        mean: 20.0,
+        std: 1.0,
+    };
+    let clip = 1.0 / n_max;
+    let l2 = |a: &[f64], b: &[f64]| {
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| (x - y).powi(2))
+            .sum::<f64>()
+            .sqrt()
+    };
+    let (mut worst, mut worst_unclipped, mut worst_stats) = (0.0f64, 0.0f64, 0.0f64);
+    for trial in 0..20 {
+        let mut c = Client::new(members(1)[0].clone(), 0, 50 + trial);
+        c.initial_design(&task, 6, &[0.0; 10], &[1.0; 10]).unwrap();
+        let before = c
+            .clipped_summary_contribution(&task, warping, &scaling, &model, &channel, clip)
+            .unwrap();
+        let raw_before = c
+            .clipped_summary_contribution(&task, warping, &scaling, &model, &channel, f64::INFINITY)
+            .unwrap();
+        let stats_before = c.clipped_statistics_contribution(&task, warping, 30.0, n_max);
+        // The added evaluation sits at a support point: the largest term.
+        let x: Vec<f64> = support.row((trial % 16) as usize).iter().copied().collect();
+        c.evaluate(&task, x).unwrap();
+        let after = c
+            .clipped_summary_contribution(&task, warping, &scaling, &model, &channel, clip)
+            .unwrap();
+        let raw_after = c
+            .clipped_summary_contribution(&task, warping, &scaling, &model, &channel, f64::INFINITY)
+            .unwrap();
+        let stats_after = c.clipped_statistics_contribution(&task, warping, 30.0, n_max);
+        worst = worst.max(l2(&before, &after));
+        worst_unclipped = worst_unclipped.max(l2(&raw_before, &raw_after));
+        worst_stats = worst_stats.max(l2(&stats_before, &stats_after));
+    }
+    assert!(worst <= clip * (1.0 + 1e-12), "{worst} > {clip}");
+    // Without the clip the same evaluations move it further: the bound is the clip's.
+    assert!(worst_unclipped > 2.0 * clip, "{worst_unclipped}");
+    assert!(
+        worst_stats <= std::f64::consts::SQRT_2 / n_max * (1.0 + 1e-12),
+        "{worst_stats}"
+    );
+    assert!(worst > 0.5 * clip, "the clip binds: {worst}");
+}
