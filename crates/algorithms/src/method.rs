@@ -60,6 +60,14 @@ pub trait FederatedMethod: std::fmt::Debug + Send + Sync {
     fn needs_every_contributor(&self) -> bool {
         false
     }
+    /// The most a study of this method costs each member in privacy by its
+    /// end, `(ε, δ)`, as its accountant composes its releases; `(0, 0)` for
+    /// a method that releases nothing, `None` for one whose releases are
+    /// noise-free (no guarantee). A member's policy may refuse a study above
+    /// its own ceiling (`fedhe_client::policy::MemberPolicy::max_epsilon`).
+    fn privacy_budget(&self) -> Option<(f64, f64)> {
+        None
+    }
     /// Runs the members of `roster` on `task` from the public `seed`, summing
     /// through `channel` (whose members must be the roster's), calling
     /// `observer` after every round. The result's `best` and
@@ -214,6 +222,15 @@ impl FederatedMethod for FboFedGp {
     fn needs_every_contributor(&self) -> bool {
         self.params.global_trend == fbo_fedgp::GlobalTrend::QuadraticSpaced
     }
+    fn privacy_budget(&self) -> Option<(f64, f64)> {
+        if !self.method.uses_channel() {
+            return Some((0.0, 0.0));
+        }
+        match self.params.privacy {
+            crate::privacy::Privacy::Dp(d) => Some((d.epsilon, d.delta)),
+            crate::privacy::Privacy::NoiseFree => None,
+        }
+    }
     fn run(
         &self,
         task: &Task,
@@ -304,6 +321,14 @@ impl FederatedMethod for DpFtsDe {
     }
     fn check_networked_settings(&self) -> Result<(), AlgorithmError> {
         dp_fts_de::check_networked(&self.0)
+    }
+    fn privacy_budget(&self) -> Option<(f64, f64)> {
+        // Its own accountant after every round (one member's whole data,
+        // paper 000's unit).
+        let mut accountant = fedhe_dp::PrivacyAccountant::new(self.0.accountant, self.0.mechanism);
+        accountant.compose(self.0.shared.rounds as u64);
+        let loss = accountant.epsilon(self.0.delta).ok()?;
+        Some((loss.epsilon, self.0.delta))
     }
     fn run(
         &self,

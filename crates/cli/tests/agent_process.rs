@@ -60,7 +60,10 @@ fn the_demo_runs_a_server_and_five_agent_processes_and_improves_on_the_centre() 
     let spent = v["epsilon"].as_f64().expect("the demo reports its ε");
     assert!(spent > 0.0 && spent <= 4.0 + 1e-9, "{v}");
     assert!(stdout.contains("privacy loss ε = "), "{stdout}");
-    assert!(stdout.contains("Privacy: ε = 4 per institution"), "{stdout}");
+    assert!(
+        stdout.contains("Privacy: ε = 4 per institution"),
+        "{stdout}"
+    );
 }
 
 fn keys_of(root: &Path, name: &str) -> PathBuf {
@@ -205,6 +208,10 @@ fn an_agent_killed_mid_study_resumes_and_evaluates_no_point_twice() {
         args.extend_from_slice(extra);
         fedhe(&args)
     };
+    // A privacy ceiling refuses a noise-free study.
+    let out = with_policy(&["--max-epsilon", "4"]);
+    common::assert_fails_with(&out, "max_epsilon");
+    common::assert_fails_with(&out, "releases noise-free sums");
     let out = with_policy(&["--min-contributors", "4"]);
     common::assert_fails_with(&out, "min_contributors");
     common::assert_fails_with(&out, "I require at least 4");

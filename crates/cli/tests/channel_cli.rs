@@ -257,7 +257,10 @@ fn demo_in_process_runs_a_federation_and_prints_every_round() {
     assert_eq!(out.status.code(), Some(0));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("Privacy: noise-free. The decrypted sums are NOT private"));
-    assert!(stdout.contains("none accounted (noise-free releases)"), "{stdout}");
+    assert!(
+        stdout.contains("none accounted (noise-free releases)"),
+        "{stdout}"
+    );
     let v: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
     assert_eq!(v["privacy"], "noise-free", "{v}");
     assert!(v["epsilon"].is_null(), "{v}");

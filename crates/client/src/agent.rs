@@ -662,6 +662,8 @@ pub fn run_agent(
         Arc::new(objective),
     );
     let policy = MemberPolicy::load(keys)?.overridden_by(options.policy.clone())?;
+    // Before anything is evaluated or sent.
+    policy.check_privacy(options.study, valid.method.privacy_budget())?;
     let secret = MemberSession::load_secret(keys, &verified.params)?;
     let mut session = MemberSession::new(
         client,

@@ -11,6 +11,7 @@
 //! max_rounds = 50                   # decrypt at most rounds 1..=50 of a study
 //! spot_checks = 2                   # also download 2 digested contributions per round
 //! signature_sampling = 32           # n-of-n: check ⌈32·L/n⌉ of a list's L signatures before decrypting
+//! max_epsilon = 4.0                 # join only private studies that cost me at most ε = 4
 //! ```
 
 use crate::keys::KeyDir;
@@ -21,7 +22,7 @@ use serde::{Deserialize, Serialize};
 pub const POLICY_FILE: &str = "policy.toml";
 
 /// A member's own terms.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MemberPolicy {
     /// The fewest distinct contributors a round may have before this member
@@ -50,6 +51,11 @@ pub struct MemberPolicy {
     /// e^−λ (a value of at least n checks every entry); in t-of-n it checks
     /// every entry whatever λ (`crate::verify::SignatureChecks::for_decryption`).
     pub signature_sampling: Option<usize>,
+    /// The largest privacy loss ε this member accepts for a whole study (at
+    /// the study's δ): a study whose budget is larger, or which releases
+    /// noise-free sums (no guarantee at all), is refused before anything is
+    /// evaluated. Unset: no ceiling.
+    pub max_epsilon: Option<f64>,
 }
 
 /// λ of the sampled signature checks unless a member's policy says
@@ -98,6 +104,7 @@ impl MemberPolicy {
             max_rounds: over.max_rounds.or(self.max_rounds),
             spot_checks: over.spot_checks.or(self.spot_checks),
             signature_sampling: over.signature_sampling.or(self.signature_sampling),
+            max_epsilon: over.max_epsilon.or(self.max_epsilon),
         }
         .validated()
     }
@@ -117,6 +124,13 @@ impl MemberPolicy {
             return Err(ClientError::Usage(
                 "policy max_rounds = 0 would refuse every round".into(),
             ));
+        }
+        if let Some(e) = self.max_epsilon {
+            if !(e > 0.0 && e.is_finite()) {
+                return Err(ClientError::Usage(format!(
+                    "policy max_epsilon = {e}: must be positive and finite"
+                )));
+            }
         }
         if self.parameter_sets.as_ref().is_some_and(|s| s.is_empty()) {
             return Err(ClientError::Usage(
@@ -147,6 +161,33 @@ impl MemberPolicy {
                 ),
             )),
             _ => Ok(()),
+        }
+    }
+
+    /// Refuses a study whose privacy budget `(ε, δ)` is above the policy's
+    /// ceiling, or that has none (`None`: noise-free releases).
+    pub fn check_privacy(
+        &self,
+        study: &str,
+        budget: Option<(f64, f64)>,
+    ) -> Result<(), ClientError> {
+        let Some(ceiling) = self.max_epsilon else {
+            return Ok(());
+        };
+        match budget {
+            None => Err(refused(
+                "max_epsilon",
+                format!(
+                    "study {study} releases noise-free sums, with no privacy guarantee; I accept at most ε = {ceiling}"
+                ),
+            )),
+            Some((epsilon, delta)) if epsilon > ceiling => Err(refused(
+                "max_epsilon",
+                format!(
+                    "study {study} may cost me ε = {epsilon} (δ = {delta:e}); I accept at most ε = {ceiling}"
+                ),
+            )),
+            Some(_) => Ok(()),
         }
     }
 
@@ -196,6 +237,29 @@ mod tests {
         )
         .unwrap();
         let p = MemberPolicy::load(&keys).unwrap();
+        // No ceiling: any study's privacy is accepted.
+        p.check_privacy("s", None).unwrap();
+        let capped = p.clone().overridden_by(MemberPolicy {
+            max_epsilon: Some(4.0),
+            ..MemberPolicy::default()
+        });
+        let capped = capped.unwrap();
+        let e = capped.check_privacy("s", None).unwrap_err().to_string();
+        assert!(e.contains("max_epsilon") && e.contains("noise-free"), "{e}");
+        let e = capped
+            .check_privacy("s", Some((8.0, 1e-6)))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("max_epsilon") && e.contains("ε = 8"), "{e}");
+        capped.check_privacy("s", Some((4.0, 1e-6))).unwrap();
+        capped.check_privacy("s", Some((0.0, 0.0))).unwrap();
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            let over = MemberPolicy {
+                max_epsilon: Some(bad),
+                ..MemberPolicy::default()
+            };
+            assert!(p.clone().overridden_by(over).is_err(), "{bad}");
+        }
         // The acceptance case: a floor of 4 refuses a study with quorum 3.
         let e = p.check_study("s", 3).unwrap_err().to_string();
         assert!(

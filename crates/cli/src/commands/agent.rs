@@ -78,6 +78,10 @@ pub struct AgentSeatArgs {
     /// checks them all). Replaces `signature_sampling` of policy.toml.
     #[arg(long, value_name = "λ")]
     signature_sampling: Option<usize>,
+    /// My policy: join only studies that cost me at most this privacy loss ε
+    /// (a noise-free study is refused). Replaces `max_epsilon` of policy.toml.
+    #[arg(long, value_name = "ε")]
+    max_epsilon: Option<f64>,
 }
 
 impl AgentSeatArgs {
@@ -95,6 +99,7 @@ impl AgentSeatArgs {
                 max_rounds: self.max_rounds,
                 spot_checks: self.spot_checks,
                 signature_sampling: self.signature_sampling,
+                max_epsilon: self.max_epsilon,
             },
         }
     }
