@@ -69,6 +69,8 @@
 //! the level where it stops working is a lower bound on the noise a DP
 //! mechanism needs, not a sufficient level.
 
+#[cfg(test)]
+mod explore;
 mod lm;
 mod metrics;
 mod synthetic;
@@ -161,8 +163,18 @@ pub struct AttackOptions {
     pub starts: usize,
     /// Levenberg–Marquardt iterations per start.
     pub max_iter: usize,
-    /// A local minimum is a candidate when its residual is below this.
+    /// A fit is accepted when its cost (squared residual) is below this or
+    /// below the noise-based threshold `noise_factor · (floor / λ_r)²`,
+    /// whichever is larger (`floor` the largest |eigenvalue| of the others'
+    /// `K̇_SS` outside its column space, `λ_r` the smallest inside).
     pub accept: f64,
+    /// The factor of the noise-based threshold (see [`AttackOptions::accept`]).
+    pub noise_factor: f64,
+    /// Random orders of the greedy growth tried at most.
+    pub attempts: usize,
+    /// A growth from three or more points is abandoned after this many
+    /// candidates in a row fail to join it.
+    pub patience: usize,
     /// Two candidates closer than this (L∞) are the same point.
     pub distinct: f64,
     /// Refine all recovered inputs jointly against `Aᵀ M⁺ A = R_g` (needs
@@ -178,7 +190,10 @@ impl Default for AttackOptions {
             rank: RankRule::KnownCount,
             starts: 200,
             max_iter: 60,
-            accept: 1e-10,
+            accept: 1e-18,
+            noise_factor: 10.0,
+            attempts: 60,
+            patience: 20,
             distinct: 0.02,
             joint_refine: true,
             values: ValueMethod::Grouped,
@@ -208,6 +223,11 @@ struct Others {
     basis: DMatrix<f64>,
     /// `M⁺` restricted to that space.
     pinv: DMatrix<f64>,
+    /// The noise floor: the largest |eigenvalue| of `M` outside the column
+    /// space (round-off for an exact sum, the noise level for a noised one).
+    floor: f64,
+    /// The smallest eigenvalue kept.
+    smallest: f64,
 }
 
 /// The public model and the others' part of a release.
@@ -228,6 +248,54 @@ impl<K: Kernel> Context<'_, K> {
         DVector::from_fn(self.srows.len(), |i, _| {
             self.view.kernel.eval(&self.srows[i], x)
         })
+    }
+
+    /// `k(S, x)` and its Jacobian `∂k(S, x)/∂x` (`|S| × D`).
+    fn kvec_jac(&self, x: &[f64]) -> (DVector<f64>, DMatrix<f64>) {
+        let s = self.srows.len();
+        let k = self.kvec(x);
+        let mut jac = DMatrix::zeros(s, x.len());
+        for i in 0..s {
+            for (d, g) in self
+                .view
+                .kernel
+                .grad_x(x, &self.srows[i])
+                .into_iter()
+                .enumerate()
+            {
+                jac[(i, d)] = g;
+            }
+        }
+        (k, jac)
+    }
+
+    /// [`Context::point_residual`] and its Jacobian (no known directions).
+    fn point_residual_jac(&self, x: &[f64]) -> (Vec<f64>, DMatrix<f64>) {
+        let (k, jk) = self.kvec_jac(x);
+        let r = self.point_residual_k(x, &k);
+        let b = &self.others.basis;
+        let norm = k.norm().max(1e-300);
+        let perp = &k - b * (b.transpose() * &k);
+        // d(P k / ‖k‖) = P J / ‖k‖ − P k (kᵀ J) / ‖k‖³.
+        let pj = &jk - b * (b.transpose() * &jk);
+        let ktj = k.transpose() * &jk;
+        let mut jac = DMatrix::zeros(r.len(), x.len());
+        let s = k.len();
+        for i in 0..s {
+            for d in 0..x.len() {
+                jac[(i, d)] = pj[(i, d)] / norm - perp[i] * ktj[(0, d)] / norm.powi(3);
+            }
+        }
+        if r.len() > s {
+            let sf = self.view.kernel.signal_variance();
+            // d(C − G)/dx = −2 kᵀ (Σ_SS⁻¹ + M⁺) J.
+            let w = (&self.sigma_ss_inv + &self.others.pinv) * &k;
+            let g = w.transpose() * &jk;
+            for d in 0..x.len() {
+                jac[(s, d)] = -2.0 * g[(0, d)] / sf;
+            }
+        }
+        (r, jac)
     }
 
     /// `k` with the known directions projected out.
@@ -299,55 +367,67 @@ impl<K: Kernel> Context<'_, K> {
         out
     }
 
-    /// The Jacobian of [`Context::joint_residual`] by central differences,
-    /// point by point: moving one point changes only its own residual and
-    /// its pair terms.
+    /// The pair term `G(a,b)·(G(a,b) − C(a,b))/σ_f⁴` and its gradient with
+    /// respect to `a` (`ja = ∂k(S,a)/∂a`).
+    fn pair_term_grad(
+        &self,
+        a: &[f64],
+        ka: &DVector<f64>,
+        ja: &DMatrix<f64>,
+        b: &[f64],
+        kb: &DVector<f64>,
+    ) -> (f64, Vec<f64>) {
+        let sf2 = self.view.kernel.signal_variance().powi(2);
+        let pk = &self.others.pinv * kb;
+        let sk = &self.sigma_ss_inv * kb;
+        let g = ka.dot(&pk);
+        let c = self.cond(a, ka, b, kb, false);
+        let dg = pk.transpose() * ja;
+        let dc0 = self.view.kernel.grad_x(a, b);
+        let dsk = sk.transpose() * ja;
+        let grad = (0..a.len())
+            .map(|d| ((2.0 * g - c) * dg[(0, d)] - g * (dc0[d] - dsk[(0, d)])) / sf2)
+            .collect();
+        (g * (g - c) / sf2, grad)
+    }
+
+    /// The Jacobian of [`Context::joint_residual`] (analytic): moving one
+    /// point changes only its own residual and its pair terms.
     fn joint_jacobian(&self, flat: &[f64], dim: usize, m: usize) -> DMatrix<f64> {
         let n = flat.len() / dim;
-        let pts: Vec<Vec<f64>> = flat.chunks(dim).map(<[f64]>::to_vec).collect();
-        let ks: Vec<DVector<f64>> = pts.iter().map(|p| self.kvec(p)).collect();
-        let sf2 = self.view.kernel.signal_variance().powi(2);
-        let per = m - n * (n - 1) / 2;
-        let per = per / n.max(1);
-        // Row of pair (i, j), i < j, after the per-point block.
-        let pair_row = |i: usize, j: usize| n * per + i * n - i * (i + 1) / 2 + (j - i - 1);
+        let pts: Vec<&[f64]> = flat.chunks(dim).collect();
+        let kj: Vec<(DVector<f64>, DMatrix<f64>)> = pts.iter().map(|p| self.kvec_jac(p)).collect();
+        let per = (m - n * (n - 1) / 2) / n.max(1);
         let mut jac = DMatrix::zeros(m, flat.len());
+        for (i, p) in pts.iter().enumerate() {
+            let (_, pj) = self.point_residual_jac(p);
+            jac.view_mut((i * per, i * dim), (per, dim)).copy_from(&pj);
+        }
+        let mut row = n * per;
         for i in 0..n {
-            for d in 0..dim {
-                let x = pts[i][d];
-                let lo = (x - lm::H).max(0.0);
-                let hi = (x + lm::H).min(1.0);
-                let eval = |v: f64| {
-                    let mut p = pts[i].clone();
-                    p[d] = v;
-                    let k = self.kvec(&p);
-                    let own = self.point_residual_k(&p, &k);
-                    let pairs: Vec<f64> = (0..n)
-                        .map(|j| {
-                            if j == i {
-                                0.0
-                            } else {
-                                let g = self.gmat(&k, &ks[j]);
-                                let c = self.cond(&p, &k, &pts[j], &ks[j], false);
-                                g * (g - c) / sf2
-                            }
-                        })
-                        .collect();
-                    (own, pairs)
-                };
-                let (op, pp) = eval(hi);
-                let (om, pm) = eval(lo);
-                let step = hi - lo;
-                let col = i * dim + d;
-                for r in 0..per {
-                    jac[(i * per + r, col)] = (op[r] - om[r]) / step;
+            for j in i + 1..n {
+                let (_, gi) = self.pair_term_grad(pts[i], &kj[i].0, &kj[i].1, pts[j], &kj[j].0);
+                let (_, gj) = self.pair_term_grad(pts[j], &kj[j].0, &kj[j].1, pts[i], &kj[i].0);
+                for d in 0..dim {
+                    jac[(row, i * dim + d)] = gi[d];
+                    jac[(row, j * dim + d)] = gj[d];
                 }
-                for j in 0..n {
-                    if j != i {
-                        let row = pair_row(i.min(j), i.max(j));
-                        jac[(row, col)] = (pp[j] - pm[j]) / step;
-                    }
-                }
+                row += 1;
+            }
+        }
+        jac
+    }
+
+    /// The Jacobian of [`Context::new_point_residual`] with respect to `x`.
+    fn new_point_jacobian(&self, x: &[f64], set: &[Vec<f64>], ks: &[DVector<f64>]) -> DMatrix<f64> {
+        let (own, pj) = self.point_residual_jac(x);
+        let (kx, jx) = self.kvec_jac(x);
+        let mut jac = DMatrix::zeros(own.len() + set.len(), x.len());
+        jac.view_mut((0, 0), (own.len(), x.len())).copy_from(&pj);
+        for (r, (p, kp)) in set.iter().zip(ks).enumerate() {
+            let (_, g) = self.pair_term_grad(x, &kx, &jx, p, kp);
+            for (d, v) in g.into_iter().enumerate() {
+                jac[(own.len() + r, d)] = v;
             }
         }
         jac
@@ -365,6 +445,27 @@ impl<K: Kernel> Context<'_, K> {
             out.push(g * (g - c) / sf2);
         }
         out
+    }
+
+    /// A new point from `x0` consistent with `set` (its own residual and
+    /// every pair condition with the set below `accept`) and distinct from
+    /// the set's points, if the fit finds one.
+    fn join(
+        &self,
+        set: &[Vec<f64>],
+        x0: &[f64],
+        accept: f64,
+        options: &AttackOptions,
+    ) -> Option<Vec<f64>> {
+        let ks: Vec<DVector<f64>> = set.iter().map(|p| self.kvec(p)).collect();
+        let f = |x: &[f64]| self.new_point_residual(x, set, &ks);
+        let (x, cost) = lm::minimise_with(
+            &f,
+            |x, _| self.new_point_jacobian(x, set, &ks),
+            x0,
+            options.max_iter,
+        );
+        (cost < accept && set.iter().all(|p| linf(p, &x) > options.distinct)).then_some(x)
     }
 
     /// Refines `points` jointly; returns them and the joint cost.
@@ -430,7 +531,18 @@ fn build_others<K: Kernel>(
         }
     });
     let pinv = &basis * DMatrix::from_diagonal(&inv) * basis.transpose();
-    Ok(Others { m_s, basis, pinv })
+    let floor = order[rank..]
+        .iter()
+        .map(|&i| eig.eigenvalues[i].abs())
+        .fold(0.0, f64::max);
+    let smallest = eig.eigenvalues[order[rank.max(1) - 1]].max(f64::MIN_POSITIVE);
+    Ok(Others {
+        m_s,
+        basis,
+        pinv,
+        floor,
+        smallest,
+    })
 }
 
 fn sigma_ss_inv<K: Kernel>(view: &MemberView<K>) -> DMatrix<f64> {
@@ -444,8 +556,17 @@ fn sigma_ss_inv<K: Kernel>(view: &MemberView<K>) -> DMatrix<f64> {
         .unwrap_or_else(|| DMatrix::identity(view.support.nrows(), view.support.nrows()))
 }
 
+/// The acceptance threshold of a joint fit: [`AttackOptions::accept`], or
+/// `noise_factor · (floor / λ_r)²` when larger — the pair and diagonal
+/// conditions go through `M⁺`, whose error is about the noise floor over
+/// the smallest kept eigenvalue.
+fn threshold<K: Kernel>(ctx: &Context<'_, K>, options: &AttackOptions) -> f64 {
+    let scale = ctx.others.floor / ctx.others.smallest;
+    options.accept.max(options.noise_factor * scale * scale)
+}
+
 /// Runs the per-point search: random starts, local minimisation, and the
-/// greedy pick of up to `want` distinct candidates by residual.
+/// greedy growth of a jointly consistent set of up to `want` points.
 fn search<K: Kernel, R: Rng + ?Sized>(
     ctx: &Context<'_, K>,
     want: usize,
@@ -453,11 +574,22 @@ fn search<K: Kernel, R: Rng + ?Sized>(
     rng: &mut R,
 ) -> Vec<Vec<f64>> {
     let dim = ctx.view.support.ncols();
+    let accept = threshold(ctx, options);
     let mut cands: Vec<(f64, Vec<f64>)> = Vec::new();
     for _ in 0..options.starts {
         let x0: Vec<f64> = (0..dim).map(|_| rng.gen::<f64>()).collect();
-        let (x, cost) = lm::minimise(|x| ctx.point_residual(x), &x0, options.max_iter);
-        if cost.is_finite() && cost < options.accept {
+        let f = |x: &[f64]| ctx.point_residual(x);
+        let (x, cost) = if ctx.known.ncols() == 0 {
+            lm::minimise_with(
+                &f,
+                |x, _| ctx.point_residual_jac(x).1,
+                &x0,
+                options.max_iter,
+            )
+        } else {
+            lm::minimise(f, &x0, options.max_iter)
+        };
+        if cost.is_finite() && cost < accept {
             cands.push((cost, x));
         }
     }
@@ -469,7 +601,7 @@ fn search<K: Kernel, R: Rng + ?Sized>(
     // Grow a set of points that stays jointly consistent (the per-point
     // zero sets are curves when |S| − m < D; three or more points pin them).
     let mut best: Vec<Vec<f64>> = Vec::new();
-    for attempt in 0..8 {
+    for attempt in 0..options.attempts {
         let mut order: Vec<usize> = (0..cands.len()).collect();
         if attempt > 0 {
             for i in (1..order.len()).rev() {
@@ -478,11 +610,25 @@ fn search<K: Kernel, R: Rng + ?Sized>(
             }
         }
         let mut set: Vec<Vec<f64>> = Vec::new();
+        let mut misses = 0usize;
         for &c in &order {
             if set.len() == want {
                 break;
             }
+            if set.len() >= 2 && misses > options.patience {
+                break;
+            }
             if set.iter().any(|p| linf(p, &cands[c]) <= options.distinct) {
+                continue;
+            }
+            if set.len() >= 4 {
+                match ctx.join(&set, &cands[c], accept, options) {
+                    Some(x) => {
+                        set.push(x);
+                        misses = 0;
+                    }
+                    None => misses += 1,
+                }
                 continue;
             }
             let (refined, cost) = if set.len() < 4 {
@@ -491,8 +637,10 @@ fn search<K: Kernel, R: Rng + ?Sized>(
                 ctx.refine(&trial, options.max_iter)
             } else {
                 let ks: Vec<DVector<f64>> = set.iter().map(|p| ctx.kvec(p)).collect();
-                let (x, cost) = lm::minimise(
-                    |x| ctx.new_point_residual(x, &set, &ks),
+                let f = |x: &[f64]| ctx.new_point_residual(x, &set, &ks);
+                let (x, cost) = lm::minimise_with(
+                    &f,
+                    |x, _| ctx.new_point_jacobian(x, &set, &ks),
                     &cands[c],
                     options.max_iter,
                 );
@@ -503,9 +651,33 @@ fn search<K: Kernel, R: Rng + ?Sized>(
             let distinct = (0..refined.len()).all(|i| {
                 (i + 1..refined.len()).all(|j| linf(&refined[i], &refined[j]) > options.distinct)
             });
-            if cost < options.accept && distinct {
+            if cost < accept && distinct {
                 set = refined;
+                misses = 0;
+            } else {
+                misses += 1;
             }
+        }
+        // A set of four or more pins its members: complete it from fresh
+        // random starts (a point whose zero curve the candidates missed).
+        if set.len() >= 4 {
+            let mut tries = 0;
+            while set.len() < want && tries < options.starts {
+                tries += 1;
+                let x0: Vec<f64> = (0..dim).map(|_| rng.gen::<f64>()).collect();
+                if let Some(x) = ctx.join(&set, &x0, accept, options) {
+                    set.push(x);
+                }
+            }
+        }
+        #[cfg(test)]
+        {
+            let truth = TRUTH.lock().unwrap();
+            let good = set
+                .iter()
+                .filter(|p| truth.iter().any(|t| linf(t, p) < 0.01))
+                .count();
+            eprint!(" {}/{}", set.len(), good);
         }
         if set.len() > best.len() {
             best = set;
@@ -519,6 +691,9 @@ fn search<K: Kernel, R: Rng + ?Sized>(
     }
     best
 }
+
+#[cfg(test)]
+pub(crate) static TRUTH: std::sync::Mutex<Vec<Vec<f64>>> = std::sync::Mutex::new(Vec::new());
 
 fn pick_distinct(cands: &[Vec<f64>], want: usize, distinct: f64) -> Vec<Vec<f64>> {
     let mut picked: Vec<Vec<f64>> = Vec::new();
