@@ -69,8 +69,6 @@
 //! the level where it stops working is a lower bound on the noise a DP
 //! mechanism needs, not a sufficient level.
 
-#[cfg(test)]
-mod explore;
 mod lm;
 mod metrics;
 mod synthetic;
@@ -188,11 +186,11 @@ impl Default for AttackOptions {
     fn default() -> Self {
         Self {
             rank: RankRule::KnownCount,
-            starts: 200,
+            starts: 1000,
             max_iter: 60,
             accept: 1e-18,
-            noise_factor: 10.0,
-            attempts: 60,
+            noise_factor: 1.0,
+            attempts: 200,
             patience: 20,
             distinct: 0.02,
             joint_refine: true,
@@ -598,102 +596,135 @@ fn search<K: Kernel, R: Rng + ?Sized>(
     if !options.joint_refine || ctx.known.ncols() > 0 {
         return pick_distinct(&cands, want, options.distinct);
     }
-    // Grow a set of points that stays jointly consistent (the per-point
-    // zero sets are curves when |S| − m < D; three or more points pin them).
-    let mut best: Vec<Vec<f64>> = Vec::new();
-    for attempt in 0..options.attempts {
-        let mut order: Vec<usize> = (0..cands.len()).collect();
-        if attempt > 0 {
-            for i in (1..order.len()).rev() {
-                let j = rng.gen_range(0..=i);
-                order.swap(i, j);
-            }
+    grow(ctx, &cands, want, accept, options, rng)
+}
+
+/// The pair inconsistency of candidates `i` and `j`: `min(|G|, |G − C|)`
+/// over `√(C_ii C_jj)` (zero for two true points, of the same member or not).
+fn pair_errors<K: Kernel>(ctx: &Context<'_, K>, cands: &[Vec<f64>]) -> Vec<Vec<f64>> {
+    let ks: Vec<DVector<f64>> = cands.iter().map(|p| ctx.kvec(p)).collect();
+    let pk: Vec<DVector<f64>> = ks.iter().map(|k| &ctx.others.pinv * k).collect();
+    let sk: Vec<DVector<f64>> = ks.iter().map(|k| &ctx.sigma_ss_inv * k).collect();
+    let diag: Vec<f64> = (0..cands.len())
+        .map(|i| {
+            ctx.cond(&cands[i], &ks[i], &cands[i], &ks[i], true)
+                .abs()
+                .max(1e-300)
+        })
+        .collect();
+    let n = cands.len();
+    let mut e = vec![vec![0.0; n]; n];
+    for i in 0..n {
+        for j in i + 1..n {
+            let g = ks[i].dot(&pk[j]);
+            let c = ctx.view.kernel.eval(&cands[i], &cands[j]) - ks[i].dot(&sk[j]);
+            let v = g.abs().min((g - c).abs()) / (diag[i] * diag[j]).sqrt();
+            e[i][j] = v;
+            e[j][i] = v;
         }
-        let mut set: Vec<Vec<f64>> = Vec::new();
-        let mut misses = 0usize;
-        for &c in &order {
-            if set.len() == want {
-                break;
+    }
+    e
+}
+
+/// Finds a jointly consistent set of up to `want` points among the
+/// candidates (points of the per-point zero curves). For every candidate a
+/// seed set of four is built greedily, each next candidate the one of the
+/// smallest largest pair inconsistency with the set; the seed sets are
+/// refined jointly in order of that inconsistency, and the first one whose
+/// joint cost is below `accept` (four points on their curves, six pair
+/// conditions: spurious fits are rare) is grown point by point.
+fn grow<K: Kernel, R: Rng + ?Sized>(
+    ctx: &Context<'_, K>,
+    cands: &[Vec<f64>],
+    want: usize,
+    accept: f64,
+    options: &AttackOptions,
+    rng: &mut R,
+) -> Vec<Vec<f64>> {
+    let dim = ctx.view.support.ncols();
+    let n = cands.len();
+    if n == 0 || want == 0 {
+        return Vec::new();
+    }
+    let core = want.min(4);
+    let e = pair_errors(ctx, cands);
+    let mut seeds: Vec<(f64, Vec<usize>)> = (0..n)
+        .map(|a| {
+            let mut set = vec![a];
+            let mut worst = 0.0f64;
+            while set.len() < core {
+                let next = (0..n)
+                    .filter(|&j| {
+                        set.iter()
+                            .all(|&s| linf(&cands[s], &cands[j]) > options.distinct)
+                    })
+                    .map(|j| (set.iter().map(|&s| e[s][j]).fold(0.0, f64::max), j))
+                    .min_by(|x, y| x.0.total_cmp(&y.0));
+                let Some((v, j)) = next else { break };
+                worst = worst.max(v);
+                set.push(j);
             }
-            if set.len() >= 2 && misses > options.patience {
+            (worst, set)
+        })
+        .filter(|(_, set)| set.len() == core)
+        .collect();
+    seeds.sort_by(|x, y| x.0.total_cmp(&y.0));
+    let mut best: Vec<Vec<f64>> = Vec::new();
+    for (_, seed) in seeds.iter().take(options.attempts) {
+        let pick: Vec<Vec<f64>> = seed.iter().map(|&i| cands[i].clone()).collect();
+        let (mut set, cost) = ctx.refine(&pick, options.max_iter);
+        let distinct = (0..set.len())
+            .all(|i| (i + 1..set.len()).all(|j| linf(&set[i], &set[j]) > options.distinct));
+        if !(cost < accept && distinct) {
+            continue;
+        }
+        // Grow: the candidates most consistent with the seed first.
+        let mut order: Vec<(f64, usize)> = (0..n)
+            .filter(|j| !seed.contains(j))
+            .map(|j| (seed.iter().map(|&s| e[s][j]).fold(0.0, f64::max), j))
+            .collect();
+        order.sort_by(|x, y| x.0.total_cmp(&y.0));
+        let mut misses = 0usize;
+        for &(_, c) in &order {
+            if set.len() == want || misses > options.patience {
                 break;
             }
             if set.iter().any(|p| linf(p, &cands[c]) <= options.distinct) {
                 continue;
             }
-            if set.len() >= 4 {
-                match ctx.join(&set, &cands[c], accept, options) {
-                    Some(x) => {
-                        set.push(x);
-                        misses = 0;
-                    }
-                    None => misses += 1,
-                }
-                continue;
-            }
-            let (refined, cost) = if set.len() < 4 {
-                let mut trial = set.clone();
-                trial.push(cands[c].clone());
-                ctx.refine(&trial, options.max_iter)
-            } else {
-                let ks: Vec<DVector<f64>> = set.iter().map(|p| ctx.kvec(p)).collect();
-                let f = |x: &[f64]| ctx.new_point_residual(x, &set, &ks);
-                let (x, cost) = lm::minimise_with(
-                    &f,
-                    |x, _| ctx.new_point_jacobian(x, &set, &ks),
-                    &cands[c],
-                    options.max_iter,
-                );
-                let mut trial = set.clone();
-                trial.push(x);
-                (trial, cost)
-            };
-            let distinct = (0..refined.len()).all(|i| {
-                (i + 1..refined.len()).all(|j| linf(&refined[i], &refined[j]) > options.distinct)
-            });
-            if cost < accept && distinct {
-                set = refined;
-                misses = 0;
-            } else {
-                misses += 1;
-            }
-        }
-        // A set of four or more pins its members: complete it from fresh
-        // random starts (a point whose zero curve the candidates missed).
-        if set.len() >= 4 {
-            let mut tries = 0;
-            while set.len() < want && tries < options.starts {
-                tries += 1;
-                let x0: Vec<f64> = (0..dim).map(|_| rng.gen::<f64>()).collect();
-                if let Some(x) = ctx.join(&set, &x0, accept, options) {
+            match ctx.join(&set, &cands[c], accept, options) {
+                Some(x) => {
                     set.push(x);
+                    misses = 0;
                 }
+                None => misses += 1,
             }
         }
-        #[cfg(test)]
-        {
-            let truth = TRUTH.lock().unwrap();
-            let good = set
-                .iter()
-                .filter(|p| truth.iter().any(|t| linf(t, p) < 0.01))
-                .count();
-            eprint!(" {}/{}", set.len(), good);
+        // A set of four or more pins its members: complete it from the
+        // remaining candidates and fresh random starts (a point whose zero
+        // curve the candidates missed).
+        let mut tries = 0;
+        let mut rest = order.iter().map(|o| o.1);
+        while set.len() < want && tries < options.starts {
+            tries += 1;
+            let x0: Vec<f64> = match rest.next() {
+                Some(c) => cands[c].clone(),
+                None => (0..dim).map(|_| rng.gen::<f64>()).collect(),
+            };
+            if let Some(x) = ctx.join(&set, &x0, accept, options) {
+                set.push(x);
+            }
         }
         if set.len() > best.len() {
             best = set;
             if best.len() == want {
                 best = ctx.refine(&best, 4 * options.max_iter).0;
+                break;
             }
-        }
-        if best.len() == want {
-            break;
         }
     }
     best
 }
-
-#[cfg(test)]
-pub(crate) static TRUTH: std::sync::Mutex<Vec<Vec<f64>>> = std::sync::Mutex::new(Vec::new());
 
 fn pick_distinct(cands: &[Vec<f64>], want: usize, distinct: f64) -> Vec<Vec<f64>> {
     let mut picked: Vec<Vec<f64>> = Vec::new();
