@@ -31,13 +31,31 @@
 //! The subspace conditions alone are `|S| − m` equations in `D` unknowns:
 //! for `|S| − m ≥ D` (the 2-D tests) the zeros are isolated, but for the
 //! tested 10-D case (`|S| = 16`, `m = 8`) each point's zero set is a curve
-//! and only the pair conditions pin the points. So the search is: random
-//! starts in `[0,1]^D` with a box-constrained Levenberg–Marquardt fit of the
-//! per-point residual, then a greedy growth of a jointly consistent set —
-//! each candidate is kept if the set with it still fits every per-point and
-//! pair condition (pair residual `G (G − C)`, which vanishes either way),
-//! refined jointly while the set is small, the new point alone against the
-//! set once it holds four — and a final joint refinement.
+//! and only the pair conditions pin the points: two points on their curves
+//! meet one pair condition along a curve of pairs, three in isolated
+//! (often spurious) triples, four or more only at the true points.
+//!
+//! **Search.** Random starts in `[0,1]^D` (1000 by default) with a
+//! box-constrained Levenberg–Marquardt fit of the per-point residual
+//! (analytic Jacobian, from the kernel's `grad_x`) give candidates: points
+//! spread along the zero curves, few of them near a true point. For every
+//! pair of candidates the pair inconsistency `min(|G|, |G − C|) / √(C C)` is
+//! computed; for every candidate a set of four is grown greedily (each next
+//! candidate the one whose largest inconsistency with the set is least);
+//! these seed sets are refined jointly (every per-point and pair condition,
+//! pair residual `G (G − C)`, which vanishes either way) in order of their
+//! inconsistency, and the first whose joint cost is below the threshold is
+//! grown point by point — each further candidate fitted alone against the
+//! set, in order of consistency with the seed, then fresh random starts —
+//! and refined jointly at the end.
+//!
+//! **Acceptance.** The pair and diagonal conditions go through `M⁺`; with
+//! noise of size `ε` on the sum their error is about `ε / λ_r` (`λ_r` the
+//! smallest eigenvalue kept). The attack estimates `ε` from the sum itself,
+//! as the largest |eigenvalue| of `M` outside the column space (round-off,
+//! ~1e-16·‖M‖, for an exact sum), and accepts a joint fit when its cost is
+//! below `max(accept, noise_factor · (ε / λ_r)²)` ([`AttackOptions`]); the
+//! true points' joint cost measured 0.01–0.06 of `(ε / λ_r)²`.
 //!
 //! Values: `z = A⁺ ṁ` (least squares), then `y = μ + R z`, with
 //! `R = Aᵀ M⁺ A` (no grouping needed, [`ValueMethod::Moment`]) or with
@@ -60,14 +78,20 @@
 //! with the noise-free sum the attacker (member 0 of 3) recovers every other
 //! point, inputs within L∞ 0.01 and values within 1 % of their range, in 10-D
 //! (2 others × 4 points, `|S| = 16`) and in 2-D (2 × 3, `|S| = 16`), far
-//! outside the random-guess baseline ([`Recovery`]); with Gaussian noise on
-//! every entry of the sum ([`noised`]) of a standard deviation of the sum's
+//! outside the random-guess baseline ([`Recovery`]); in 10-D it does so for
+//! five federations (seeds 1–5) with the sum perturbed by Gaussian noise of
+//! 1e-12 and 1e-9 of its median |entry| ([`noised`]; it also did at 1e-6,
+//! measured, not tested). With noise of a standard deviation of the sum's
 //! median |entry| (2-D) or of 1e-2 of it (10-D) the attack is within the
-//! random-guess baseline. The ignored `noise_table` test prints recovery
-//! against the noise level; this attacker's acceptance threshold is a
-//! heuristic (`10·rel²`) and a stronger attack may survive more noise, so
-//! the level where it stops working is a lower bound on the noise a DP
-//! mechanism needs, not a sufficient level.
+//! random-guess baseline. `tests/product_releases.rs` attacks the product's
+//! own releases (`fedhe_algorithms::fbo_fedgp::Client`): the noise-free PITC
+//! summary and the private release's per-point format without noise give
+//! every point away; the private release at ε = 4 is within the baseline.
+//! The ignored `noise_table` and `recovery_against_epsilon` tests print
+//! recovery against the noise level and against ε. This attacker's
+//! acceptance threshold is a heuristic and a stronger attack may survive
+//! more noise, so the level where it stops working is a lower bound on the
+//! noise a DP mechanism needs, not a sufficient level.
 
 mod lm;
 mod metrics;
@@ -161,8 +185,18 @@ pub struct AttackOptions {
     pub starts: usize,
     /// Levenberg–Marquardt iterations per start.
     pub max_iter: usize,
-    /// A local minimum is a candidate when its residual is below this.
+    /// A fit is accepted when its cost (squared residual) is below this or
+    /// below the noise-based threshold `noise_factor · (floor / λ_r)²`,
+    /// whichever is larger (`floor` the largest |eigenvalue| of the others'
+    /// `K̇_SS` outside its column space, `λ_r` the smallest inside).
     pub accept: f64,
+    /// The factor of the noise-based threshold (see [`AttackOptions::accept`]).
+    pub noise_factor: f64,
+    /// Random orders of the greedy growth tried at most.
+    pub attempts: usize,
+    /// A growth from three or more points is abandoned after this many
+    /// candidates in a row fail to join it.
+    pub patience: usize,
     /// Two candidates closer than this (L∞) are the same point.
     pub distinct: f64,
     /// Refine all recovered inputs jointly against `Aᵀ M⁺ A = R_g` (needs
@@ -176,9 +210,12 @@ impl Default for AttackOptions {
     fn default() -> Self {
         Self {
             rank: RankRule::KnownCount,
-            starts: 200,
+            starts: 1000,
             max_iter: 60,
-            accept: 1e-10,
+            accept: 1e-18,
+            noise_factor: 1.0,
+            attempts: 200,
+            patience: 20,
             distinct: 0.02,
             joint_refine: true,
             values: ValueMethod::Grouped,
@@ -208,6 +245,11 @@ struct Others {
     basis: DMatrix<f64>,
     /// `M⁺` restricted to that space.
     pinv: DMatrix<f64>,
+    /// The noise floor: the largest |eigenvalue| of `M` outside the column
+    /// space (round-off for an exact sum, the noise level for a noised one).
+    floor: f64,
+    /// The smallest eigenvalue kept.
+    smallest: f64,
 }
 
 /// The public model and the others' part of a release.
@@ -228,6 +270,54 @@ impl<K: Kernel> Context<'_, K> {
         DVector::from_fn(self.srows.len(), |i, _| {
             self.view.kernel.eval(&self.srows[i], x)
         })
+    }
+
+    /// `k(S, x)` and its Jacobian `∂k(S, x)/∂x` (`|S| × D`).
+    fn kvec_jac(&self, x: &[f64]) -> (DVector<f64>, DMatrix<f64>) {
+        let s = self.srows.len();
+        let k = self.kvec(x);
+        let mut jac = DMatrix::zeros(s, x.len());
+        for i in 0..s {
+            for (d, g) in self
+                .view
+                .kernel
+                .grad_x(x, &self.srows[i])
+                .into_iter()
+                .enumerate()
+            {
+                jac[(i, d)] = g;
+            }
+        }
+        (k, jac)
+    }
+
+    /// [`Context::point_residual`] and its Jacobian (no known directions).
+    fn point_residual_jac(&self, x: &[f64]) -> (Vec<f64>, DMatrix<f64>) {
+        let (k, jk) = self.kvec_jac(x);
+        let r = self.point_residual_k(x, &k);
+        let b = &self.others.basis;
+        let norm = k.norm().max(1e-300);
+        let perp = &k - b * (b.transpose() * &k);
+        // d(P k / ‖k‖) = P J / ‖k‖ − P k (kᵀ J) / ‖k‖³.
+        let pj = &jk - b * (b.transpose() * &jk);
+        let ktj = k.transpose() * &jk;
+        let mut jac = DMatrix::zeros(r.len(), x.len());
+        let s = k.len();
+        for i in 0..s {
+            for d in 0..x.len() {
+                jac[(i, d)] = pj[(i, d)] / norm - perp[i] * ktj[(0, d)] / norm.powi(3);
+            }
+        }
+        if r.len() > s {
+            let sf = self.view.kernel.signal_variance();
+            // d(C − G)/dx = −2 kᵀ (Σ_SS⁻¹ + M⁺) J.
+            let w = (&self.sigma_ss_inv + &self.others.pinv) * &k;
+            let g = w.transpose() * &jk;
+            for d in 0..x.len() {
+                jac[(s, d)] = -2.0 * g[(0, d)] / sf;
+            }
+        }
+        (r, jac)
     }
 
     /// `k` with the known directions projected out.
@@ -299,55 +389,67 @@ impl<K: Kernel> Context<'_, K> {
         out
     }
 
-    /// The Jacobian of [`Context::joint_residual`] by central differences,
-    /// point by point: moving one point changes only its own residual and
-    /// its pair terms.
+    /// The pair term `G(a,b)·(G(a,b) − C(a,b))/σ_f⁴` and its gradient with
+    /// respect to `a` (`ja = ∂k(S,a)/∂a`).
+    fn pair_term_grad(
+        &self,
+        a: &[f64],
+        ka: &DVector<f64>,
+        ja: &DMatrix<f64>,
+        b: &[f64],
+        kb: &DVector<f64>,
+    ) -> (f64, Vec<f64>) {
+        let sf2 = self.view.kernel.signal_variance().powi(2);
+        let pk = &self.others.pinv * kb;
+        let sk = &self.sigma_ss_inv * kb;
+        let g = ka.dot(&pk);
+        let c = self.cond(a, ka, b, kb, false);
+        let dg = pk.transpose() * ja;
+        let dc0 = self.view.kernel.grad_x(a, b);
+        let dsk = sk.transpose() * ja;
+        let grad = (0..a.len())
+            .map(|d| ((2.0 * g - c) * dg[(0, d)] - g * (dc0[d] - dsk[(0, d)])) / sf2)
+            .collect();
+        (g * (g - c) / sf2, grad)
+    }
+
+    /// The Jacobian of [`Context::joint_residual`] (analytic): moving one
+    /// point changes only its own residual and its pair terms.
     fn joint_jacobian(&self, flat: &[f64], dim: usize, m: usize) -> DMatrix<f64> {
         let n = flat.len() / dim;
-        let pts: Vec<Vec<f64>> = flat.chunks(dim).map(<[f64]>::to_vec).collect();
-        let ks: Vec<DVector<f64>> = pts.iter().map(|p| self.kvec(p)).collect();
-        let sf2 = self.view.kernel.signal_variance().powi(2);
-        let per = m - n * (n - 1) / 2;
-        let per = per / n.max(1);
-        // Row of pair (i, j), i < j, after the per-point block.
-        let pair_row = |i: usize, j: usize| n * per + i * n - i * (i + 1) / 2 + (j - i - 1);
+        let pts: Vec<&[f64]> = flat.chunks(dim).collect();
+        let kj: Vec<(DVector<f64>, DMatrix<f64>)> = pts.iter().map(|p| self.kvec_jac(p)).collect();
+        let per = (m - n * (n - 1) / 2) / n.max(1);
         let mut jac = DMatrix::zeros(m, flat.len());
+        for (i, p) in pts.iter().enumerate() {
+            let (_, pj) = self.point_residual_jac(p);
+            jac.view_mut((i * per, i * dim), (per, dim)).copy_from(&pj);
+        }
+        let mut row = n * per;
         for i in 0..n {
-            for d in 0..dim {
-                let x = pts[i][d];
-                let lo = (x - lm::H).max(0.0);
-                let hi = (x + lm::H).min(1.0);
-                let eval = |v: f64| {
-                    let mut p = pts[i].clone();
-                    p[d] = v;
-                    let k = self.kvec(&p);
-                    let own = self.point_residual_k(&p, &k);
-                    let pairs: Vec<f64> = (0..n)
-                        .map(|j| {
-                            if j == i {
-                                0.0
-                            } else {
-                                let g = self.gmat(&k, &ks[j]);
-                                let c = self.cond(&p, &k, &pts[j], &ks[j], false);
-                                g * (g - c) / sf2
-                            }
-                        })
-                        .collect();
-                    (own, pairs)
-                };
-                let (op, pp) = eval(hi);
-                let (om, pm) = eval(lo);
-                let step = hi - lo;
-                let col = i * dim + d;
-                for r in 0..per {
-                    jac[(i * per + r, col)] = (op[r] - om[r]) / step;
+            for j in i + 1..n {
+                let (_, gi) = self.pair_term_grad(pts[i], &kj[i].0, &kj[i].1, pts[j], &kj[j].0);
+                let (_, gj) = self.pair_term_grad(pts[j], &kj[j].0, &kj[j].1, pts[i], &kj[i].0);
+                for d in 0..dim {
+                    jac[(row, i * dim + d)] = gi[d];
+                    jac[(row, j * dim + d)] = gj[d];
                 }
-                for j in 0..n {
-                    if j != i {
-                        let row = pair_row(i.min(j), i.max(j));
-                        jac[(row, col)] = (pp[j] - pm[j]) / step;
-                    }
-                }
+                row += 1;
+            }
+        }
+        jac
+    }
+
+    /// The Jacobian of [`Context::new_point_residual`] with respect to `x`.
+    fn new_point_jacobian(&self, x: &[f64], set: &[Vec<f64>], ks: &[DVector<f64>]) -> DMatrix<f64> {
+        let (own, pj) = self.point_residual_jac(x);
+        let (kx, jx) = self.kvec_jac(x);
+        let mut jac = DMatrix::zeros(own.len() + set.len(), x.len());
+        jac.view_mut((0, 0), (own.len(), x.len())).copy_from(&pj);
+        for (r, (p, kp)) in set.iter().zip(ks).enumerate() {
+            let (_, g) = self.pair_term_grad(x, &kx, &jx, p, kp);
+            for (d, v) in g.into_iter().enumerate() {
+                jac[(own.len() + r, d)] = v;
             }
         }
         jac
@@ -365,6 +467,27 @@ impl<K: Kernel> Context<'_, K> {
             out.push(g * (g - c) / sf2);
         }
         out
+    }
+
+    /// A new point from `x0` consistent with `set` (its own residual and
+    /// every pair condition with the set below `accept`) and distinct from
+    /// the set's points, if the fit finds one.
+    fn join(
+        &self,
+        set: &[Vec<f64>],
+        x0: &[f64],
+        accept: f64,
+        options: &AttackOptions,
+    ) -> Option<Vec<f64>> {
+        let ks: Vec<DVector<f64>> = set.iter().map(|p| self.kvec(p)).collect();
+        let f = |x: &[f64]| self.new_point_residual(x, set, &ks);
+        let (x, cost) = lm::minimise_with(
+            &f,
+            |x, _| self.new_point_jacobian(x, set, &ks),
+            x0,
+            options.max_iter,
+        );
+        (cost < accept && set.iter().all(|p| linf(p, &x) > options.distinct)).then_some(x)
     }
 
     /// Refines `points` jointly; returns them and the joint cost.
@@ -430,7 +553,18 @@ fn build_others<K: Kernel>(
         }
     });
     let pinv = &basis * DMatrix::from_diagonal(&inv) * basis.transpose();
-    Ok(Others { m_s, basis, pinv })
+    let floor = order[rank..]
+        .iter()
+        .map(|&i| eig.eigenvalues[i].abs())
+        .fold(0.0, f64::max);
+    let smallest = eig.eigenvalues[order[rank.max(1) - 1]].max(f64::MIN_POSITIVE);
+    Ok(Others {
+        m_s,
+        basis,
+        pinv,
+        floor,
+        smallest,
+    })
 }
 
 fn sigma_ss_inv<K: Kernel>(view: &MemberView<K>) -> DMatrix<f64> {
@@ -444,8 +578,17 @@ fn sigma_ss_inv<K: Kernel>(view: &MemberView<K>) -> DMatrix<f64> {
         .unwrap_or_else(|| DMatrix::identity(view.support.nrows(), view.support.nrows()))
 }
 
+/// The acceptance threshold of a joint fit: [`AttackOptions::accept`], or
+/// `noise_factor · (floor / λ_r)²` when larger — the pair and diagonal
+/// conditions go through `M⁺`, whose error is about the noise floor over
+/// the smallest kept eigenvalue.
+fn threshold<K: Kernel>(ctx: &Context<'_, K>, options: &AttackOptions) -> f64 {
+    let scale = ctx.others.floor / ctx.others.smallest;
+    options.accept.max(options.noise_factor * scale * scale)
+}
+
 /// Runs the per-point search: random starts, local minimisation, and the
-/// greedy pick of up to `want` distinct candidates by residual.
+/// greedy growth of a jointly consistent set of up to `want` points.
 fn search<K: Kernel, R: Rng + ?Sized>(
     ctx: &Context<'_, K>,
     want: usize,
@@ -453,11 +596,22 @@ fn search<K: Kernel, R: Rng + ?Sized>(
     rng: &mut R,
 ) -> Vec<Vec<f64>> {
     let dim = ctx.view.support.ncols();
+    let accept = threshold(ctx, options);
     let mut cands: Vec<(f64, Vec<f64>)> = Vec::new();
     for _ in 0..options.starts {
         let x0: Vec<f64> = (0..dim).map(|_| rng.gen::<f64>()).collect();
-        let (x, cost) = lm::minimise(|x| ctx.point_residual(x), &x0, options.max_iter);
-        if cost.is_finite() && cost < options.accept {
+        let f = |x: &[f64]| ctx.point_residual(x);
+        let (x, cost) = if ctx.known.ncols() == 0 {
+            lm::minimise_with(
+                &f,
+                |x, _| ctx.point_residual_jac(x).1,
+                &x0,
+                options.max_iter,
+            )
+        } else {
+            lm::minimise(f, &x0, options.max_iter)
+        };
+        if cost.is_finite() && cost < accept {
             cands.push((cost, x));
         }
     }
@@ -466,55 +620,131 @@ fn search<K: Kernel, R: Rng + ?Sized>(
     if !options.joint_refine || ctx.known.ncols() > 0 {
         return pick_distinct(&cands, want, options.distinct);
     }
-    // Grow a set of points that stays jointly consistent (the per-point
-    // zero sets are curves when |S| − m < D; three or more points pin them).
-    let mut best: Vec<Vec<f64>> = Vec::new();
-    for attempt in 0..8 {
-        let mut order: Vec<usize> = (0..cands.len()).collect();
-        if attempt > 0 {
-            for i in (1..order.len()).rev() {
-                let j = rng.gen_range(0..=i);
-                order.swap(i, j);
-            }
+    grow(ctx, &cands, want, accept, options, rng)
+}
+
+/// The pair inconsistency of candidates `i` and `j`: `min(|G|, |G − C|)`
+/// over `√(C_ii C_jj)` (zero for two true points, of the same member or not).
+fn pair_errors<K: Kernel>(ctx: &Context<'_, K>, cands: &[Vec<f64>]) -> Vec<Vec<f64>> {
+    let ks: Vec<DVector<f64>> = cands.iter().map(|p| ctx.kvec(p)).collect();
+    let pk: Vec<DVector<f64>> = ks.iter().map(|k| &ctx.others.pinv * k).collect();
+    let sk: Vec<DVector<f64>> = ks.iter().map(|k| &ctx.sigma_ss_inv * k).collect();
+    let diag: Vec<f64> = (0..cands.len())
+        .map(|i| {
+            ctx.cond(&cands[i], &ks[i], &cands[i], &ks[i], true)
+                .abs()
+                .max(1e-300)
+        })
+        .collect();
+    let n = cands.len();
+    let mut e = vec![vec![0.0; n]; n];
+    for i in 0..n {
+        for j in i + 1..n {
+            let g = ks[i].dot(&pk[j]);
+            let c = ctx.view.kernel.eval(&cands[i], &cands[j]) - ks[i].dot(&sk[j]);
+            let v = g.abs().min((g - c).abs()) / (diag[i] * diag[j]).sqrt();
+            e[i][j] = v;
+            e[j][i] = v;
         }
-        let mut set: Vec<Vec<f64>> = Vec::new();
-        for &c in &order {
-            if set.len() == want {
+    }
+    e
+}
+
+/// Finds a jointly consistent set of up to `want` points among the
+/// candidates (points of the per-point zero curves). For every candidate a
+/// seed set of four is built greedily, each next candidate the one of the
+/// smallest largest pair inconsistency with the set; the seed sets are
+/// refined jointly in order of that inconsistency, and the first one whose
+/// joint cost is below `accept` (four points on their curves, six pair
+/// conditions: spurious fits are rare) is grown point by point.
+fn grow<K: Kernel, R: Rng + ?Sized>(
+    ctx: &Context<'_, K>,
+    cands: &[Vec<f64>],
+    want: usize,
+    accept: f64,
+    options: &AttackOptions,
+    rng: &mut R,
+) -> Vec<Vec<f64>> {
+    let dim = ctx.view.support.ncols();
+    let n = cands.len();
+    if n == 0 || want == 0 {
+        return Vec::new();
+    }
+    let core = want.min(4);
+    let e = pair_errors(ctx, cands);
+    let mut seeds: Vec<(f64, Vec<usize>)> = (0..n)
+        .map(|a| {
+            let mut set = vec![a];
+            let mut worst = 0.0f64;
+            while set.len() < core {
+                let next = (0..n)
+                    .filter(|&j| {
+                        set.iter()
+                            .all(|&s| linf(&cands[s], &cands[j]) > options.distinct)
+                    })
+                    .map(|j| (set.iter().map(|&s| e[s][j]).fold(0.0, f64::max), j))
+                    .min_by(|x, y| x.0.total_cmp(&y.0));
+                let Some((v, j)) = next else { break };
+                worst = worst.max(v);
+                set.push(j);
+            }
+            (worst, set)
+        })
+        .filter(|(_, set)| set.len() == core)
+        .collect();
+    seeds.sort_by(|x, y| x.0.total_cmp(&y.0));
+    let mut best: Vec<Vec<f64>> = Vec::new();
+    for (_, seed) in seeds.iter().take(options.attempts) {
+        let pick: Vec<Vec<f64>> = seed.iter().map(|&i| cands[i].clone()).collect();
+        let (mut set, cost) = ctx.refine(&pick, options.max_iter);
+        let distinct = (0..set.len())
+            .all(|i| (i + 1..set.len()).all(|j| linf(&set[i], &set[j]) > options.distinct));
+        if !(cost < accept && distinct) {
+            continue;
+        }
+        // Grow: the candidates most consistent with the seed first.
+        let mut order: Vec<(f64, usize)> = (0..n)
+            .filter(|j| !seed.contains(j))
+            .map(|j| (seed.iter().map(|&s| e[s][j]).fold(0.0, f64::max), j))
+            .collect();
+        order.sort_by(|x, y| x.0.total_cmp(&y.0));
+        let mut misses = 0usize;
+        for &(_, c) in &order {
+            if set.len() == want || misses > options.patience {
                 break;
             }
             if set.iter().any(|p| linf(p, &cands[c]) <= options.distinct) {
                 continue;
             }
-            let (refined, cost) = if set.len() < 4 {
-                let mut trial = set.clone();
-                trial.push(cands[c].clone());
-                ctx.refine(&trial, options.max_iter)
-            } else {
-                let ks: Vec<DVector<f64>> = set.iter().map(|p| ctx.kvec(p)).collect();
-                let (x, cost) = lm::minimise(
-                    |x| ctx.new_point_residual(x, &set, &ks),
-                    &cands[c],
-                    options.max_iter,
-                );
-                let mut trial = set.clone();
-                trial.push(x);
-                (trial, cost)
+            match ctx.join(&set, &cands[c], accept, options) {
+                Some(x) => {
+                    set.push(x);
+                    misses = 0;
+                }
+                None => misses += 1,
+            }
+        }
+        // A set of four or more pins its members: complete it from the
+        // remaining candidates and fresh random starts (a point whose zero
+        // curve the candidates missed).
+        let mut tries = 0;
+        let mut rest = order.iter().map(|o| o.1);
+        while set.len() < want && tries < options.starts {
+            tries += 1;
+            let x0: Vec<f64> = match rest.next() {
+                Some(c) => cands[c].clone(),
+                None => (0..dim).map(|_| rng.gen::<f64>()).collect(),
             };
-            let distinct = (0..refined.len()).all(|i| {
-                (i + 1..refined.len()).all(|j| linf(&refined[i], &refined[j]) > options.distinct)
-            });
-            if cost < options.accept && distinct {
-                set = refined;
+            if let Some(x) = ctx.join(&set, &x0, accept, options) {
+                set.push(x);
             }
         }
         if set.len() > best.len() {
             best = set;
             if best.len() == want {
                 best = ctx.refine(&best, 4 * options.max_iter).0;
+                break;
             }
-        }
-        if best.len() == want {
-            break;
         }
     }
     best
