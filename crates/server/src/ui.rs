@@ -303,6 +303,29 @@ fn chart(durations: &[(u64, f64, bool)]) -> String {
     svg
 }
 
+/// What a study's signed settings say of its output privacy (issue 44): the
+/// budget of a private study, or that its releases are noise-free. The
+/// server shows the setting only, never a released value.
+fn privacy_label(algorithm: &str, config: &serde_json::Value) -> String {
+    let settings = config.get("settings").or_else(|| config.get("fbo_fedgp"));
+    let privacy = settings.and_then(|s| s.get("privacy"));
+    let mode = privacy.and_then(|p| p.get("mode")).and_then(|m| m.as_str());
+    match (mode, privacy) {
+        (Some("dp"), Some(p)) => {
+            let num = |k: &str| p.get(k).and_then(|v| v.as_f64());
+            format!(
+                "ε = {} per member for the whole study (δ = {:e}), distributed discrete Gaussian noise on every release",
+                num("epsilon").unwrap_or(f64::NAN),
+                num("delta").unwrap_or(1e-6)
+            )
+        }
+        _ if algorithm == "dp-fts-de" => {
+            "differentially private by the method's own mechanism and accountant".into()
+        }
+        _ => "noise-free: the decrypted sums are not private (SECURITY.md)".into(),
+    }
+}
+
 /// `GET /ui/studies/{study}`: the study's rounds and its members.
 pub async fn study(
     State(state): State<Arc<AppState>>,
@@ -317,11 +340,12 @@ pub async fn study(
     let latest = state.store.latest_round(&study).await?;
     let now = now_ms();
     let mut body = format!(
-        "<p>Ceremony {} · {} members · quorum {} · bound {}</p>",
+        "<p>Ceremony {} · {} members · quorum {} · bound {}</p><p>Privacy: {}</p>",
         esc(&spec.ceremony),
         members.len(),
         spec.min_contributors,
-        spec.bound
+        spec.bound,
+        esc(&privacy_label(&spec.algorithm, &spec.config))
     );
     if latest == 0 {
         body.push_str("<p>No round has been opened yet.</p>");
@@ -440,6 +464,16 @@ mod tests {
         for junk in ["", ".", "1000", "x.y", "1000.zz"] {
             assert!(!verify(&key, "ticket", junk, 0), "{junk:?}");
         }
+    }
+
+    #[test]
+    fn a_studys_privacy_is_labelled_from_its_settings() {
+        let dp = serde_json::json!({"settings": {"privacy": {"mode": "dp", "epsilon": 4.0, "delta": 1e-6}}});
+        assert!(privacy_label("fbo-fedgp", &dp).starts_with("ε = 4 per member"));
+        let free = serde_json::json!({"settings": {"privacy": {"mode": "noise-free"}}});
+        assert!(privacy_label("fbo-fedgp", &free).starts_with("noise-free"));
+        assert!(privacy_label("fbo-fedgp", &serde_json::json!({})).starts_with("noise-free"));
+        assert!(privacy_label("dp-fts-de", &serde_json::json!({})).contains("own mechanism"));
     }
 
     #[test]
