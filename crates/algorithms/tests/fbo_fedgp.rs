@@ -1705,23 +1705,11 @@ fn a_spaced_quadratic_trend_releases_only_sums_whose_new_points_of_others_cannot
 /// allows (fixed hyper-parameters, a public support set, the signed-log
 /// warping) at `epsilon` per member, δ = 1e-6.
 fn private_params(epsilon: f64) -> FboFedGpParams {
-    use fedhe_algorithms::fbo_fedgp::{HyperparameterMode, SupportSelection, Warping};
-    use fedhe_algorithms::privacy::{DpSettings, Privacy};
     FboFedGpParams {
-        hyperparameters: HyperparameterMode::Fixed,
         lengthscale: Some(0.3),
-        signal_variance: Some(1.0),
-        noise_variance: Some(1e-2),
-        support_selection: SupportSelection::Public,
-        warping: Warping::SignedLog,
-        privacy: Privacy::Dp(DpSettings {
-            epsilon,
-            delta: 1e-6,
-            quorum: None,
-            clip: 1.0,
-        }),
         ..small_params()
     }
+    .private(epsilon)
 }
 
 #[test]

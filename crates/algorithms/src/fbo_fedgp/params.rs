@@ -714,6 +714,33 @@ impl FboFedGpParams {
         }
     }
 
+    /// These settings made a private study at `epsilon` per member (δ =
+    /// 1e-6, clip 1): the releases `fbo_fedgp::private` allows — fixed public
+    /// hyper-parameters (length-scale 1 in the unit cube, unit signal
+    /// variance, noise variance 1e-2, unless already set), a public support
+    /// set, the signed-log warping, a zero prior mean, no trend — each with
+    /// distributed discrete Gaussian noise within the budget. The demo's
+    /// recipe (`docs/results/privacy-2026-12-01`).
+    pub fn private(self, epsilon: f64) -> Self {
+        Self {
+            hyperparameters: HyperparameterMode::Fixed,
+            lengthscale: Some(self.lengthscale.unwrap_or(1.0)),
+            signal_variance: Some(self.signal_variance.unwrap_or(1.0)),
+            noise_variance: Some(self.noise_variance.unwrap_or(1e-2)),
+            support_selection: SupportSelection::Public,
+            warping: Warping::SignedLog,
+            prior_mean: PriorMean::Zero,
+            global_trend: GlobalTrend::None,
+            privacy: crate::privacy::Privacy::Dp(crate::privacy::DpSettings {
+                epsilon,
+                delta: 1e-6,
+                quorum: None,
+                clip: 1.0,
+            }),
+            ..self
+        }
+    }
+
     /// Checks every setting; the error names the first bad one.
     pub fn validate(&self) -> Result<ValidParams, AlgorithmError> {
         use crate::error::positive;

@@ -11,10 +11,10 @@ use super::{member_names, resolve_params};
 use crate::error::CliError;
 use clap::Args;
 use fedhe_algorithms::fbo_fedgp::{
-    run_observed, FboFedGpParams, GlobalSteps, HyperLikelihood, HyperparameterMode, Method,
-    PriorMean, RoundEvent, SupportGrowth, SupportSelection, Warping,
+    run_observed, FboFedGpParams, GlobalSteps, HyperLikelihood, Method, PriorMean, RoundEvent,
+    SupportGrowth,
 };
-use fedhe_algorithms::privacy::{DpSettings, Privacy};
+use fedhe_algorithms::privacy::Privacy;
 use fedhe_crypto::wire::{fingerprint, WireObject};
 use fedhe_crypto::{CeremonyId, HeSum};
 use fedhe_ring::Csprng;
@@ -109,26 +109,11 @@ pub(super) fn settings(args: &DemoArgs) -> Result<FboFedGpParams, CliError> {
         settings.hyper_likelihood = HyperLikelihood::Sparse;
         settings.privacy = Privacy::NoiseFree;
     } else {
-        settings.hyperparameters = HyperparameterMode::Fixed;
-        settings.lengthscale = Some(PRIVATE_LENGTHSCALE);
-        settings.signal_variance = Some(1.0);
-        settings.noise_variance = Some(1e-2);
-        settings.support_selection = SupportSelection::Public;
-        settings.warping = Warping::SignedLog;
-        settings.prior_mean = PriorMean::Zero;
-        settings.privacy = Privacy::Dp(DpSettings {
-            epsilon: args.epsilon,
-            delta: 1e-6,
-            quorum: None,
-            clip: 1.0,
-        });
+        settings = settings.private(args.epsilon);
     }
     settings.clone().validate()?;
     Ok(settings)
 }
-
-/// The private demo's fixed length-scale (unit cube, every dimension).
-const PRIVATE_LENGTHSCALE: f64 = 1.0;
 
 /// What the demo says of its privacy, before the run.
 pub(super) fn privacy_lines(settings: &FboFedGpParams) -> [String; 2] {
