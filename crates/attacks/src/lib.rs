@@ -63,6 +63,19 @@
 //! assignment `g` of points to members (of the public sizes) that best
 //! matches `G` ([`ValueMethod::Grouped`], the default; branch and bound).
 //!
+//! **Clipped releases** ([`BlockScales::Unknown`]). A private FBO-FedGP
+//! study releases, per member, the sum of every point's own dPITC term
+//! (FITC: each point its own block, `R` diagonal), each term scaled by
+//! `c_j = min(1, clip / ‖term_j‖)`, unknown to the attacker. As `ṁ` and `K̇`
+//! of a point scale alike, this is `R_jj = C(x_j, x_j) / c_j`: the column
+//! space and the pair conditions `G(a, b) = 0` are unchanged (the pair
+//! residual is then `G / σ_f²`), but the diagonal condition fails and is
+//! dropped. Each point's zero set gains a dimension (a surface in the
+//! tested 10-D case), so the seed sets are of six points (twelve unknowns,
+//! fifteen pair conditions) instead of four. Values need no scale:
+//! `y − μ = R z` with `R = Aᵀ M⁺ A` holds for the scaled release
+//! ([`ValueMethod::Moment`]; [`ValueMethod::Grouped`] keeps its diagonal).
+//!
 //! # Attack (b): consecutive releases
 //!
 //! Not implemented yet. Its simplest form would reuse [`subspace_attack`]'s
@@ -85,10 +98,20 @@
 //! median |entry| (2-D) or of 1e-2 of it (10-D) the attack is within the
 //! random-guess baseline. `tests/product_releases.rs` attacks the product's
 //! own releases (`fedhe_algorithms::fbo_fedgp::Client`): the noise-free PITC
-//! summary and the private release's per-point format without noise give
-//! every point away; the private release at ε = 4 is within the baseline.
-//! The ignored `noise_table` and `recovery_against_epsilon` tests print
-//! recovery against the noise level and against ε. This attacker's
+//! summary and the private release's per-point format without noise —
+//! unclipped, and clipped at the product's clip `1/n_max` with the
+//! unknown-scale attack — give every point and value away; the private
+//! release at ε = 4 with its noise, under the same attack, is within the
+//! baseline. (At the product's clip no term of the tested federation is
+//! actually clipped, the terms' norms being 4e-4–1.4e-3 against 1/19; at a
+//! clip of 3e-4, which clips every term, the known-scale attack finds
+//! nothing and the unknown-scale one every point and value.) The ignored
+//! `noise_table`, `recovery_against_epsilon` and
+//! `recovery_against_noise_multiplier` tests print recovery against the
+//! noise level, against ε and against the noise multiplier: the
+//! unknown-scale attack starts recovering points near a millionth of the
+//! ε = 4 release's noise multiplier, close to the smallest noise the
+//! mechanism's grid allows. This attacker's
 //! acceptance threshold is a heuristic and a stronger attack may survive
 //! more noise, so the level where it stops working is a lower bound on the
 //! noise a DP mechanism needs, not a sufficient level.

@@ -1,8 +1,9 @@
 //! Attack (a) on FBO-FedGP's releases as the product computes them
 //! (`fedhe_algorithms::fbo_fedgp::Client`): the noise-free summary (PITC
-//! blocks) and the private release's format without noise give the others'
-//! points away; the private release at the demo's schedule and ε = 4 per
-//! member (δ = 1e-6) does not.
+//! blocks) and the private release's format without noise (unclipped, and
+//! clipped as the product clips, attacked with unknown block scales) give the
+//! others' points away; the private release at the demo's schedule and ε = 4
+//! per member (δ = 1e-6), attacked the same way, does not.
 //!
 //! The attacker is member 0 of 3 (10-D, 4 points each, |S| = 16, CEC-2005 F1
 //! values, the signed-log warping standardised): it subtracts its own
@@ -15,8 +16,9 @@ use fedhe_algorithms::fbo_fedgp::{
     Server, SummaryScaling, SupportSelection, Warping,
 };
 use fedhe_algorithms::privacy::{DpSettings, Privacy, PrivateReleases, ValidDp};
+use fedhe_algorithms::AlgorithmError;
 use fedhe_attacks::{
-    subspace_attack, AttackOptions, BlockScales, Federation, MemberView, Recovery,
+    subspace_attack, AttackOptions, BlockScales, Federation, MemberView, Recovery, ValueMethod,
 };
 use fedhe_crypto::{MemberId, PlainSum};
 use fedhe_gp::sparse::{Dpitc, LocalSummary};
@@ -164,12 +166,18 @@ impl Setup {
     /// The members' shares of their clipped summaries (clip `dp.clip / n_max`,
     /// as the product's) at noise multiplier `z`.
     fn shares_at(&self, dp: ValidDp, z: f64) -> Vec<Vec<f64>> {
+        self.try_shares_at(dp, z).unwrap()
+    }
+
+    /// [`Setup::shares_at`], or the mechanism's refusal (a noise below its
+    /// grid).
+    fn try_shares_at(&self, dp: ValidDp, z: f64) -> Result<Vec<Vec<f64>>, AlgorithmError> {
         let clip = dp.clip / N_MAX;
         let mut releases = PrivateReleases::new(dp, z, vec![[1; 32], [2; 32], [3; 32]], N_MAX);
         self.clipped(clip)
             .iter()
             .enumerate()
-            .map(|(i, v)| releases.share(i, clip, v).unwrap())
+            .map(|(i, v)| releases.share(i, clip, v))
             .collect()
     }
 }
@@ -177,6 +185,11 @@ impl Setup {
 /// The validated DP setting at `epsilon` (δ = 1e-6) for the demo's schedule
 /// and the noise multiplier the product calibrates for it.
 fn private_setting(epsilon: f64) -> (ValidDp, f64) {
+    try_private_setting(epsilon).unwrap()
+}
+
+/// [`private_setting`], or the product's refusal of `epsilon`.
+fn try_private_setting(epsilon: f64) -> Result<(ValidDp, f64), AlgorithmError> {
     let params = FboFedGpParams {
         members: 3,
         rounds: 15,
@@ -196,13 +209,10 @@ fn private_setting(epsilon: f64) -> (ValidDp, f64) {
         }),
         ..FboFedGpParams::paper_defaults()
     }
-    .validate()
-    .unwrap();
-    let dp = params.privacy.validate(3).unwrap().unwrap();
-    let z = dp
-        .noise_multiplier(&plan(&params, &dp), params.channel_bound)
-        .unwrap();
-    (dp, z)
+    .validate()?;
+    let dp = params.privacy.validate(3)?.expect("a private setting");
+    let z = dp.noise_multiplier(&plan(&params, &dp), params.channel_bound)?;
+    Ok((dp, z))
 }
 
 /// The attack on a clipped release: every point its own block, of an unknown
@@ -261,6 +271,32 @@ fn the_private_format_without_noise_gives_them_away_clipped() {
     eprintln!("private format, clipped, noise-free: {r:?}");
     assert!(r.inputs_1pct >= 0.9 && r.both_1pct >= 0.9, "{r:?}");
     assert!(!r.within_random_baseline(), "{r:?}");
+    // Values without the singleton structure: `R = Aᵀ M⁺ A` in full.
+    let moment = AttackOptions {
+        values: ValueMethod::Moment,
+        ..clipped_options()
+    };
+    let r = s.attack_with(&others, vec![1; 8], &moment);
+    eprintln!("private format, clipped, noise-free, moment values: {r:?}");
+    assert!(r.inputs_1pct >= 0.9 && r.both_1pct >= 0.9, "{r:?}");
+}
+
+#[test]
+fn clipping_that_bites_needs_the_unknown_scale_attack() {
+    let s = setup();
+    // At the product's clip no term is clipped (every term's norm is
+    // 4e-4–1.4e-3, the clip 1/19). At a clip of 3e-4 every term is (c_j
+    // 0.2–0.7): the diagonal condition `G(x, x) = C(x, x)` fails and the
+    // known-scale attack finds nothing, while the unknown-scale one still
+    // recovers every point and value.
+    let others = Setup::others(&s.clipped(3e-4));
+    let r = s.attack_with(&others, vec![1; 8], &AttackOptions::default());
+    eprintln!("clip 3e-4, known scales: {r:?}");
+    assert!(r.within_random_baseline(), "{r:?}");
+    let r = s.attack_with(&others, vec![1; 8], &clipped_options());
+    eprintln!("clip 3e-4, unknown scales: {r:?}");
+    assert!(r.inputs_1pct >= 0.9 && r.both_1pct >= 0.9, "{r:?}");
+    assert!(!r.within_random_baseline(), "{r:?}");
 }
 
 #[test]
@@ -291,14 +327,16 @@ fn row(label: &str, r: &Recovery) {
 #[ignore]
 fn recovery_against_epsilon() {
     let s = setup();
-    for epsilon in [1.0, 4.0, 16.0, 64.0, 1e3, 1e5, 1e7] {
-        let (dp, z) = private_setting(epsilon);
-        let r = s.attack_with(
-            &Setup::others(&s.shares_at(dp, z)),
-            vec![1; 8],
-            &clipped_options(),
-        );
-        row(&format!("ε = {epsilon:e} (z = {z:.3e})"), &r);
+    for epsilon in [1.0, 4.0, 16.0, 64.0, 1e3, 1e5, 1e7, 1e9, 1e11, 1e12] {
+        let shares =
+            try_private_setting(epsilon).and_then(|(dp, z)| Ok((z, s.try_shares_at(dp, z)?)));
+        match shares {
+            Ok((z, v)) => row(
+                &format!("ε = {epsilon:e} (z = {z:.3e})"),
+                &s.attack_with(&Setup::others(&v), vec![1; 8], &clipped_options()),
+            ),
+            Err(e) => eprintln!("ε = {epsilon:e}: refused ({e})"),
+        }
     }
 }
 
@@ -309,12 +347,14 @@ fn recovery_against_epsilon() {
 fn recovery_against_noise_multiplier() {
     let s = setup();
     let (dp, z4) = private_setting(4.0);
-    for f in [1.0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8] {
-        let r = s.attack_with(
-            &Setup::others(&s.shares_at(dp, z4 * f)),
-            vec![1; 8],
-            &clipped_options(),
-        );
-        row(&format!("z = {f:e} · z(ε = 4) = {:.3e}", z4 * f), &r);
+    for f in [1.0, 1e-2, 1e-4, 1e-5, 5e-6, 2e-6, 1e-6, 5e-7, 2e-7] {
+        let label = format!("z = {f:e} · z(ε = 4) = {:.3e}", z4 * f);
+        match s.try_shares_at(dp, z4 * f) {
+            Ok(v) => row(
+                &label,
+                &s.attack_with(&Setup::others(&v), vec![1; 8], &clipped_options()),
+            ),
+            Err(e) => eprintln!("{label}: refused ({e})"),
+        }
     }
 }
