@@ -679,7 +679,8 @@ fn search<K: Kernel, R: Rng + ?Sized>(
 }
 
 /// The pair inconsistency of candidates `i` and `j`: `min(|G|, |G − C|)`
-/// over `√(C_ii C_jj)` (zero for two true points, of the same member or not).
+/// over `√(C_ii C_jj)` (zero for two true points, of the same member or not);
+/// `|G|` over the same with [`BlockScales::Unknown`].
 fn pair_errors<K: Kernel>(ctx: &Context<'_, K>, cands: &[Vec<f64>]) -> Vec<Vec<f64>> {
     let ks: Vec<DVector<f64>> = cands.iter().map(|p| ctx.kvec(p)).collect();
     let pk: Vec<DVector<f64>> = ks.iter().map(|k| &ctx.others.pinv * k).collect();
@@ -711,7 +712,7 @@ fn pair_errors<K: Kernel>(ctx: &Context<'_, K>, cands: &[Vec<f64>]) -> Vec<Vec<f
 
 /// Finds a jointly consistent set of up to `want` points among the
 /// candidates (points of the per-point zero curves). For every candidate a
-/// seed set of four is built greedily, each next candidate the one of the
+/// seed set of four (six with [`BlockScales::Unknown`]) is built greedily, each next candidate the one of the
 /// smallest largest pair inconsistency with the set; the seed sets are
 /// refined jointly in order of that inconsistency, and the first one whose
 /// joint cost is below `accept` (four points on their curves, six pair
