@@ -1,8 +1,9 @@
 //! Attack (a) on FBO-FedGP's releases as the product computes them
 //! (`fedhe_algorithms::fbo_fedgp::Client`): the noise-free summary (PITC
-//! blocks) and the private release's format without noise give the others'
-//! points away; the private release at the demo's schedule and ε = 4 per
-//! member (δ = 1e-6) does not.
+//! blocks) and the private release's format without noise (unclipped, and
+//! clipped as the product clips, attacked with unknown block scales) give the
+//! others' points away; the private release at the demo's schedule and ε = 4
+//! per member (δ = 1e-6), attacked the same way, does not.
 //!
 //! The attacker is member 0 of 3 (10-D, 4 points each, |S| = 16, CEC-2005 F1
 //! values, the signed-log warping standardised): it subtracts its own
@@ -14,8 +15,11 @@ use fedhe_algorithms::fbo_fedgp::{
     Client, FboFedGpParams, HyperparameterMode, Hyperparameters, OutputScaling, OutputWarping,
     Server, SummaryScaling, SupportSelection, Warping,
 };
-use fedhe_algorithms::privacy::{DpSettings, Privacy, PrivateReleases};
-use fedhe_attacks::{subspace_attack, AttackOptions, Federation, MemberView, Recovery};
+use fedhe_algorithms::privacy::{DpSettings, Privacy, PrivateReleases, ValidDp};
+use fedhe_algorithms::AlgorithmError;
+use fedhe_attacks::{
+    subspace_attack, AttackOptions, BlockScales, Federation, MemberView, Recovery, ValueMethod,
+};
 use fedhe_crypto::{MemberId, PlainSum};
 use fedhe_gp::sparse::{Dpitc, LocalSummary};
 use fedhe_gp::{KernelParams, Matern52};
@@ -92,6 +96,11 @@ impl Setup {
     /// Attack (a) on the others' part of a release (channel units), with
     /// the others' block sizes the release's format implies.
     fn attack(&self, others: &[f64], sizes: Vec<usize>) -> Recovery {
+        self.attack_with(others, sizes, &AttackOptions::default())
+    }
+
+    /// [`Setup::attack`] with the given options.
+    fn attack_with(&self, others: &[f64], sizes: Vec<usize>, options: &AttackOptions) -> Recovery {
         let sum: LocalSummary = self.channel.from_channel(others).unwrap();
         let family = Matern52::new(KernelParams::isotropic(DIM, 1.0, 1.0).unwrap());
         let view = MemberView {
@@ -106,7 +115,7 @@ impl Setup {
             others_sizes: Some(sizes),
         };
         let mut rng = ChaCha20Rng::seed_from_u64(11);
-        let rec = subspace_attack(&view, &AttackOptions::default(), &mut rng).unwrap();
+        let rec = subspace_attack(&view, options, &mut rng).unwrap();
         let (mut tx, mut ty) = (Vec::new(), Vec::new());
         for c in &self.clients[1..] {
             let (x, y) = c.data(&self.task, OutputWarping::SignedLog, &self.scaling);
@@ -150,38 +159,68 @@ impl Setup {
     /// The private release at `epsilon` for the demo's schedule: each
     /// member's noisy share of its clipped summary.
     fn private_shares(&self, epsilon: f64) -> Vec<Vec<f64>> {
-        let params = FboFedGpParams {
-            members: 3,
-            rounds: 15,
-            initial_points: 4,
-            support_size: 16,
-            hyperparameters: HyperparameterMode::Fixed,
-            lengthscale: Some(0.25 * (DIM as f64).sqrt()),
-            signal_variance: Some(1.0),
-            noise_variance: Some(1e-2),
-            support_selection: SupportSelection::Public,
-            warping: Warping::SignedLog,
-            privacy: Privacy::Dp(DpSettings {
-                epsilon,
-                delta: 1e-6,
-                quorum: None,
-                clip: 1.0,
-            }),
-            ..FboFedGpParams::paper_defaults()
-        }
-        .validate()
-        .unwrap();
-        let dp = params.privacy.validate(3).unwrap().unwrap();
-        let z = dp
-            .noise_multiplier(&plan(&params, &dp), params.channel_bound)
-            .unwrap();
+        let (dp, z) = private_setting(epsilon);
+        self.shares_at(dp, z)
+    }
+
+    /// The members' shares of their clipped summaries (clip `dp.clip / n_max`,
+    /// as the product's) at noise multiplier `z`.
+    fn shares_at(&self, dp: ValidDp, z: f64) -> Vec<Vec<f64>> {
+        self.try_shares_at(dp, z).unwrap()
+    }
+
+    /// [`Setup::shares_at`], or the mechanism's refusal (a noise below its
+    /// grid).
+    fn try_shares_at(&self, dp: ValidDp, z: f64) -> Result<Vec<Vec<f64>>, AlgorithmError> {
         let clip = dp.clip / N_MAX;
         let mut releases = PrivateReleases::new(dp, z, vec![[1; 32], [2; 32], [3; 32]], N_MAX);
         self.clipped(clip)
             .iter()
             .enumerate()
-            .map(|(i, v)| releases.share(i, clip, v).unwrap())
+            .map(|(i, v)| releases.share(i, clip, v))
             .collect()
+    }
+}
+
+/// The validated DP setting at `epsilon` (δ = 1e-6) for the demo's schedule
+/// and the noise multiplier the product calibrates for it.
+fn private_setting(epsilon: f64) -> (ValidDp, f64) {
+    try_private_setting(epsilon).unwrap()
+}
+
+/// [`private_setting`], or the product's refusal of `epsilon`.
+fn try_private_setting(epsilon: f64) -> Result<(ValidDp, f64), AlgorithmError> {
+    let params = FboFedGpParams {
+        members: 3,
+        rounds: 15,
+        initial_points: 4,
+        support_size: 16,
+        hyperparameters: HyperparameterMode::Fixed,
+        lengthscale: Some(0.25 * (DIM as f64).sqrt()),
+        signal_variance: Some(1.0),
+        noise_variance: Some(1e-2),
+        support_selection: SupportSelection::Public,
+        warping: Warping::SignedLog,
+        privacy: Privacy::Dp(DpSettings {
+            epsilon,
+            delta: 1e-6,
+            quorum: None,
+            clip: 1.0,
+        }),
+        ..FboFedGpParams::paper_defaults()
+    }
+    .validate()?;
+    let dp = params.privacy.validate(3)?.expect("a private setting");
+    let z = dp.noise_multiplier(&plan(&params, &dp), params.channel_bound)?;
+    Ok((dp, z))
+}
+
+/// The attack on a clipped release: every point its own block, of an unknown
+/// scale; values from `R = Aᵀ M⁺ A`'s diagonal.
+fn clipped_options() -> AttackOptions {
+    AttackOptions {
+        block_scales: BlockScales::Unknown,
+        ..AttackOptions::default()
     }
 }
 
@@ -211,31 +250,111 @@ fn the_noise_free_summary_gives_the_others_points_away() {
 }
 
 #[test]
-fn the_private_format_without_noise_gives_them_away_and_with_its_noise_does_not() {
+fn the_unclipped_per_point_format_gives_them_away() {
     let s = setup();
     // Each point its own block, unclipped, no noise: the format alone
     // protects nothing.
     let r = s.attack(&Setup::others(&s.clipped(f64::INFINITY)), vec![1; 8]);
-    eprintln!("per-point terms, noise-free: {r:?}");
+    eprintln!("per-point terms, unclipped, noise-free: {r:?}");
     assert!(r.inputs_1pct >= 0.9, "{r:?}");
     assert!(!r.within_random_baseline(), "{r:?}");
-    // The private release at ε = 4 (δ = 1e-6) over the demo's schedule.
-    let r = s.attack(&Setup::others(&s.private_shares(4.0)), vec![1; 8]);
+}
+
+#[test]
+fn the_private_format_without_noise_gives_them_away_clipped() {
+    let s = setup();
+    // The private release's exact format (clip = dp.clip / n_max), no
+    // noise: clipping alone protects nothing either.
+    let (dp, _) = private_setting(4.0);
+    let others = Setup::others(&s.clipped(dp.clip / N_MAX));
+    let r = s.attack_with(&others, vec![1; 8], &clipped_options());
+    eprintln!("private format, clipped, noise-free: {r:?}");
+    assert!(r.inputs_1pct >= 0.9 && r.both_1pct >= 0.9, "{r:?}");
+    assert!(!r.within_random_baseline(), "{r:?}");
+    // Values without the singleton structure: `R = Aᵀ M⁺ A` in full.
+    let moment = AttackOptions {
+        values: ValueMethod::Moment,
+        ..clipped_options()
+    };
+    let r = s.attack_with(&others, vec![1; 8], &moment);
+    eprintln!("private format, clipped, noise-free, moment values: {r:?}");
+    assert!(r.inputs_1pct >= 0.9 && r.both_1pct >= 0.9, "{r:?}");
+}
+
+#[test]
+fn clipping_that_bites_needs_the_unknown_scale_attack() {
+    let s = setup();
+    // At the product's clip no term is clipped (every term's norm is
+    // 4e-4–1.4e-3, the clip 1/19). At a clip of 3e-4 every term is (c_j
+    // 0.2–0.7): the diagonal condition `G(x, x) = C(x, x)` fails and the
+    // known-scale attack finds nothing, while the unknown-scale one still
+    // recovers every point and value.
+    let others = Setup::others(&s.clipped(3e-4));
+    let r = s.attack_with(&others, vec![1; 8], &AttackOptions::default());
+    eprintln!("clip 3e-4, known scales: {r:?}");
+    assert!(r.within_random_baseline(), "{r:?}");
+    let r = s.attack_with(&others, vec![1; 8], &clipped_options());
+    eprintln!("clip 3e-4, unknown scales: {r:?}");
+    assert!(r.inputs_1pct >= 0.9 && r.both_1pct >= 0.9, "{r:?}");
+    assert!(!r.within_random_baseline(), "{r:?}");
+}
+
+#[test]
+fn the_private_release_with_its_noise_does_not_give_them_away() {
+    let s = setup();
+    // The private release at ε = 4 (δ = 1e-6) over the demo's schedule,
+    // attacked as the noise-free clipped release above.
+    let r = s.attack_with(
+        &Setup::others(&s.private_shares(4.0)),
+        vec![1; 8],
+        &clipped_options(),
+    );
     eprintln!("private release, ε = 4: {r:?}");
     assert!(r.within_random_baseline(), "{r:?}");
     assert_eq!(r.inputs_5pct, 0.0, "{r:?}");
 }
 
-/// Recovery against ε (printed; `--ignored --nocapture`).
+fn row(label: &str, r: &Recovery) {
+    eprintln!(
+        "{label}: inputs within 1 % {:.2}, 5 % {:.2}; with values {:.2} / {:.2}; baseline upper {:.2}",
+        r.inputs_1pct, r.inputs_5pct, r.both_1pct, r.both_5pct, r.baseline_upper
+    );
+}
+
+/// Recovery against ε, with the clipped-release attack (printed;
+/// `--ignored --nocapture`).
 #[test]
 #[ignore]
 fn recovery_against_epsilon() {
     let s = setup();
-    for epsilon in [1.0, 4.0, 16.0, 64.0, 1e3, 1e5, 1e7] {
-        let r = s.attack(&Setup::others(&s.private_shares(epsilon)), vec![1; 8]);
-        eprintln!(
-            "ε = {epsilon:e}: inputs within 1 % {:.2}, 5 % {:.2}; with values {:.2} / {:.2}; baseline upper {:.2}",
-            r.inputs_1pct, r.inputs_5pct, r.both_1pct, r.both_5pct, r.baseline_upper
-        );
+    for epsilon in [1.0, 4.0, 16.0, 64.0, 1e3, 1e5, 1e7, 1e9, 1e11, 1e12] {
+        let shares =
+            try_private_setting(epsilon).and_then(|(dp, z)| Ok((z, s.try_shares_at(dp, z)?)));
+        match shares {
+            Ok((z, v)) => row(
+                &format!("ε = {epsilon:e} (z = {z:.3e})"),
+                &s.attack_with(&Setup::others(&v), vec![1; 8], &clipped_options()),
+            ),
+            Err(e) => eprintln!("ε = {epsilon:e}: refused ({e})"),
+        }
+    }
+}
+
+/// Recovery against the noise multiplier, as a fraction of the ε = 4
+/// release's (printed; `--ignored --nocapture`).
+#[test]
+#[ignore]
+fn recovery_against_noise_multiplier() {
+    let s = setup();
+    let (dp, z4) = private_setting(4.0);
+    for f in [1.0, 1e-2, 1e-4, 1e-5, 5e-6, 2e-6, 1e-6, 5e-7, 2e-7] {
+        let label = format!("z = {f:e} · z(ε = 4) = {:.3e}", z4 * f);
+        match s.try_shares_at(dp, z4 * f) {
+            Ok(v) => row(
+                &label,
+                &s.attack_with(&Setup::others(&v), vec![1; 8], &clipped_options()),
+            ),
+            Err(e) => eprintln!("{label}: refused ({e})"),
+        }
     }
 }
