@@ -12,10 +12,9 @@
 
 use fedhe_algorithms::fbo_fedgp::private::plan;
 use fedhe_algorithms::fbo_fedgp::{
-    Client, FboFedGpParams, HyperparameterMode, Hyperparameters, OutputScaling, OutputWarping,
-    Server, SummaryScaling, SupportSelection, Warping,
+    Client, FboFedGpParams, Hyperparameters, OutputScaling, OutputWarping, Server, SummaryScaling,
 };
-use fedhe_algorithms::privacy::{DpSettings, Privacy, PrivateReleases, ValidDp};
+use fedhe_algorithms::privacy::{PrivateReleases, ValidDp};
 use fedhe_algorithms::AlgorithmError;
 use fedhe_attacks::{
     subspace_attack, AttackOptions, BlockScales, Federation, MemberView, Recovery, ValueMethod,
@@ -195,20 +194,10 @@ fn try_private_setting(epsilon: f64) -> Result<(ValidDp, f64), AlgorithmError> {
         rounds: 15,
         initial_points: 4,
         support_size: 16,
-        hyperparameters: HyperparameterMode::Fixed,
         lengthscale: Some(0.25 * (DIM as f64).sqrt()),
-        signal_variance: Some(1.0),
-        noise_variance: Some(1e-2),
-        support_selection: SupportSelection::Public,
-        warping: Warping::SignedLog,
-        privacy: Privacy::Dp(DpSettings {
-            epsilon,
-            delta: 1e-6,
-            quorum: None,
-            clip: 1.0,
-        }),
         ..FboFedGpParams::paper_defaults()
     }
+    .private(epsilon)
     .validate()?;
     let dp = params.privacy.validate(3)?.expect("a private setting");
     let z = dp.noise_multiplier(&plan(&params, &dp), params.channel_bound)?;
