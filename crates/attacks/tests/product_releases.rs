@@ -2,7 +2,7 @@
 //! (`fedhe_algorithms::fbo_fedgp::Client`): the noise-free summary (PITC
 //! blocks) and the private release's format without noise (unclipped, and
 //! clipped as the product clips, attacked with unknown block scales) give the
-//! others' points away; the private release at the demo's schedule and ε = 4
+//! others' points away; the private release at ε = 4 spent on one summary
 //! per member (δ = 1e-6), attacked the same way, does not.
 //!
 //! The attacker is member 0 of 3 (10-D, 4 points each, |S| = 16, CEC-2005 F1
@@ -155,7 +155,7 @@ impl Setup {
             .collect()
     }
 
-    /// The private release at `epsilon` for the demo's schedule: each
+    /// The private release at `epsilon` spent on one summary: each
     /// member's noisy share of its clipped summary.
     fn private_shares(&self, epsilon: f64) -> Vec<Vec<f64>> {
         let (dp, z) = private_setting(epsilon);
@@ -181,7 +181,7 @@ impl Setup {
     }
 }
 
-/// The validated DP setting at `epsilon` (δ = 1e-6) for the demo's schedule
+/// The validated DP setting at `epsilon` (δ = 1e-6) spent on one summary
 /// and the noise multiplier the product calibrates for it.
 fn private_setting(epsilon: f64) -> (ValidDp, f64) {
     try_private_setting(epsilon).unwrap()
@@ -200,7 +200,10 @@ fn try_private_setting(epsilon: f64) -> Result<(ValidDp, f64), AlgorithmError> {
     .private(epsilon)
     .validate()?;
     let dp = params.privacy.validate(3)?.expect("a private setting");
-    let z = dp.noise_multiplier(&plan(&params, &dp), params.channel_bound)?;
+    // The whole budget on one summary (and the statistics): the least noise
+    // a release at ε can carry, whatever the schedule.
+    let rounds = [1];
+    let z = dp.noise_multiplier(&plan(&params, &dp, &rounds), params.channel_bound)?;
     Ok((dp, z))
 }
 
@@ -291,7 +294,7 @@ fn clipping_that_bites_needs_the_unknown_scale_attack() {
 #[test]
 fn the_private_release_with_its_noise_does_not_give_them_away() {
     let s = setup();
-    // The private release at ε = 4 (δ = 1e-6) over the demo's schedule,
+    // The private release at ε = 4 (δ = 1e-6) spent on one summary,
     // attacked as the noise-free clipped release above.
     let r = s.attack_with(
         &Setup::others(&s.private_shares(4.0)),

@@ -17,9 +17,10 @@
 //! `public` or `random`), log-magnitudes (`warping` `signed-log`), trend
 //! sums (`global_trend` `none`) and the GLS mean's terms (`prior_mean`
 //! `zero`). The noise multiplier is calibrated once, before the first
-//! release, for the largest schedule the study can run (a summary every
-//! round), so the spent ε never exceeds the budget; the ledger reports what
-//! was actually released.
+//! release, for the releases the study will make: the rounds with a global
+//! step are fixed in advance by the mixing schedule's public coins
+//! (`Federation::steps`), so the whole budget is spent and never exceeded;
+//! the ledger reports what was released.
 //!
 //! Post-processing, free under DP: the noisy `K̇_SS` sum is projected onto
 //! the positive semi-definite cone (negative eigenvalues set to 0), and a
@@ -95,9 +96,15 @@ fn statistics_sensitivity(n_max: f64) -> f64 {
     std::f64::consts::SQRT_2 / n_max
 }
 
-/// The largest schedule of releases a study of `params` can run: the output
-/// statistics at the start and at every refit, a summary every round.
-pub fn plan(params: &ValidParams, dp: &ValidDp) -> Vec<(ReleaseShape, u64)> {
+/// The releases of a study of `params`: the output statistics at the start
+/// and at every refit, and a summary in each of `summary_rounds` (the rounds
+/// with a global step, which the public coins of the mixing schedule fix in
+/// advance, so every member computes the same plan).
+pub fn plan(
+    params: &ValidParams,
+    dp: &ValidDp,
+    summary_rounds: &[usize],
+) -> Vec<(ReleaseShape, u64)> {
     let n_max = params.max_points();
     let refits = match params.refit_every {
         0 => 0,
@@ -110,7 +117,7 @@ pub fn plan(params: &ValidParams, dp: &ValidDp) -> Vec<(ReleaseShape, u64)> {
         },
         1 + refits,
     )];
-    for t in 1..=params.rounds {
+    for &t in summary_rounds {
         plan.push((
             ReleaseShape {
                 dim: packed_len(params.support_size_at(t - 1)),
@@ -133,19 +140,21 @@ pub struct PrivateFbo {
 
 impl PrivateFbo {
     /// For a private `params` (`None` when noise-free): checks the recipe,
-    /// calibrates the noise to the budget and seeds each local member's
-    /// noise from its own private randomness.
+    /// calibrates the noise to the budget for the releases of the public
+    /// schedule (a summary in each of `summary_rounds`) and seeds each local
+    /// member's noise from its own private randomness.
     pub fn start(
         params: &ValidParams,
         method: Method,
         clients: &mut [Client],
         members: usize,
+        summary_rounds: &[usize],
     ) -> Result<Option<Self>, AlgorithmError> {
         let Some(dp) = params.privacy.validate(params.members)? else {
             return Ok(None);
         };
         check_recipe(params, method)?;
-        let z = dp.noise_multiplier(&plan(params, &dp), params.channel_bound)?;
+        let z = dp.noise_multiplier(&plan(params, &dp, summary_rounds), params.channel_bound)?;
         let seeds = clients
             .iter_mut()
             .map(|c| {

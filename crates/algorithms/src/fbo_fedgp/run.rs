@@ -1168,7 +1168,23 @@ impl<'a, K: Kernel> Federation<'a, K> {
         let lone = LoneRecipe::new(self)?;
         let mut lone_hypers = vec![None; self.clients.len()];
         let mut server = Server::new(channel, p.channel_bound);
-        self.private = PrivateFbo::start(p, self.method, &mut self.clients, self.members.len())?;
+        let schedule = MixingSchedule::power(p.schedule_exponent)?;
+        if !p.privacy.is_noise_free() {
+            // The rounds with a global step, from the schedule's public coins.
+            let mut summary_rounds = Vec::new();
+            for t in 1..=p.rounds {
+                if !self.steps(t, &schedule)?.iter().all(|l| *l) {
+                    summary_rounds.push(t);
+                }
+            }
+            self.private = PrivateFbo::start(
+                p,
+                self.method,
+                &mut self.clients,
+                self.members.len(),
+                &summary_rounds,
+            )?;
+        }
         // Output warping and scaling, then hyper-parameters fitted on them
         // (Alg. 2, line 9).
         let (warps, mut warp, mut scaling) = match self.private.as_mut() {
@@ -1213,7 +1229,6 @@ impl<'a, K: Kernel> Federation<'a, K> {
             Some(s) => s,
             None => self.select_support(&mut server, k)?,
         };
-        let schedule = MixingSchedule::power(p.schedule_exponent)?;
         let mut trace = Vec::with_capacity(p.rounds);
         let mut global_steps = 0;
         let mut last_global: Option<(GlobalPosterior<K>, OutputWarping, OutputScaling)> = None;
