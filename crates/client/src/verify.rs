@@ -408,6 +408,10 @@ pub fn verify_commitments(ev: &CommitmentEvidence<'_>) -> Result<String, Refusal
         }
     };
     let mut seen = BTreeSet::new();
+    // One ciphertext (or one c1) under two members' names would be summed
+    // twice: a colluding server and member could double one contribution.
+    let mut hashes = std::collections::BTreeMap::new();
+    let mut c1_hashes = std::collections::BTreeMap::new();
     let mut batch = SignatureBatch::new();
     for (c, check) in entries.iter().zip(chosen) {
         if !seen.insert(c.member.as_str()) {
@@ -417,6 +421,18 @@ pub fn verify_commitments(ev: &CommitmentEvidence<'_>) -> Result<String, Refusal
         let hash: [u8; 32] =
             fedhe_api::signing::decode_fixed(&c.hash, "hash").map_err(|e| refuse(e.to_string()))?;
         let c1_hash = committed_c1_hash(c).map_err(refuse)?;
+        if let Some(other) = hashes.insert(hash, c.member.as_str()) {
+            return Err(refuse(format!(
+                "{} and {other} committed to the same ciphertext",
+                c.member
+            )));
+        }
+        if let Some(other) = c1_hashes.insert(c1_hash, c.member.as_str()) {
+            return Err(refuse(format!(
+                "{} and {other} committed to the same c1 commitment",
+                c.member
+            )));
+        }
         if c.values != values {
             return Err(refuse(format!(
                 "the commitment of {} holds {} values; the list's value count is {values}",
@@ -2042,6 +2058,32 @@ mod tests {
         let mut open = honest.clone();
         open.list_hash = None;
         assert!(check_list(&w, &open, None).contains("not frozen"));
+        // One ciphertext under two names (issue 45): b's entry names a's
+        // ciphertext, signed by b; then a's c1 commitment only.
+        let twice = frozen(vec![
+            w.committed(0, &w.contributions[0].1, SPEC),
+            w.committed(1, &w.contributions[0].1, SPEC),
+            w.committed(2, &w.contributions[2].1, SPEC),
+        ]);
+        let refused = check_list(&w, &twice, Some(0));
+        assert!(
+            refused.contains("committed to the same ciphertext"),
+            "{refused}"
+        );
+        let mut same_c1 = w.committed(1, &w.contributions[1].1, SPEC);
+        same_c1.c1_commitment_hash = w
+            .committed(0, &w.contributions[0].1, SPEC)
+            .c1_commitment_hash;
+        let twice_c1 = frozen(vec![
+            w.committed(0, &w.contributions[0].1, SPEC),
+            same_c1,
+            w.committed(2, &w.contributions[2].1, SPEC),
+        ]);
+        let refused = check_list(&w, &twice_c1, None);
+        assert!(
+            refused.contains("committed to the same c1 commitment"),
+            "{refused}"
+        );
     }
 
     /// A share list, the bytes of each share, and the published values.

@@ -120,6 +120,28 @@ async fn replicas_stay_consistent(kind: Kind) {
         .filter(|n| *n)
         .count();
     assert_eq!(new, MEMBERS, "each commitment new exactly once");
+    // Another name for a ciphertext already committed, or for its c1
+    // commitment, is refused and writes nothing (issue 45).
+    let first = *blake3::hash(&vec![0u8; 1000]).as_bytes();
+    for (hash, c1) in [(first, [99u8; 32]), ([98u8; 32], [0u8; 32])] {
+        let copy = CommittedContribution {
+            member: "copier".into(),
+            hash: hex::encode(hash),
+            values: 3,
+            c1_commitment_hash: hex::encode(c1),
+            signature: "sig".into(),
+        };
+        let e = b
+            .put_round_commitment("s1", 1, &copy, &hash, 2)
+            .await
+            .unwrap_err();
+        assert_eq!(e.status, StatusCode::CONFLICT, "{}", e.detail);
+        assert!(
+            e.detail.contains("already committed to this ciphertext"),
+            "{}",
+            e.detail
+        );
+    }
     let committing = a.round("s1", 1).await.unwrap();
     assert_eq!(committing.version, 1 + MEMBERS as i64);
     // An upload before the list is frozen is refused.

@@ -284,6 +284,25 @@ impl Store {
                 r.state.as_str()
             )));
         }
+        let c1_hash = fedhe_api::signing::decode_hex(&c.c1_commitment_hash)
+            .map_err(|_| ApiError::bad_request("c1_commitment_hash is not hex"))?;
+        // One ciphertext under two names would be summed twice (issue 45).
+        let duplicate: Option<(String,)> = sqlx::query_as(
+            "SELECT member FROM round_commitments WHERE study = $1 AND round = $2 AND member <> $3 \
+             AND (hash = $4 OR c1_commitment_hash = $5) LIMIT 1",
+        )
+        .bind(study)
+        .bind(round as i64)
+        .bind(&c.member)
+        .bind(&hash[..])
+        .bind(&c1_hash[..])
+        .fetch_optional(&mut *tx)
+        .await?;
+        if let Some((other,)) = duplicate {
+            return Err(ApiError::conflict(format!(
+                "{other} already committed to this ciphertext (or its c1 commitment) in round {round} of study {study}"
+            )));
+        }
         sqlx::query(
             "INSERT INTO round_commitments (study, round, member, hash, value_count, signature, created_at, c1_commitment_hash) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
@@ -295,9 +314,7 @@ impl Store {
         .bind(c.values as i64)
         .bind(&c.signature)
         .bind(now)
-        .bind(fedhe_api::signing::decode_hex(&c.c1_commitment_hash).map_err(|_| {
-            ApiError::bad_request("c1_commitment_hash is not hex")
-        })?)
+        .bind(&c1_hash[..])
         .execute(&mut *tx)
         .await?;
         let entry = NewAudit {
