@@ -68,6 +68,12 @@ pub trait FederatedMethod: std::fmt::Debug + Send + Sync {
     fn privacy_budget(&self) -> Option<(f64, f64)> {
         None
     }
+    /// The fewest contributors a release's noise is sized for, if the
+    /// method's noise shares assume one (a study may not decrypt a round
+    /// with fewer: `min_contributors` must be at least this).
+    fn privacy_quorum(&self) -> Option<usize> {
+        None
+    }
     /// Runs the members of `roster` on `task` from the public `seed`, summing
     /// through `channel` (whose members must be the roster's), calling
     /// `observer` after every round. The result's `best` and
@@ -231,6 +237,14 @@ impl FederatedMethod for FboFedGp {
             crate::privacy::Privacy::NoiseFree => None,
         }
     }
+    fn privacy_quorum(&self) -> Option<usize> {
+        match self.params.privacy {
+            crate::privacy::Privacy::Dp(d) if self.method.uses_channel() => {
+                Some(d.quorum.unwrap_or(self.params.members))
+            }
+            _ => None,
+        }
+    }
     fn run(
         &self,
         task: &Task,
@@ -323,6 +337,10 @@ impl FederatedMethod for DpFtsDe {
         dp_fts_de::check_networked(&self.0)
     }
     fn privacy_budget(&self) -> Option<(f64, f64)> {
+        // No noise (FTS-DE): no guarantee.
+        if self.0.noise == dp_fts_de::NoiseMode::None {
+            return None;
+        }
         // Its own accountant after every round (one member's whole data,
         // paper 000's unit).
         let mut accountant = fedhe_dp::PrivacyAccountant::new(self.0.accountant, self.0.mechanism);

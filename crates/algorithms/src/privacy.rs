@@ -4,22 +4,31 @@
 //! released to every member, and from noise-free sums a member can
 //! reconstruct the others' evaluations (`fedhe-attacks`). A private study
 //! ([`Privacy::Dp`]) therefore makes every release a distributed discrete
-//! Gaussian mechanism ([`fedhe_dp::distributed`]): each member clips every
-//! evaluation's term of the released statistic to a public L2 bound, adds
+//! Gaussian mechanism ([`fedhe_dp::distributed`]): each member clips its
+//! whole contribution to the released statistic to a public L2 bound, adds
 //! its own share of integer noise on a public grid **before encryption**, and
-//! the sum over the quorum carries the noise that the study's budget needs.
-//! A [`fedhe_dp::PrivacyLedger`] composes every release of the run and
-//! reports ε at the study's δ.
+//! the sum carries the noise that the study's budget needs. A
+//! [`fedhe_dp::PrivacyLedger`] composes every release of the run, refuses one
+//! that would exceed the budget before it is made, and reports ε at the
+//! study's δ.
 //!
-//! The unit of privacy is one evaluation of one member, added or removed.
-//! A member's whole history of k evaluations is covered at the same noise
-//! with k times the sensitivity (group privacy), reported by
-//! [`PrivateReleases::history_epsilon`].
+//! **The unit of privacy is one member: its whole data** (every evaluation
+//! it makes, replaced by any other; the sensitivity is twice the clip).
+//! Evaluation-level privacy would not hold: a member chooses its later
+//! points from its own earlier values, so one changed evaluation changes
+//! every later term of its contributions. A member-level guarantee covers
+//! that adaptivity (each release is a function of the member's whole data,
+//! clipped), as user-level DP does in federated learning (McMahan et al.
+//! 2018).
 //!
-//! The noise is drawn from each member's own randomness (its private seed),
-//! never from public streams: a seeded run over HE equals its `PlainSum` run
-//! (the shares are exact multiples of the grid, which the codec encodes
-//! exactly).
+//! **Who is kept out**: the server and up to `colluders` members pooling
+//! their own noise shares. Each member's share is sized so that the shares
+//! of the `quorum − colluders` members none of them knows already carry the
+//! noise the budget needs; the ledger accounts at that many contributors.
+//!
+//! The noise is drawn from each member's own randomness (its private seed):
+//! a seeded run over HE equals its `PlainSum` run (the shares are exact
+//! multiples of the grid, which the codec encodes exactly).
 
 use crate::AlgorithmError;
 use fedhe_dp::distributed::{calibrate, mechanism_for, DistributedGaussian, ReleaseShape};
@@ -61,14 +70,22 @@ pub struct DpSettings {
     /// δ ∈ (0, 1).
     #[serde(default = "default_delta")]
     pub delta: f64,
-    /// The fewest members whose contributions a release may sum (each
-    /// member's noise share is sized for it; default: every member).
+    /// The fewest members whose contributions a release may sum (default:
+    /// every member); the study's `min_contributors` may not be lower.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quorum: Option<usize>,
-    /// The L2 bound of one evaluation's term of a released summary, in units
-    /// of one evaluation at a support point (see the algorithm's docs).
+    /// How many members may pool their own noise shares against another
+    /// (default 1: the curious member itself); below the quorum.
+    #[serde(default = "default_colluders")]
+    pub colluders: usize,
+    /// The L2 bound of one member's contribution to a released summary,
+    /// relative to a public reference (see the algorithm's docs).
     #[serde(default = "default_clip")]
     pub clip: f64,
+}
+
+fn default_colluders() -> usize {
+    1
 }
 
 fn default_delta() -> f64 {
@@ -76,7 +93,7 @@ fn default_delta() -> f64 {
 }
 
 fn default_clip() -> f64 {
-    1.0
+    2.0
 }
 
 impl Privacy {
@@ -90,7 +107,10 @@ impl Privacy {
     pub fn label(&self) -> String {
         match self {
             Privacy::NoiseFree => "noise-free".to_string(),
-            Privacy::Dp(d) => format!("ε = {} (δ = {:e}) per member", d.epsilon, d.delta),
+            Privacy::Dp(d) => format!(
+                "ε = {} (δ = {:e}) per member, its whole data",
+                d.epsilon, d.delta
+            ),
         }
     }
 
@@ -119,9 +139,19 @@ impl Privacy {
                 format!("must be in [1, {members}] (the members), got {quorum}"),
             ));
         }
+        if d.colluders >= quorum {
+            return Err(crate::error::config(
+                "privacy.colluders",
+                format!(
+                    "must be below the quorum {quorum}: {} colluders would know every share of a sum",
+                    d.colluders
+                ),
+            ));
+        }
         Ok(Some(ValidDp {
             budget,
             quorum,
+            colluders: d.colluders,
             clip: d.clip,
         }))
     }
@@ -132,13 +162,25 @@ impl Privacy {
 pub struct ValidDp {
     /// The budget.
     pub budget: PrivacyBudget,
-    /// The quorum every member's share is sized for.
+    /// The fewest contributors of a release.
     pub quorum: usize,
-    /// The clip of a summary term, in units of one evaluation at a support point.
+    /// Members that may pool their noise shares.
+    pub colluders: usize,
+    /// The relative clip of a member's summary.
     pub clip: f64,
 }
 
+/// The calibration's margin below the budget: a release's RDP depends on
+/// its grid (rounding), which the plan knows up to a relative ~1e-4.
+const CALIBRATION_MARGIN: f64 = 1e-3;
+
 impl ValidDp {
+    /// The contributors whose noise nobody the guarantee keeps out knows:
+    /// `quorum − colluders`, at least 1.
+    pub fn unknown_shares(&self) -> usize {
+        self.quorum.saturating_sub(self.colluders).max(1)
+    }
+
     /// The noise multiplier z that spends at most the budget over `plan`
     /// (every release's σ = z·Δ₂), with shares inside the channel's `bound`.
     /// Refuses, naming `privacy.epsilon`, a budget the plan cannot meet.
@@ -153,8 +195,14 @@ impl ValidDp {
             .iter()
             .map(|(r, _)| r.l2_sensitivity)
             .fold(0.0f64, f64::max);
-        let max_z = bound / (2.0 * SHARE_TAIL) * (self.quorum as f64).sqrt() / largest.max(1e-300);
-        calibrate(&self.budget, plan, self.quorum, FINEST_GRID, max_z).map_err(|e| match e {
+        let shares = self.unknown_shares();
+        let max_z = bound / (2.0 * SHARE_TAIL) * (shares as f64).sqrt() / largest.max(1e-300);
+        let target = PrivacyBudgetParams {
+            epsilon: self.budget.epsilon() * (1.0 - CALIBRATION_MARGIN),
+            delta: self.budget.delta(),
+        }
+        .validate()?;
+        calibrate(&target, plan, shares, FINEST_GRID, max_z).map_err(|e| match e {
             fedhe_dp::DpError::InvalidParameter {
                 name: "epsilon", ..
             } => crate::error::config(
@@ -181,16 +229,12 @@ pub struct PrivateReleases {
     /// One generator per local member, in the order of the run's clients.
     noise: Vec<Csprng>,
     ledger: PrivacyLedger,
-    /// The ledger of a member's whole history (sensitivity × its cap of evaluations).
-    history: PrivacyLedger,
-    history_factor: f64,
 }
 
 impl PrivateReleases {
     /// For `dp` at noise multiplier `z`, with one noise seed per local
-    /// member (from its private randomness) and `max_points`, the public cap
-    /// on one member's evaluations.
-    pub fn new(dp: ValidDp, z: f64, seeds: Vec<[u8; 32]>, max_points: f64) -> Self {
+    /// member (from its private randomness).
+    pub fn new(dp: ValidDp, z: f64, seeds: Vec<[u8; 32]>) -> Self {
         let noise = seeds
             .iter()
             .map(|s| {
@@ -205,8 +249,6 @@ impl PrivateReleases {
             z,
             noise,
             ledger: PrivacyLedger::new(),
-            history: PrivacyLedger::new(),
-            history_factor: max_points.max(1.0),
         }
     }
 
@@ -217,7 +259,12 @@ impl PrivateReleases {
 
     /// The mechanism of a release of shape `release`.
     pub fn mechanism(&self, release: &ReleaseShape) -> Result<DistributedGaussian, AlgorithmError> {
-        Ok(mechanism_for(self.z, release, self.dp.quorum, FINEST_GRID)?)
+        Ok(mechanism_for(
+            self.z,
+            release,
+            self.dp.unknown_shares(),
+            FINEST_GRID,
+        )?)
     }
 
     /// Local member `position`'s noisy share of `values` for a release of
@@ -242,31 +289,37 @@ impl PrivateReleases {
         Ok(mech.member_share(rng, values)?)
     }
 
-    /// Records one release (once per release, whoever contributed: at the
-    /// quorum, the fewest contributors, which bounds the loss of any larger sum).
-    pub fn record(&mut self, dim: usize, l2_sensitivity: f64) -> Result<(), AlgorithmError> {
+    /// Spends one release of `dim` values at `l2_sensitivity` before it is
+    /// made (once per release, whoever contributes: at the contributors no
+    /// adversary knows, which bounds the loss of any larger sum). Refuses,
+    /// naming `privacy.epsilon` and spending nothing, a release that would
+    /// take the study past its budget.
+    pub fn spend(&mut self, dim: usize, l2_sensitivity: f64) -> Result<(), AlgorithmError> {
         let release = ReleaseShape {
             dim,
             l2_sensitivity,
         };
         let mech = self.mechanism(&release)?;
-        self.ledger.record(&mech, &release, self.dp.quorum)?;
-        let whole = ReleaseShape {
-            dim,
-            l2_sensitivity: l2_sensitivity * self.history_factor,
-        };
-        self.history.record(&mech, &whole, self.dp.quorum)?;
+        let mut after = self.ledger.clone();
+        after.record(&mech, &release, self.dp.unknown_shares())?;
+        let spent = after.epsilon(self.dp.budget.delta())?.epsilon;
+        if spent > self.dp.budget.epsilon() {
+            return Err(crate::error::config(
+                "privacy.epsilon",
+                format!(
+                    "release {} would spend ε = {spent} of the study's {}: refused before it is made",
+                    self.ledger.releases() + 1,
+                    self.dp.budget.epsilon()
+                ),
+            ));
+        }
+        self.ledger = after;
         Ok(())
     }
 
-    /// ε spent so far at the study's δ (one evaluation of one member).
+    /// ε spent so far at the study's δ (one member, its whole data).
     pub fn epsilon(&self) -> Result<f64, AlgorithmError> {
         Ok(self.ledger.epsilon(self.dp.budget.delta())?.epsilon)
-    }
-
-    /// ε spent so far for a member's whole history at the study's δ.
-    pub fn history_epsilon(&self) -> Result<f64, AlgorithmError> {
-        Ok(self.history.epsilon(self.dp.budget.delta())?.epsilon)
     }
 
     /// Releases recorded.
@@ -289,7 +342,8 @@ mod tests {
             epsilon,
             delta,
             quorum: None,
-            clip: 1.0,
+            colluders: 1,
+            clip: 2.0,
         })
     }
 
@@ -304,7 +358,8 @@ mod tests {
         let s: S = serde_json::from_str(r#"{"privacy": {"mode": "noise-free"}}"#).unwrap();
         assert!(s.privacy.is_noise_free());
         assert_eq!(s.privacy.label(), "noise-free");
-        assert!(serde_json::from_str::<S>(r#"{"privacy": {"mode": "dp", "eps": 4.0}}"#).is_err());
+        let unknown = r#"{"privacy": {"mode": "dp", "epsilon": 4.0, "eps": 4.0}}"#;
+        assert!(serde_json::from_str::<S>(unknown).is_err());
         for (p, field) in [
             (dp(0.0, 1e-6), "epsilon"),
             (dp(-2.0, 1e-6), "epsilon"),
@@ -333,6 +388,10 @@ mod tests {
                     ..d
                 }),
                 "privacy.quorum",
+            ),
+            (
+                Privacy::Dp(DpSettings { colluders: 3, ..d }),
+                "privacy.colluders",
             ),
         ] {
             let e = p.validate(3).unwrap_err().to_string();
@@ -370,26 +429,28 @@ mod tests {
             l2_sensitivity: 0.5,
         };
         let z = v.noise_multiplier(&[(shape, 10)], 1024.0).unwrap();
-        let mut r = PrivateReleases::new(v, z, vec![[1; 32], [2; 32]], 20.0);
+        let mut r = PrivateReleases::new(v, z, vec![[1; 32], [2; 32]]);
         let a = r.share(0, 0.5, &[0.1, 0.2, 0.3]).unwrap();
         let b = r.share(1, 0.5, &[0.1, 0.2, 0.3]).unwrap();
         assert_ne!(a, b, "two members draw different noise");
-        let mut again = PrivateReleases::new(v, z, vec![[1; 32], [2; 32]], 20.0);
+        let mut again = PrivateReleases::new(v, z, vec![[1; 32], [2; 32]]);
         assert_eq!(again.share(0, 0.5, &[0.1, 0.2, 0.3]).unwrap(), a);
         for _ in 0..10 {
-            r.record(3, 0.5).unwrap();
+            r.spend(3, 0.5).unwrap();
         }
         let spent = r.epsilon().unwrap();
         assert!(spent <= 4.0 && spent > 3.99, "{spent}");
-        // Twenty evaluations: about twenty times the loss of one (ε grows
-        // about linearly with the sensitivity at this budget).
-        assert!(r.history_epsilon().unwrap() > 10.0 * spent);
+        // An eleventh release would exceed the budget: refused, nothing spent.
+        let e = r.spend(3, 0.5).unwrap_err().to_string();
+        assert!(e.contains("privacy.epsilon"), "{e}");
+        assert_eq!(r.releases(), 10);
+        assert_eq!(r.epsilon().unwrap(), spent);
         assert!(r.share(2, 0.5, &[0.0]).is_err());
-        // Each share carries its member's part of the noise: σ·/√T with
-        // σ = z·Δ₂ at the quorum T = 2 (within 5 % over 4,000 draws).
+        // With a quorum of 2 and one colluder, the other member's share alone
+        // carries the whole noise σ = z·Δ₂ (within 5 % over 4,000 draws).
         let draws = r.share(1, 0.5, &[0.0; 4000]).unwrap();
         let sd = (draws.iter().map(|v| v * v).sum::<f64>() / draws.len() as f64).sqrt();
-        let expected = z * 0.5 / 2f64.sqrt();
+        let expected = z * 0.5;
         assert!((sd / expected - 1.0).abs() < 0.05, "{sd} vs {expected}");
     }
 }

@@ -1772,22 +1772,29 @@ fn a_private_federation_spends_its_ledger_within_the_budget_and_members_reproduc
     let mut ledger = PrivacyLedger::new();
     let refits = (params.rounds - 1) / params.refit_every;
     let (stats, summary) = (&plan[0].0, &plan[1].0);
+    // The shares nobody the guarantee keeps out knows: 3 members, 1 colluder.
+    let shares = dp.unknown_shares();
+    assert_eq!(shares, 2);
     for _ in 0..=refits {
-        let mech = mechanism_for(z, stats, 3, fedhe_algorithms::privacy::FINEST_GRID).unwrap();
-        ledger.record(&mech, stats, 3).unwrap();
+        let mech = mechanism_for(z, stats, shares, fedhe_algorithms::privacy::FINEST_GRID).unwrap();
+        ledger.record(&mech, stats, shares).unwrap();
     }
     for _ in 0..r.global_steps {
-        let mech = mechanism_for(z, summary, 3, fedhe_algorithms::privacy::FINEST_GRID).unwrap();
-        ledger.record(&mech, summary, 3).unwrap();
+        let mech =
+            mechanism_for(z, summary, shares, fedhe_algorithms::privacy::FINEST_GRID).unwrap();
+        ledger.record(&mech, summary, shares).unwrap();
     }
+    // A summary's sensitivity is known in its round only; the grid's
+    // rounding makes its RDP differ from the plan's by ~1e-4 at most.
     let expected = ledger.epsilon(1e-6).unwrap().epsilon;
     assert!(
-        (last - expected).abs() <= 1e-9 * expected,
+        (last - expected).abs() <= 1e-3 * expected,
         "{last} vs {expected}"
     );
     assert_eq!(r.aggregations, 1 + refits + r.global_steps);
-    // The plan is the releases made: the whole budget is spent.
-    assert!((last - 4.0).abs() < 1e-6, "{last}");
+    // The plan is the releases made: the budget is spent, less the
+    // calibration's margin of 1e-3.
+    assert!(last <= 4.0 && last > 4.0 * (1.0 - 2e-3), "{last}");
     // Seeded: the same run again; the noise is the members' own.
     let again = run(&task, Method::FboFedGp, &params, &mut PlainSum, &m, 3).unwrap();
     assert_eq!(again.trace, r.trace);
@@ -1926,10 +1933,37 @@ fn a_private_study_refuses_every_release_it_cannot_make_private_by_name() {
 }
 
 #[test]
-fn one_evaluation_moves_a_private_release_by_at_most_its_sensitivity() {
+fn a_members_private_contributions_stay_within_their_sensitivity_whatever_its_data() {
+    use fedhe_algorithms::fbo_fedgp::private::{clipped_summary, summary_clip};
     let task = fedhe_tasks::by_name("cec2005-f6", 10, 0).unwrap();
     let warping = OutputWarping::SignedLog;
     let n_max = 20.0;
+    let l2 = |a: &[f64], b: &[f64]| {
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| (x - y).powi(2))
+            .sum::<f64>()
+            .sqrt()
+    };
+    // The output statistics of any two data sets of at most n_max points
+    // differ by at most √5 (one member's data replaced).
+    let mut worst = 0.0f64;
+    let mut members = Vec::new();
+    for (i, points) in [1usize, 7, 20].into_iter().enumerate() {
+        let mut c = Client::new(members_named(i), 0, 70 + i as u64);
+        c.initial_design(&task, points, &[0.0; 10], &[1.0; 10])
+            .unwrap();
+        members.push(c.clipped_statistics_contribution(&task, warping, 30.0, n_max));
+    }
+    for a in &members {
+        for b in &members {
+            worst = worst.max(l2(a, b));
+        }
+        assert!(a[0].abs() <= 1.0 && (0.0..=1.0).contains(&a[1]), "{a:?}");
+    }
+    assert!(worst <= 5f64.sqrt(), "{worst}");
+    // A summary is clipped to B, which follows the public model: a member
+    // whose points sit at the support points is scaled down to exactly B.
     let hyper = Hyperparameters::new(vec![0.5; 10], 1.0, 1e-3).unwrap();
     let family = Matern52::new(KernelParams::isotropic(10, 1.0, 1.0).unwrap());
     let mut rng = ChaCha8Rng::seed_from_u64(9);
@@ -1942,49 +1976,41 @@ fn one_evaluation_moves_a_private_release_by_at_most_its_sensitivity() {
     )
     .unwrap();
     let channel = SummaryScaling::new(16, &hyper, n_max);
+    let bound = summary_clip(&model, &channel, n_max, 2.0, 4).unwrap();
+    assert_eq!(
+        bound,
+        summary_clip(&model, &channel, n_max, 2.0, 4).unwrap()
+    );
+    assert!(bound > 0.0);
     let scaling = OutputScaling {
         mean: 20.0,
         std: 1.0,
     };
-    let clip = 1.0 / n_max;
-    let l2 = |a: &[f64], b: &[f64]| {
-        a.iter()
-            .zip(b)
-            .map(|(x, y)| (x - y).powi(2))
-            .sum::<f64>()
-            .sqrt()
-    };
-    let (mut worst, mut worst_unclipped, mut worst_stats) = (0.0f64, 0.0f64, 0.0f64);
-    for trial in 0..20 {
-        let mut c = Client::new(members(1)[0].clone(), 0, 50 + trial);
-        c.initial_design(&task, 6, &[0.0; 10], &[1.0; 10]).unwrap();
-        let before = c
-            .clipped_summary_contribution(&task, warping, &scaling, &model, &channel, clip)
+    let mut c = Client::new(members_named(0), 0, 5);
+    for r in 0..16 {
+        c.evaluate(&task, support.row(r).iter().copied().collect())
             .unwrap();
-        let raw_before = c
-            .clipped_summary_contribution(&task, warping, &scaling, &model, &channel, f64::INFINITY)
-            .unwrap();
-        let stats_before = c.clipped_statistics_contribution(&task, warping, 30.0, n_max);
-        // The added evaluation sits at a support point: the largest term.
-        let x: Vec<f64> = support.row((trial % 16) as usize).iter().copied().collect();
-        c.evaluate(&task, x).unwrap();
-        let after = c
-            .clipped_summary_contribution(&task, warping, &scaling, &model, &channel, clip)
-            .unwrap();
-        let raw_after = c
-            .clipped_summary_contribution(&task, warping, &scaling, &model, &channel, f64::INFINITY)
-            .unwrap();
-        let stats_after = c.clipped_statistics_contribution(&task, warping, 30.0, n_max);
-        worst = worst.max(l2(&before, &after));
-        worst_unclipped = worst_unclipped.max(l2(&raw_before, &raw_after));
-        worst_stats = worst_stats.max(l2(&stats_before, &stats_after));
     }
-    assert!(worst <= clip * (1.0 + 1e-12), "{worst} > {clip}");
-    // Without the clip the same evaluations move it further: the bound is the clip's.
-    assert!(worst_unclipped > 2.0 * clip, "{worst_unclipped}");
-    assert!(
-        worst_stats <= std::f64::consts::SQRT_2 / n_max * (1.0 + 1e-12),
-        "{worst_stats}"
-    );
-    assert!(worst > 0.5 * clip, "the clip binds: {worst}");
+    let v = c
+        .summary_contribution(&task, warping, &scaling, &model, &channel, false, None)
+        .unwrap();
+    let norm = l2(&v, &vec![0.0; v.len()]);
+    assert!(norm > bound, "{norm} vs {bound}: the clip binds here");
+    let clipped = clipped_summary(&c, &task, &scaling, &model, &channel, bound).unwrap();
+    assert!(l2(&clipped, &vec![0.0; v.len()]) <= bound * (1.0 + 1e-12));
+    // Clipping scales the summary: its direction is the unclipped one's.
+    let ratio = clipped[0] / v[0];
+    assert!(clipped
+        .iter()
+        .zip(&v)
+        .all(|(a, b)| (a - ratio * b).abs() <= 1e-12 * b.abs().max(1e-300)));
+    // A shorter length-scale makes every summary smaller, and B with it.
+    let short = Hyperparameters::new(vec![0.1; 10], 1.0, 1e-3).unwrap();
+    let short_model =
+        Dpitc::new(short.kernel(&family).unwrap(), short.noise(), 0.0, support).unwrap();
+    assert!(summary_clip(&short_model, &channel, n_max, 2.0, 4).unwrap() < bound);
+}
+
+fn members_named(i: usize) -> MemberId {
+    MemberId::new(format!("site-{i}")).unwrap()
 }

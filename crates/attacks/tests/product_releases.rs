@@ -1,16 +1,17 @@
 //! Attack (a) on FBO-FedGP's releases as the product computes them
-//! (`fedhe_algorithms::fbo_fedgp::Client`): the noise-free summary (PITC
-//! blocks) and the private release's format without noise (unclipped, and
-//! clipped as the product clips, attacked with unknown block scales) give the
-//! others' points away; the private release at ε = 4 spent on one summary
-//! per member (δ = 1e-6), attacked the same way, does not.
+//! (`fedhe_algorithms::fbo_fedgp::Client`, `fbo_fedgp::private`): the
+//! noise-free summary (PITC blocks) and the private release's format without
+//! noise (each member's summary clipped as the product clips it) give the
+//! others' points away; the private release at ε = 4 per member (δ = 1e-6)
+//! spent on one summary, attacked the same way, does not. A per-point
+//! release clipped hard shows what the attack's unknown-scale option is for.
 //!
 //! The attacker is member 0 of 3 (10-D, 4 points each, |S| = 16, CEC-2005 F1
 //! values, the signed-log warping standardised): it subtracts its own
 //! contribution (for the private release, its own noisy share, which it drew)
 //! and attacks the others' part.
 
-use fedhe_algorithms::fbo_fedgp::private::plan;
+use fedhe_algorithms::fbo_fedgp::private::{plan, summary_clip};
 use fedhe_algorithms::fbo_fedgp::{
     Client, FboFedGpParams, Hyperparameters, OutputScaling, OutputWarping, Server, SummaryScaling,
 };
@@ -20,6 +21,7 @@ use fedhe_attacks::{
     subspace_attack, AttackOptions, BlockScales, Federation, MemberView, Recovery, ValueMethod,
 };
 use fedhe_crypto::{MemberId, PlainSum};
+use fedhe_dp::ClipParams;
 use fedhe_gp::sparse::{Dpitc, LocalSummary};
 use fedhe_gp::{KernelParams, Matern52};
 use fedhe_tasks::Task;
@@ -138,19 +140,61 @@ impl Setup {
         total
     }
 
-    fn clipped(&self, clip: f64) -> Vec<Vec<f64>> {
+    /// Each member's noise-free dPITC summary, as a noise-free study sends it.
+    fn summaries(&self) -> Vec<Vec<f64>> {
         self.clients
             .iter()
             .map(|c| {
-                c.clipped_summary_contribution(
+                c.summary_contribution(
                     &self.task,
                     OutputWarping::SignedLog,
                     &self.scaling,
                     &self.model,
                     &self.channel,
-                    clip,
+                    false,
+                    None,
                 )
                 .unwrap()
+            })
+            .collect()
+    }
+
+    /// The product's clip of a member's summary at `dp` (public stream 4).
+    fn bound(&self, dp: &ValidDp) -> f64 {
+        summary_clip(&self.model, &self.channel, N_MAX, dp.clip, 4).unwrap()
+    }
+
+    /// Each member's summary clipped to `bound` in L2.
+    fn clipped(&self, bound: f64) -> Vec<Vec<f64>> {
+        let clip = ClipParams { norm: bound }.validate().unwrap();
+        self.summaries()
+            .iter()
+            .map(|v| clip.clip(v).unwrap())
+            .collect()
+    }
+
+    /// Each point's own dPITC term (every point its own block), each scaled
+    /// to L2 norm at most `clip`: a per-point release, for the attack's
+    /// unknown-scale option.
+    fn per_point(&self, clip: f64) -> Vec<Vec<f64>> {
+        self.clients
+            .iter()
+            .map(|c| {
+                let (x, y) = c.data(&self.task, OutputWarping::SignedLog, &self.scaling);
+                let mut total = vec![0.0; fedhe_gp::sparse::packed_len(16)];
+                for j in 0..x.nrows() {
+                    let point = x.rows(j, 1).into_owned();
+                    let value = DVector::from_element(1, y[j]);
+                    let term = self
+                        .channel
+                        .to_channel(&self.model.local_summary(&point, &value).unwrap());
+                    let norm = term.iter().map(|v| v * v).sum::<f64>().sqrt();
+                    let c = if norm > clip { clip / norm } else { 1.0 };
+                    for (t, v) in total.iter_mut().zip(&term) {
+                        *t += c * v;
+                    }
+                }
+                total
             })
             .collect()
     }
@@ -162,8 +206,9 @@ impl Setup {
         self.shares_at(dp, z)
     }
 
-    /// The members' shares of their clipped summaries (clip `dp.clip / n_max`,
-    /// as the product's) at noise multiplier `z`.
+    /// The members' shares of their summaries clipped as the product clips
+    /// them, at noise multiplier `z` (sensitivity twice the clip: one
+    /// member's data replaced).
     fn shares_at(&self, dp: ValidDp, z: f64) -> Vec<Vec<f64>> {
         self.try_shares_at(dp, z).unwrap()
     }
@@ -171,12 +216,12 @@ impl Setup {
     /// [`Setup::shares_at`], or the mechanism's refusal (a noise below its
     /// grid).
     fn try_shares_at(&self, dp: ValidDp, z: f64) -> Result<Vec<Vec<f64>>, AlgorithmError> {
-        let clip = dp.clip / N_MAX;
-        let mut releases = PrivateReleases::new(dp, z, vec![[1; 32], [2; 32], [3; 32]], N_MAX);
-        self.clipped(clip)
+        let bound = self.bound(&dp);
+        let mut releases = PrivateReleases::new(dp, z, vec![[1; 32], [2; 32], [3; 32]]);
+        self.clipped(bound)
             .iter()
             .enumerate()
-            .map(|(i, v)| releases.share(i, clip, v))
+            .map(|(i, v)| releases.share(i, 2.0 * bound, v))
             .collect()
     }
 }
@@ -242,46 +287,36 @@ fn the_noise_free_summary_gives_the_others_points_away() {
 }
 
 #[test]
-fn the_unclipped_per_point_format_gives_them_away() {
+fn the_private_format_without_noise_gives_them_away() {
     let s = setup();
-    // Each point its own block, unclipped, no noise: the format alone
-    // protects nothing.
-    let r = s.attack(&Setup::others(&s.clipped(f64::INFINITY)), vec![1; 8]);
-    eprintln!("per-point terms, unclipped, noise-free: {r:?}");
-    assert!(r.inputs_1pct >= 0.9, "{r:?}");
-    assert!(!r.within_random_baseline(), "{r:?}");
-}
-
-#[test]
-fn the_private_format_without_noise_gives_them_away_clipped() {
-    let s = setup();
-    // The private release's exact format (clip = dp.clip / n_max), no
-    // noise: clipping alone protects nothing either.
+    // Each member's summary clipped as the product clips it, no noise: the
+    // clip alone protects nothing (here it binds for no member).
     let (dp, _) = private_setting(4.0);
-    let others = Setup::others(&s.clipped(dp.clip / N_MAX));
-    let r = s.attack_with(&others, vec![1; 8], &clipped_options());
+    let bound = s.bound(&dp);
+    let norms: Vec<f64> = s
+        .summaries()
+        .iter()
+        .map(|v| v.iter().map(|x| x * x).sum::<f64>().sqrt())
+        .collect();
+    eprintln!("clip {bound:.3e}, member norms {norms:?}");
+    let r = s.attack(&Setup::others(&s.clipped(bound)), vec![4, 4]);
     eprintln!("private format, clipped, noise-free: {r:?}");
     assert!(r.inputs_1pct >= 0.9 && r.both_1pct >= 0.9, "{r:?}");
     assert!(!r.within_random_baseline(), "{r:?}");
-    // Values without the singleton structure: `R = Aᵀ M⁺ A` in full.
-    let moment = AttackOptions {
-        values: ValueMethod::Moment,
-        ..clipped_options()
-    };
-    let r = s.attack_with(&others, vec![1; 8], &moment);
-    eprintln!("private format, clipped, noise-free, moment values: {r:?}");
-    assert!(r.inputs_1pct >= 0.9 && r.both_1pct >= 0.9, "{r:?}");
 }
 
 #[test]
 fn clipping_that_bites_needs_the_unknown_scale_attack() {
     let s = setup();
-    // At the product's clip no term is clipped (every term's norm is
-    // 4e-4–1.4e-3, the clip 1/19). At a clip of 3e-4 every term is (c_j
-    // 0.2–0.7): the diagonal condition `G(x, x) = C(x, x)` fails and the
-    // known-scale attack finds nothing, while the unknown-scale one still
-    // recovers every point and value.
-    let others = Setup::others(&s.clipped(3e-4));
+    // A per-point release (every point its own block) whose terms are each
+    // clipped (c_j 0.2–0.7 at 3e-4; the terms' norms are 4e-4–1.4e-3): the
+    // diagonal condition `G(x, x) = C(x, x)` fails and the known-scale
+    // attack finds nothing, while the unknown-scale one still recovers
+    // every point and value. Unclipped, the known-scale attack works.
+    let r = s.attack(&Setup::others(&s.per_point(f64::INFINITY)), vec![1; 8]);
+    eprintln!("per-point terms, unclipped: {r:?}");
+    assert!(r.inputs_1pct >= 0.9, "{r:?}");
+    let others = Setup::others(&s.per_point(3e-4));
     let r = s.attack_with(&others, vec![1; 8], &AttackOptions::default());
     eprintln!("clip 3e-4, known scales: {r:?}");
     assert!(r.within_random_baseline(), "{r:?}");
@@ -289,6 +324,12 @@ fn clipping_that_bites_needs_the_unknown_scale_attack() {
     eprintln!("clip 3e-4, unknown scales: {r:?}");
     assert!(r.inputs_1pct >= 0.9 && r.both_1pct >= 0.9, "{r:?}");
     assert!(!r.within_random_baseline(), "{r:?}");
+    let moment = AttackOptions {
+        values: ValueMethod::Moment,
+        ..clipped_options()
+    };
+    let r = s.attack_with(&others, vec![1; 8], &moment);
+    assert!(r.inputs_1pct >= 0.9 && r.both_1pct >= 0.9, "{r:?}");
 }
 
 #[test]
@@ -296,11 +337,7 @@ fn the_private_release_with_its_noise_does_not_give_them_away() {
     let s = setup();
     // The private release at ε = 4 (δ = 1e-6) spent on one summary,
     // attacked as the noise-free clipped release above.
-    let r = s.attack_with(
-        &Setup::others(&s.private_shares(4.0)),
-        vec![1; 8],
-        &clipped_options(),
-    );
+    let r = s.attack(&Setup::others(&s.private_shares(4.0)), vec![4, 4]);
     eprintln!("private release, ε = 4: {r:?}");
     assert!(r.within_random_baseline(), "{r:?}");
     assert_eq!(r.inputs_5pct, 0.0, "{r:?}");
@@ -325,7 +362,7 @@ fn recovery_against_epsilon() {
         match shares {
             Ok((z, v)) => row(
                 &format!("ε = {epsilon:e} (z = {z:.3e})"),
-                &s.attack_with(&Setup::others(&v), vec![1; 8], &clipped_options()),
+                &s.attack(&Setup::others(&v), vec![4, 4]),
             ),
             Err(e) => eprintln!("ε = {epsilon:e}: refused ({e})"),
         }
@@ -342,10 +379,7 @@ fn recovery_against_noise_multiplier() {
     for f in [1.0, 1e-2, 1e-4, 1e-5, 5e-6, 2e-6, 1e-6, 5e-7, 2e-7] {
         let label = format!("z = {f:e} · z(ε = 4) = {:.3e}", z4 * f);
         match s.try_shares_at(dp, z4 * f) {
-            Ok(v) => row(
-                &label,
-                &s.attack_with(&Setup::others(&v), vec![1; 8], &clipped_options()),
-            ),
+            Ok(v) => row(&label, &s.attack(&Setup::others(&v), vec![4, 4])),
             Err(e) => eprintln!("{label}: refused ({e})"),
         }
     }

@@ -128,6 +128,18 @@ impl ValidStudyConfig {
                 ),
             ));
         }
+        if let Some(quorum) = self.method.privacy_quorum() {
+            if min_contributors < quorum {
+                return Err(invalid(
+                    "settings.privacy.quorum",
+                    format!(
+                        "each member's noise share is sized for sums over at least {quorum} \
+                         contributors, but the study decrypts rounds with {min_contributors} \
+                         (min_contributors): such a round would carry less noise than its ε says"
+                    ),
+                ));
+            }
+        }
         Ok(())
     }
 }
@@ -1014,6 +1026,42 @@ mod tests {
         assert!(spaced.check_contributors(3, 3).is_ok());
         let plain = config().validate("fbo-fedgp", 3).unwrap();
         assert!(plain.check_contributors(2, 3).is_ok());
+    }
+
+    /// A private study's noise shares are sized for its privacy quorum: a
+    /// study spec that decrypts rounds with fewer contributors is refused,
+    /// naming the setting (each such round would carry less noise than its
+    /// ε says).
+    #[test]
+    fn a_private_study_is_refused_by_a_spec_whose_quorum_is_below_its_privacy_quorum() {
+        let p = fedhe_algorithms::FboFedGpParams {
+            members: 3,
+            ..fedhe_algorithms::FboFedGpParams::paper_defaults()
+        }
+        .private(4.0);
+        let c = StudyConfig {
+            settings: serde_json::to_value(p).unwrap(),
+            ..config()
+        };
+        let private = c.validate("fbo-fedgp", 3).unwrap();
+        let err = private.check_contributors(2, 3).unwrap_err().to_string();
+        assert!(err.contains("settings.privacy.quorum"), "{err}");
+        assert!(private.check_contributors(3, 3).is_ok());
+        // A privacy quorum of 2 fits a spec that decrypts with 2.
+        let mut c = config();
+        c.settings["privacy"] = serde_json::json!({"mode": "dp", "epsilon": 4.0, "quorum": 2});
+        for (k, v) in [
+            ("hyperparameters", "fixed"),
+            ("support_selection", "public"),
+            ("warping", "signed-log"),
+        ] {
+            c.settings[k] = v.into();
+        }
+        for k in ["lengthscale", "signal_variance", "noise_variance"] {
+            c.settings[k] = 0.5.into();
+        }
+        let two = c.validate("fbo-fedgp", 3).unwrap();
+        assert!(two.check_contributors(2, 3).is_ok());
     }
 
     #[test]

@@ -396,43 +396,11 @@ impl Client {
         Ok(sent)
     }
 
-    /// This client's summary for a private study: the sum over its points of
-    /// each point's own dPITC term (the local summary of that point alone, as
-    /// `channel_scaling` packs it; each point is then its own PITC block, the
-    /// FITC special case of eqs. 6-7, so the summary is a sum of per-point
-    /// terms), each scaled down to L2 norm at most `clip`. Scaling a point's
-    /// `(ṁ, K̇)` by `c ≤ 1` is the same as raising its noise variance to
-    /// `σ² / c`, so the clipped summary is still a dPITC summary of the
-    /// same data, and one evaluation changes it by at most `clip` in L2.
-    pub fn clipped_summary_contribution<K: Kernel>(
-        &self,
-        task: &Task,
-        warping: OutputWarping,
-        scaling: &OutputScaling,
-        model: &Dpitc<K>,
-        channel_scaling: &super::SummaryScaling,
-        clip: f64,
-    ) -> Result<Vec<f64>, AlgorithmError> {
-        let (x, y) = self.data(task, warping, scaling);
-        let mut total = vec![0.0; packed_len(model.support_size())];
-        for j in 0..x.nrows() {
-            let point = x.rows(j, 1).into_owned();
-            let value = DVector::from_element(1, y[j]);
-            let term = channel_scaling.to_channel(&model.local_summary(&point, &value)?);
-            let norm = term.iter().map(|v| v * v).sum::<f64>().sqrt();
-            let c = if norm > clip { clip / norm } else { 1.0 };
-            for (t, v) in total.iter_mut().zip(&term) {
-                *t += c * v;
-            }
-        }
-        Ok(total)
-    }
-
     /// This client's output statistics for a private study:
     /// `Σ_j (w_j / W, (w_j / W)²) / n_max` over its warped utilities `w_j`,
-    /// each clamped to `[−W, W]`, so one evaluation changes them by at most
-    /// `√2 / n_max` in L2. The count is public (the schedule fixes it) and
-    /// not sent.
+    /// each clamped to `[−W, W]`, so with at most `n_max` points the first
+    /// lies in `[−1, 1]` and the second in `[0, 1]` whatever its data. The
+    /// count is public (the schedule fixes it) and not sent.
     pub fn clipped_statistics_contribution(
         &self,
         task: &Task,

@@ -714,8 +714,8 @@ impl FboFedGpParams {
         }
     }
 
-    /// These settings made a private study at `epsilon` per member (δ =
-    /// 1e-6, clip 1): the releases `fbo_fedgp::private` allows — fixed public
+    /// These settings made a private study at `epsilon` per member (its
+    /// whole data; δ = 1e-6, one colluder, clip 2): the releases `fbo_fedgp::private` allows — fixed public
     /// hyper-parameters (length-scale 1 in the unit cube, unit signal
     /// variance, noise variance 1e-2, unless already set), a public support
     /// set, the signed-log warping, a zero prior mean, no trend — each with
@@ -735,7 +735,8 @@ impl FboFedGpParams {
                 epsilon,
                 delta: 1e-6,
                 quorum: None,
-                clip: 1.0,
+                colluders: 1,
+                clip: 2.0,
             }),
             ..self
         }

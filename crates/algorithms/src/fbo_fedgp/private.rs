@@ -2,25 +2,29 @@
 //! releases, at which sensitivity, and the post-processing that keeps the
 //! noisy releases usable.
 //!
-//! A private federation releases two statistics, each a sum of clipped
-//! per-evaluation terms, so that one evaluation's influence is bounded:
+//! The unit of privacy is one member's whole data (`crate::privacy`): each
+//! release is a function of everything the member evaluated, chosen
+//! adaptively, and the member clips its whole contribution. A private
+//! federation releases two statistics:
 //!
-//! | release | when | terms (per evaluation) | L2 sensitivity |
+//! | release | when | a member's contribution | L2 sensitivity (one member's data replaced) |
 //! | --- | --- | --- | --- |
-//! | output statistics | at the start and every refit | `(w/W, (w/W)²)/n_max`, `w` the signed-log utility clamped to `[−W, W]`, `W` = [`STATISTICS_BOUND`] | `√2/n_max` |
-//! | summary | every round with a global step | the point's own dPITC term, scaled to norm ≤ `clip/n_max` ([`super::Client::clipped_summary_contribution`]) | `clip/n_max` |
+//! | output statistics | at the start and every refit | `Σ_j (w_j/W, (w_j/W)²)/n_max`, `w_j` its signed-log utilities clamped to `[−W, W]`, `W` = [`STATISTICS_BOUND`] (coordinates in `[−1, 1]` and `[0, 1]`) | `√5` |
+//! | summary | every round with a global step | its dPITC summary (eqs. 6-7, its own PITC block, as a noise-free federation sends it) scaled to L2 norm at most `B` = `clip` × the norm of the summary of `n_max` public uniform points with unit values ([`summary_clip`]) | `2B` |
 //!
-//! The count of a member's points is public (one evaluation a round), so
-//! it is not released. Everything else a noise-free federation may release
-//! is refused by name ([`check_recipe`]): per-candidate likelihoods
+//! Scaling a member's summary by `c ≤ 1` is the same as raising its noise
+//! variance by `1/c`, so the clipped summary is still a dPITC summary of its
+//! data. The count of a member's points is public (one evaluation a round),
+//! so it is not released. Everything else a noise-free federation may
+//! release is refused by name ([`check_recipe`]): per-candidate likelihoods
 //! (`hyperparameters` must be `fixed`), secure k-means (`support_selection`
 //! `public` or `random`), log-magnitudes (`warping` `signed-log`), trend
 //! sums (`global_trend` `none`) and the GLS mean's terms (`prior_mean`
 //! `zero`). The noise multiplier is calibrated once, before the first
 //! release, for the releases the study will make: the rounds with a global
 //! step are fixed in advance by the mixing schedule's public coins
-//! (`Federation::steps`), so the whole budget is spent and never exceeded;
-//! the ledger reports what was released.
+//! (`Federation::steps`); each release is spent on the ledger before it is
+//! made, and one past the budget is refused.
 //!
 //! Post-processing, free under DP: the noisy `K̇_SS` sum is projected onto
 //! the positive semi-definite cone (negative eigenvalues set to 0), and a
@@ -31,11 +35,13 @@ use super::{Client, Method, OutputScaling, OutputWarping, Server, SummaryScaling
 use crate::privacy::{PrivateReleases, ValidDp};
 use crate::AlgorithmError;
 use fedhe_dp::distributed::ReleaseShape;
+use fedhe_dp::ClipParams;
 use fedhe_gp::sparse::{packed_len, Dpitc, LocalSummary};
 use fedhe_gp::Kernel;
 use fedhe_tasks::Task;
-use nalgebra::SymmetricEigen;
-use rand::RngCore;
+use nalgebra::{DMatrix, DVector, SymmetricEigen};
+use rand::{Rng, RngCore, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 
 /// The clamp `W` on a signed-log utility in the private output statistics:
 /// `ln(1 + |u|) ≤ 30` holds for `|u| < 10¹³` (CEC-2005 reaches 10¹⁰).
@@ -91,21 +97,73 @@ pub fn check_recipe(params: &ValidParams, method: Method) -> Result<(), Algorith
     Ok(())
 }
 
-/// The L2 sensitivity of one evaluation in the output statistics.
-fn statistics_sensitivity(n_max: f64) -> f64 {
-    std::f64::consts::SQRT_2 / n_max
+/// The L2 sensitivity of the output statistics to one member's data
+/// replaced: its first coordinate moves by at most 2, its second by 1.
+const STATISTICS_SENSITIVITY: f64 = 2.236_067_977_499_79; // √5
+
+/// The clip `B` of a member's summary in a round: `clip` times the L2 norm
+/// of the channel-scaled summary (`channel`) of `n_max` uniform points of
+/// the unit cube with unit values, drawn from the public stream `seed`, under
+/// the round's public `model`. Every member computes the same `B` from
+/// public information only; it follows the length-scales, the support set
+/// and the noise variance, whose change moves a member's summary by orders
+/// of magnitude.
+pub fn summary_clip<K: Kernel>(
+    model: &Dpitc<K>,
+    channel: &SummaryScaling,
+    n_max: f64,
+    clip: f64,
+    seed: u64,
+) -> Result<f64, AlgorithmError> {
+    let dim = model.support().ncols();
+    let n = n_max.round().max(1.0) as usize;
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let x = DMatrix::from_fn(n, dim, |_, _| rng.gen::<f64>());
+    let y = DVector::from_element(n, 1.0);
+    let reference = channel.to_channel(&model.local_summary(&x, &y)?);
+    let norm = reference.iter().map(|v| v * v).sum::<f64>().sqrt();
+    Ok(clip * norm)
+}
+
+/// A member's contribution to a private summary: its dPITC summary (as a
+/// noise-free federation sends it, without trend or mean terms, under the
+/// private warping) scaled to L2 norm at most `bound`.
+pub fn clipped_summary<K: Kernel>(
+    client: &Client,
+    task: &Task,
+    scaling: &OutputScaling,
+    model: &Dpitc<K>,
+    channel: &SummaryScaling,
+    bound: f64,
+) -> Result<Vec<f64>, AlgorithmError> {
+    let clip = ClipParams { norm: bound }
+        .validate()
+        .map_err(|e| crate::error::config("privacy.clip", e.to_string()))?;
+    let v = client.summary_contribution(
+        task,
+        OutputWarping::SignedLog,
+        scaling,
+        model,
+        channel,
+        false,
+        None,
+    )?;
+    Ok(clip.clip(&v)?)
 }
 
 /// The releases of a study of `params`: the output statistics at the start
 /// and at every refit, and a summary in each of `summary_rounds` (the rounds
 /// with a global step, which the public coins of the mixing schedule fix in
-/// advance, so every member computes the same plan).
+/// advance, so every member computes the same plan). A summary's
+/// sensitivity is known only in its round ([`summary_clip`]); the plan
+/// takes 1, which does not change the calibration: each release's noise is
+/// z times its sensitivity, and its RDP depends on z alone (up to the
+/// grid's rounding, which [`ValidDp::noise_multiplier`]'s margin covers).
 pub fn plan(
     params: &ValidParams,
-    dp: &ValidDp,
+    _dp: &ValidDp,
     summary_rounds: &[usize],
 ) -> Vec<(ReleaseShape, u64)> {
-    let n_max = params.max_points();
     let refits = match params.refit_every {
         0 => 0,
         every => (params.rounds.saturating_sub(1) / every) as u64,
@@ -113,7 +171,7 @@ pub fn plan(
     let mut plan = vec![(
         ReleaseShape {
             dim: 2,
-            l2_sensitivity: statistics_sensitivity(n_max),
+            l2_sensitivity: STATISTICS_SENSITIVITY,
         },
         1 + refits,
     )];
@@ -121,7 +179,7 @@ pub fn plan(
         plan.push((
             ReleaseShape {
                 dim: packed_len(params.support_size_at(t - 1)),
-                l2_sensitivity: dp.clip / n_max,
+                l2_sensitivity: 1.0,
             },
             1,
         ));
@@ -163,17 +221,16 @@ impl PrivateFbo {
                 seed
             })
             .collect();
-        let n_max = params.max_points();
         Ok(Some(Self {
-            releases: PrivateReleases::new(dp, z, seeds, n_max),
-            n_max,
-            clip: dp.clip / n_max,
+            releases: PrivateReleases::new(dp, z, seeds),
+            n_max: params.max_points(),
+            clip: dp.clip,
             members,
             initial_points: params.initial_points,
         }))
     }
 
-    /// ε spent so far (one evaluation of one member).
+    /// ε spent so far (one member, its whole data).
     pub fn epsilon(&self) -> Result<f64, AlgorithmError> {
         self.releases.epsilon()
     }
@@ -194,7 +251,6 @@ impl PrivateFbo {
         task: &Task,
         t: usize,
     ) -> Result<OutputScaling, AlgorithmError> {
-        let l2 = statistics_sensitivity(self.n_max);
         let mut contributions = Vec::with_capacity(clients.len());
         for (position, c) in clients.iter().enumerate() {
             let v = c.clipped_statistics_contribution(
@@ -203,10 +259,11 @@ impl PrivateFbo {
                 STATISTICS_BOUND,
                 self.n_max,
             );
-            contributions.push((c.id().clone(), self.releases.share(position, l2, &v)?));
+            let share = self.releases.share(position, STATISTICS_SENSITIVITY, &v)?;
+            contributions.push((c.id().clone(), share));
         }
+        self.releases.spend(2, STATISTICS_SENSITIVITY)?;
         let sum = server.aggregate("private output statistics", contributions)?;
-        self.releases.record(2, l2)?;
         let held = (self.initial_points + t.saturating_sub(1)) as f64;
         let n = self.members as f64 * held / self.n_max;
         let w = STATISTICS_BOUND;
@@ -218,8 +275,9 @@ impl PrivateFbo {
     }
 
     /// The summed summary of a global step from one private release of every
-    /// client's [`Client::clipped_summary_contribution`], `K̇_SS` projected
-    /// onto the positive semi-definite cone.
+    /// client's dPITC summary clipped to [`summary_clip`] (from the public
+    /// stream `reference_seed`), `K̇_SS` projected onto the positive
+    /// semi-definite cone.
     #[allow(clippy::too_many_arguments)]
     pub fn summary<K: Kernel>(
         &mut self,
@@ -229,24 +287,25 @@ impl PrivateFbo {
         scaling: &OutputScaling,
         model: &Dpitc<K>,
         channel_scaling: &SummaryScaling,
+        reference_seed: u64,
     ) -> Result<LocalSummary, AlgorithmError> {
+        let bound = summary_clip(
+            model,
+            channel_scaling,
+            self.n_max,
+            self.clip,
+            reference_seed,
+        )?;
+        let sensitivity = 2.0 * bound;
         let mut contributions = Vec::with_capacity(clients.len());
         for (position, c) in clients.iter().enumerate() {
-            let v = c.clipped_summary_contribution(
-                task,
-                self.warping(),
-                scaling,
-                model,
-                channel_scaling,
-                self.clip,
-            )?;
-            contributions.push((
-                c.id().clone(),
-                self.releases.share(position, self.clip, &v)?,
-            ));
+            let v = clipped_summary(c, task, scaling, model, channel_scaling, bound)?;
+            let share = self.releases.share(position, sensitivity, &v)?;
+            contributions.push((c.id().clone(), share));
         }
+        self.releases
+            .spend(packed_len(model.support_size()), sensitivity)?;
         let sum = server.aggregate("private local summaries", contributions)?;
-        self.releases.record(sum.len(), self.clip)?;
         let mut summed = channel_scaling.from_channel(&sum)?;
         summed.k_ss = project_psd(&summed.k_ss);
         Ok(summed)

@@ -1293,6 +1293,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
                         &scaling,
                         &model,
                         &summary_scaling,
+                        mix(mix(self.seed, u64::MAX - 5), t as u64),
                     )?;
                     global_steps += 1;
                     (model, summed)

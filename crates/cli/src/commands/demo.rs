@@ -58,9 +58,10 @@ pub struct DemoArgs {
     /// logs. Without it they go to a temporary folder that is removed.
     #[arg(long, value_name = "DIR", conflicts_with = "in_process")]
     pub(super) workdir: Option<std::path::PathBuf>,
-    /// The privacy budget ε per institution for the whole study (δ = 1e-6):
-    /// every release carries distributed discrete Gaussian noise, added by
-    /// each institution to its own contribution before encryption.
+    /// The privacy budget ε per institution (all its data) for the whole
+    /// study (δ = 1e-6): every release carries distributed discrete Gaussian
+    /// noise, added by each institution to its own contribution before
+    /// encryption.
     #[arg(long, default_value_t = 4.0)]
     pub(super) epsilon: f64,
     /// Release noise-free sums instead (the recipe measured best without
@@ -112,11 +113,9 @@ pub(super) fn settings(args: &DemoArgs) -> Result<FboFedGpParams, CliError> {
         settings.hyper_likelihood = HyperLikelihood::Sparse;
         settings.privacy = Privacy::NoiseFree;
     } else {
-        // Tuned on the demo's protocol under DP (20 seeds at ε = 4: median
-        // 164 against 3,605 with `private`'s defaults; a lone agent with the
-        // same hyper-parameters: 110; docs/results/privacy-2026-12-01):
-        // shorter length-scales, and few global steps, whose noisy global
-        // posterior helps little yet.
+        // Tuned on the demo's protocol under DP (docs/results/
+        // privacy-2026-12-01): shorter length-scales, and few global steps,
+        // whose noisy global posterior helps little yet.
         settings.lengthscale = Some(0.25);
         settings.signal_variance = Some(4.0);
         settings.schedule_exponent = 2.0;
@@ -136,7 +135,7 @@ pub(super) fn privacy_lines(settings: &FboFedGpParams) -> [String; 2] {
         ],
         Privacy::Dp(d) => [
             format!(
-                "Privacy: ε = {} per institution for the whole study (δ = {:e}, one evaluation):",
+                "Privacy: ε = {} per institution, all its data, for the whole study (δ = {:e}):",
                 d.epsilon, d.delta
             ),
             "each institution adds its share of discrete Gaussian noise before encrypting.".into(),
@@ -148,7 +147,7 @@ pub(super) fn privacy_lines(settings: &FboFedGpParams) -> [String; 2] {
 /// they were noise-free.
 pub(super) fn spent_line(spent: Option<f64>) -> String {
     match spent {
-        Some(e) => format!("Privacy spent: ε = {e:.3} per institution (δ = 1e-6)."),
+        Some(e) => format!("Privacy spent: ε = {e:.3} per institution, all its data (δ = 1e-6)."),
         None => "Privacy spent: none accounted (noise-free releases).".into(),
     }
 }
