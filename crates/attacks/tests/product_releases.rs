@@ -218,10 +218,19 @@ impl Setup {
     fn try_shares_at(&self, dp: ValidDp, z: f64) -> Result<Vec<Vec<f64>>, AlgorithmError> {
         let bound = self.bound(&dp);
         let mut releases = PrivateReleases::new(dp, z, vec![[1; 32], [2; 32], [3; 32]]);
+        // As the product sends them: in units of the clip, sensitivity 2,
+        // scaled back after the sum (here, share by share: the same sum).
         self.clipped(bound)
             .iter()
             .enumerate()
-            .map(|(i, v)| releases.share(i, 2.0 * bound, v))
+            .map(|(i, v)| {
+                let unit: Vec<f64> = v.iter().map(|x| x / bound).collect();
+                Ok(releases
+                    .share(i, 2.0, &unit)?
+                    .iter()
+                    .map(|x| x * bound)
+                    .collect())
+            })
             .collect()
     }
 }

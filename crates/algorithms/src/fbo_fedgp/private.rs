@@ -101,6 +101,10 @@ pub fn check_recipe(params: &ValidParams, method: Method) -> Result<(), Algorith
 /// replaced: its first coordinate moves by at most 2, its second by 1.
 const STATISTICS_SENSITIVITY: f64 = 2.236_067_977_499_79; // √5
 
+/// The L2 sensitivity of a summary sent in units of its clip, to one
+/// member's data replaced.
+const SUMMARY_SENSITIVITY: f64 = 2.0;
+
 /// The clip `B` of a member's summary in a round: `clip` times the L2 norm
 /// of the channel-scaled summary (`channel`) of `n_max` uniform points of
 /// the unit cube with unit values, drawn from the public stream `seed`, under
@@ -154,11 +158,9 @@ pub fn clipped_summary<K: Kernel>(
 /// The releases of a study of `params`: the output statistics at the start
 /// and at every refit, and a summary in each of `summary_rounds` (the rounds
 /// with a global step, which the public coins of the mixing schedule fix in
-/// advance, so every member computes the same plan). A summary's
-/// sensitivity is known only in its round ([`summary_clip`]); the plan
-/// takes 1, which does not change the calibration: each release's noise is
-/// z times its sensitivity, and its RDP depends on z alone (up to the
-/// grid's rounding, which [`ValidDp::noise_multiplier`]'s margin covers).
+/// advance, so every member computes the same plan). A summary is sent in
+/// units of its clip ([`summary_clip`], known only in its round), so its
+/// sensitivity is 2 whatever the round.
 pub fn plan(
     params: &ValidParams,
     _dp: &ValidDp,
@@ -179,7 +181,7 @@ pub fn plan(
         plan.push((
             ReleaseShape {
                 dim: packed_len(params.support_size_at(t - 1)),
-                l2_sensitivity: 1.0,
+                l2_sensitivity: SUMMARY_SENSITIVITY,
             },
             1,
         ));
@@ -296,16 +298,25 @@ impl PrivateFbo {
             self.clip,
             reference_seed,
         )?;
-        let sensitivity = 2.0 * bound;
+        // Sent in units of the clip, so that every release's sensitivity is
+        // the plan's (2: one member's data replaced) and its noise far above
+        // the finest grid; the sum is scaled back after decryption.
         let mut contributions = Vec::with_capacity(clients.len());
         for (position, c) in clients.iter().enumerate() {
-            let v = clipped_summary(c, task, scaling, model, channel_scaling, bound)?;
-            let share = self.releases.share(position, sensitivity, &v)?;
+            let v: Vec<f64> = clipped_summary(c, task, scaling, model, channel_scaling, bound)?
+                .iter()
+                .map(|x| x / bound)
+                .collect();
+            let share = self.releases.share(position, SUMMARY_SENSITIVITY, &v)?;
             contributions.push((c.id().clone(), share));
         }
         self.releases
-            .spend(packed_len(model.support_size()), sensitivity)?;
-        let sum = server.aggregate("private local summaries", contributions)?;
+            .spend(packed_len(model.support_size()), SUMMARY_SENSITIVITY)?;
+        let sum: Vec<f64> = server
+            .aggregate("private local summaries", contributions)?
+            .iter()
+            .map(|x| x * bound)
+            .collect();
         let mut summed = channel_scaling.from_channel(&sum)?;
         summed.k_ss = project_psd(&summed.k_ss);
         Ok(summed)
