@@ -444,24 +444,17 @@ fn a_private_fbo_fedgp_study_equals_its_simulation_and_reports_epsilon() {
     // The private recipe (fedhe_algorithms::fbo_fedgp::private): each
     // agent's noise shares come from its private seed, so its journal and
     // the decrypted sums equal the simulation's bit for bit.
-    let lines = study_equals_simulation(
-        "fbo-fedgp",
-        serde_json::json!({
-            "members": 3,
-            "rounds": 4,
-            "initial_points": 3,
-            "support_size": 6,
-            "acq_candidates": 200,
-            "hyperparameters": "fixed",
-            "lengthscale": 0.5,
-            "signal_variance": 1.0,
-            "noise_variance": 0.01,
-            "support_selection": "public",
-            "warping": "signed-log",
-            "prior_mean": "zero",
-            "privacy": { "mode": "dp", "epsilon": 4.0 },
-        }),
-    );
+    let settings = fedhe_algorithms::FboFedGpParams {
+        members: 3,
+        rounds: 4,
+        initial_points: 3,
+        support_size: 6,
+        acq_candidates: 200,
+        lengthscale: Some(0.5),
+        ..fedhe_algorithms::FboFedGpParams::paper_defaults()
+    }
+    .private(4.0);
+    let lines = study_equals_simulation("fbo-fedgp", serde_json::to_value(settings).unwrap());
     let epsilon = lines[0]["epsilon"]
         .as_f64()
         .expect("a private study spends ε");
