@@ -700,6 +700,20 @@ pub fn run_agent(
             ),
         ));
     }
+    if valid.method.privacy_quorum().is_some() {
+        let precision = match study.spec.precision {
+            fedhe_api::ValuePrecision::OneLimb => fedhe_crypto::Precision::OneLimb,
+            fedhe_api::ValuePrecision::TwoLimb => fedhe_crypto::Precision::TwoLimb,
+        };
+        let codec = fedhe_crypto::FixedPointCodec::with_precision(
+            &verified.params,
+            members.len(),
+            bound,
+            precision,
+        )
+        .map_err(|e| invalid("settings.channel_bound", e))?;
+        check_noise_grid(&codec)?;
+    }
     let mut channel = NetworkSum::new(session, options.study, bound, 0);
     let write_progress = |round: usize, best: f64, epsilon: Option<f64>, finished: bool| {
         let p = Progress {
@@ -733,6 +747,27 @@ pub fn run_agent(
         serde_json::to_vec_pretty(&outcome).map_err(|e| ClientError::Decode(e.to_string()))?;
     keys::write_atomic(&state, RESULT_FILE, &bytes, true)?;
     Ok(outcome)
+}
+
+/// Refuses a private study whose codec cannot carry the noise shares exactly:
+/// shares are multiples of `fedhe_algorithms::privacy::FINEST_GRID` (2^−24),
+/// which a codec of fewer fractional bits would round member by member, so
+/// the decrypted sum would no longer be the sum of discrete Gaussians the
+/// ledger accounts (the error names the settings that decide it).
+fn check_noise_grid(codec: &fedhe_crypto::FixedPointCodec) -> Result<(), ClientError> {
+    let needed = (-fedhe_algorithms::privacy::FINEST_GRID.log2()).round() as u32;
+    if codec.fractional_bits() < needed {
+        return Err(invalid(
+            "settings.channel_bound",
+            format!(
+                "a private study's noise shares sit on a 2^-{needed} grid, but this study's codec \
+                 keeps {} fractional bits (its bound, member count and parameter set): lower the \
+                 bound or use a wider parameter set",
+                codec.fractional_bits()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Takes the agent lock of `study` in a key folder: one agent (or `tell`) per
@@ -1026,6 +1061,28 @@ mod tests {
         assert!(spaced.check_contributors(3, 3).is_ok());
         let plain = config().validate("fbo-fedgp", 3).unwrap();
         assert!(plain.check_contributors(2, 3).is_ok());
+    }
+
+    /// A private study's noise shares are exact multiples of 2^−24: a codec
+    /// with fewer fractional bits is refused, naming the setting.
+    #[test]
+    fn a_private_study_needs_a_codec_that_carries_its_noise_grid() {
+        let params = fedhe_crypto::ParameterSet::DEFAULT
+            .validate(fedhe_crypto::InsecurePolicy::Refuse)
+            .unwrap();
+        let wide = fedhe_crypto::FixedPointCodec::new(&params, 5, 1024.0).unwrap();
+        assert!(wide.fractional_bits() >= 24, "{}", wide.fractional_bits());
+        check_noise_grid(&wide).unwrap();
+        let coarse =
+            fedhe_crypto::FixedPointCodec::with_fractional_bits(&params, 5, 1024.0, 20).unwrap();
+        let err = check_noise_grid(&coarse).unwrap_err().to_string();
+        assert!(
+            err.contains("settings.channel_bound") && err.contains("2^-24"),
+            "{err}"
+        );
+        let exact =
+            fedhe_crypto::FixedPointCodec::with_fractional_bits(&params, 5, 1024.0, 24).unwrap();
+        check_noise_grid(&exact).unwrap();
     }
 
     /// A private study's noise shares are sized for its privacy quorum: a
