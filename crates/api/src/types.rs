@@ -614,13 +614,14 @@ impl CommitmentList {
     }
 }
 
-/// `GET /v1/studies/{study}/rounds/{round}/result`.
+/// `GET /v1/studies/{study}/rounds/{round}/result`: what a finished round
+/// produced, without its values. The server never decodes a round: the
+/// combined share it publishes is blinded by the members' result key
+/// (`fedhe_crypto::result_key`), and each member unblinds and decodes it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct RoundResult {
     /// The round.
     pub round: u64,
-    /// The decoded element-wise sum.
-    pub values: Vec<f64>,
     /// BLAKE3 of the aggregate, hex.
     pub aggregate_hash: String,
     /// [`ContributionList::entries_hash`] of the contributions it sums

@@ -31,8 +31,11 @@ fn last_json_line(stdout: &[u8]) -> serde_json::Value {
 
 #[test]
 fn the_demo_runs_a_server_and_five_agent_processes_and_improves_on_the_centre() {
-    // The default parameter set (n = 8192, 124-bit q), 15 rounds, as in the README.
-    let out = fedhe(&["demo", "--json"]);
+    // The default parameter set (n = 8192, 124-bit q), 15 rounds, as in the
+    // README; its folder kept to search the server's files afterwards.
+    let root = tempfile::tempdir().unwrap();
+    let work = root.path().join("demo");
+    let out = fedhe(&["demo", "--json", "--workdir", work.to_str().unwrap()]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -64,6 +67,67 @@ fn the_demo_runs_a_server_and_five_agent_processes_and_improves_on_the_centre() 
         stdout.contains("Privacy: ε = 4 per institution"),
         "{stdout}"
     );
+    // The server learns no released value (issue 44): every round's result,
+    // as each member decoded and recorded it, appears nowhere in the
+    // server's database, its write-ahead log or its log, neither as the
+    // text a JSON encoder writes nor as the f64's bytes.
+    let (searched, results) = server_holds_no_result(&work);
+    assert!(
+        results >= 5 && results % 5 == 0,
+        "{results} result records: every member records every release"
+    );
+    assert!(searched > results * 10, "{searched} values searched");
+}
+
+/// Searches the server's files of a demo folder for every value the
+/// members recorded as a round's result (`*.result` in their state
+/// folders); panics naming a value found. Returns how many values and how
+/// many result records were searched.
+fn server_holds_no_result(work: &Path) -> (usize, usize) {
+    let mut server = Vec::new();
+    for name in ["fedhe.db", "fedhe.db-wal", "server.log"] {
+        if let Ok(bytes) = std::fs::read(work.join(name)) {
+            server.extend_from_slice(&bytes);
+            server.push(0);
+        }
+    }
+    assert!(server.len() > 100_000, "the server's database is there");
+    let mut records = Vec::new();
+    let mut stack = vec![work.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "result") {
+                records.push(path);
+            }
+        }
+    }
+    let contains = |needle: &[u8]| server.windows(needle.len()).any(|w| w == needle);
+    let mut searched = 0;
+    for record in &records {
+        let values: Vec<f64> = serde_json::from_slice(&std::fs::read(record).unwrap()).unwrap();
+        for v in values {
+            // A value with few digits ("0", "1.5") could be any number's text.
+            let text = serde_json::to_string(&v).unwrap();
+            if text.len() < 10 {
+                continue;
+            }
+            searched += 1;
+            assert!(
+                !contains(text.as_bytes()),
+                "the server's files hold {text}, a value of {}",
+                record.display()
+            );
+            assert!(
+                !contains(&v.to_le_bytes()),
+                "the server's files hold the bytes of {text}, a value of {}",
+                record.display()
+            );
+        }
+    }
+    (searched, records.len())
 }
 
 fn keys_of(root: &Path, name: &str) -> PathBuf {

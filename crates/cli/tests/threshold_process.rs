@@ -695,9 +695,35 @@ fn an_equivocating_server_gets_at_most_one_aggregate_per_round_decrypted() {
     let access = AccessStructure::new(&ids, 3).unwrap();
     let real = EncryptedVector::sum(vectors.iter()).unwrap();
     let codec = FixedPointCodec::from_info(&params, real.encoding()).unwrap();
-    let sum = codec
+    // The shares are blinded with the members' result key: the server's
+    // combination of view A does not decode; a member's key unblinds it to
+    // the plaintext sum.
+    assert!(codec
         .decode(&combine_threshold(&access, &real, &a).unwrap(), 8)
-        .unwrap();
+        .is_err());
+    let key = fedhe_crypto::ResultKey::from_bytes(
+        &KeyDir::open(work.path().join("m1"))
+            .unwrap()
+            .read(keys::RESULT_KEY_FILE)
+            .unwrap(),
+    )
+    .unwrap();
+    let inner: Vec<&fedhe_crypto::DecryptionShare> = a.iter().map(|s| s.share()).collect();
+    let mut d = fedhe_crypto::CombinedShare::sum(&real, &inner).unwrap();
+    let makers: Vec<MemberId> = a.iter().map(|s| s.member().clone()).collect();
+    key.unblind(
+        &params,
+        &fedhe_crypto::BlindingContext {
+            ceremony: &fedhe_crypto::CeremonyId::new("c1").unwrap(),
+            study: "s1",
+            round: 1,
+            aggregate_hash: blake3::hash(&real.to_bytes(&params)).as_bytes(),
+        },
+        &makers,
+        &mut d,
+    )
+    .unwrap();
+    let sum = codec.decode(&d.decrypt(&real).unwrap(), 8).unwrap();
     for (k, got) in sum.iter().enumerate() {
         let want: f64 = (0..5).map(|i| values(i)[k]).sum();
         assert!((got - want).abs() < 1e-9, "{got} vs {want}");

@@ -685,7 +685,8 @@ pub fn run_agent(
         study.spec.min_contributors as usize,
     )?
     .with_policy(policy)?
-    .with_threshold_share_from(keys)?;
+    .with_threshold_share_from(keys)?
+    .with_result_key_from(keys)?;
     session.round_timeout = options.round_timeout;
     // The administrator's signature, and the hash recorded before the first
     // contribution: a spec changed or split by the server is refused.

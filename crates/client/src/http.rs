@@ -643,6 +643,34 @@ impl Client {
         ))
     }
 
+    /// Uploads the ceremony's result-key dealing (this member must be its
+    /// first member by id; `fedhe_crypto::ResultKeyDealing` bytes).
+    pub fn put_result_keys(
+        &self,
+        ceremony: &str,
+        dealing: &[u8],
+    ) -> Result<UploadReceipt, ClientError> {
+        let answer = self.send(
+            Method::PUT,
+            &format!("/v1/ceremonies/{ceremony}/result-keys"),
+            dealing.to_vec(),
+            OCTET,
+            &[],
+        )?;
+        serde_json::from_slice(&answer.body).map_err(|e| ClientError::Decode(e.to_string()))
+    }
+
+    /// The result key sealed to this member (`fedhe_crypto::SealedResultKey`
+    /// bytes), or `None` while it has not been dealt (404).
+    pub fn result_key_for_me(&self, ceremony: &str) -> Result<Option<Vec<u8>>, ClientError> {
+        let (member, _) = self.identity()?;
+        match self.bytes(&format!("/v1/ceremonies/{ceremony}/result-keys/{member}")) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(ClientError::Problem { problem, .. }) if problem.status == 404 => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     /// This member's verdict on the Shamir shares it received.
     pub fn put_dealing_verdict(
         &self,

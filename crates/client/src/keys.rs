@@ -42,6 +42,9 @@ pub const IDENTITY_FILE: &str = "identity.key";
 pub const SECRET_SHARE_FILE: &str = "secret-key-share.key";
 /// Name of the threshold key share file (s'_j of a t-of-n ceremony).
 pub const THRESHOLD_SHARE_FILE: &str = "threshold-key-share.key";
+/// Name of the result key file (the members' key that blinds every
+/// decryption share from the server; `fedhe_crypto::result_key`).
+pub const RESULT_KEY_FILE: &str = "result.key";
 /// Name of the public-key share file.
 pub const PUBLIC_SHARE_FILE: &str = "public-key-share.bin";
 /// Name of the member description file.

@@ -23,10 +23,11 @@ use fedhe_api::{
 };
 use fedhe_crypto::share_transport::open_dealings;
 use fedhe_crypto::{
-    C1Commitment, CeremonyId, ChannelError, CollectivePublicKey, CommonRandomPoly,
-    ContributorDigest, DecryptionShare, EncryptedVector, FixedPointCodec, InsecurePolicy, MemberId,
-    ParameterSet, Params, Precision, PublicKeyShare, RoundId, SecretKeyShare, SecureSum,
-    SumChallenge, ThresholdDealing, ThresholdDecryptionShare, ThresholdSecretShare, WireObject,
+    result_key_dealer, BlindingContext, C1Commitment, CeremonyId, ChannelError,
+    CollectivePublicKey, CommonRandomPoly, ContributorDigest, DecryptionShare, EncryptedVector,
+    FixedPointCodec, InsecurePolicy, MemberId, ParameterSet, Params, Precision, PublicKeyShare,
+    ResultKey, ResultKeyDealing, RoundId, SealedResultKey, SecretKeyShare, SecureSum, SumChallenge,
+    ThresholdDealing, ThresholdDecryptionShare, ThresholdSecretShare, WireObject,
 };
 use fedhe_ring::Csprng;
 use std::path::PathBuf;
@@ -105,6 +106,8 @@ pub fn join_ceremony(
         )?;
         pk_bytes
     };
+    let roster = ceremony_roster(&status)?;
+    deal_result_key(client, ceremony, &params, &roster)?;
     client.commit(ceremony, &share_bytes)?;
     let start = Instant::now();
     wait_for_ceremony(
@@ -122,7 +125,122 @@ pub fn join_ceremony(
     if status.threshold.is_some() {
         deal_and_confirm(client, keys, ceremony, &params, force, start, wait)?;
     }
+    receive_result_key(client, keys, ceremony, &params, &roster, force, start, wait)
+}
+
+/// A ceremony's members with their identity keys, as its status lists them.
+pub fn ceremony_roster(
+    status: &fedhe_api::CeremonyStatus,
+) -> Result<Vec<(MemberId, ed25519_dalek::VerifyingKey)>, ClientError> {
+    status
+        .members
+        .iter()
+        .map(|m| {
+            Ok((
+                MemberId::new(m.id.clone())?,
+                fedhe_api::signing::parse_public_key(&m.identity_key)?,
+            ))
+        })
+        .collect()
+}
+
+/// As the ceremony's first member by id, deals the result key
+/// (`fedhe_crypto::result_key`) sealed to every member of `roster`, unless
+/// it was dealt already (a restarted dealer fetches its own key back in
+/// [`fetch_result_key`]). Other members do nothing here.
+pub fn deal_result_key(
+    client: &Client,
+    ceremony: &str,
+    params: &Arc<Params>,
+    roster: &[(MemberId, ed25519_dalek::VerifyingKey)],
+) -> Result<(), ClientError> {
+    let ids: Vec<MemberId> = roster.iter().map(|(m, _)| m.clone()).collect();
+    let (me, identity) = client.identity()?;
+    if result_key_dealer(&ids).map(MemberId::as_str) != Some(me)
+        || client.result_key_for_me(ceremony)?.is_some()
+    {
+        return Ok(());
+    }
+    let mut rng = Csprng::from_entropy();
+    let key = ResultKey::generate(&mut rng);
+    let dealing = ResultKeyDealing::deal(
+        params,
+        &CeremonyId::new(ceremony)?,
+        &key,
+        &MemberId::new(me)?,
+        identity.signing_key(),
+        roster,
+        &mut rng,
+    )?;
+    client.put_result_keys(ceremony, &dealing.to_bytes())?;
     Ok(())
+}
+
+/// [`fetch_result_key`], stored in the key folder (sealed like the secret
+/// key share); a key already stored is kept unless `force`.
+#[allow(clippy::too_many_arguments)]
+fn receive_result_key(
+    client: &Client,
+    keys: &KeyDir,
+    ceremony: &str,
+    params: &Arc<Params>,
+    roster: &[(MemberId, ed25519_dalek::VerifyingKey)],
+    force: bool,
+    start: Instant,
+    wait: Duration,
+) -> Result<(), ClientError> {
+    if keys.exists(keys::RESULT_KEY_FILE) && !force {
+        return Ok(());
+    }
+    let key = fetch_result_key(client, ceremony, params, roster, start, wait)?;
+    keys.write_secret(keys::RESULT_KEY_FILE, key.expose_bytes(), force)
+}
+
+/// Waits (until `wait` from `start`) for the result key sealed to this
+/// member by the ceremony's dealer and opens it with this member's identity
+/// key; refuses a key dealt by another member or that does not authenticate.
+pub fn fetch_result_key(
+    client: &Client,
+    ceremony: &str,
+    params: &Arc<Params>,
+    roster: &[(MemberId, ed25519_dalek::VerifyingKey)],
+    start: Instant,
+    wait: Duration,
+) -> Result<ResultKey, ClientError> {
+    let ids: Vec<MemberId> = roster.iter().map(|(m, _)| m.clone()).collect();
+    let dealer = result_key_dealer(&ids)
+        .ok_or_else(|| ClientError::Verification(format!("ceremony {ceremony} has no members")))?;
+    let dealer_key = roster
+        .iter()
+        .find(|(m, _)| m == dealer)
+        .map(|(_, k)| *k)
+        .expect("the dealer is in the roster");
+    let (me, identity) = client.identity()?;
+    let bytes = loop {
+        if let Some(bytes) = client.result_key_for_me(ceremony)? {
+            break bytes;
+        }
+        if start.elapsed() > wait {
+            return Err(ClientError::Timeout(format!(
+                "ceremony {ceremony}: {dealer} dealt no result key within {wait:?}"
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let sealed = SealedResultKey::from_bytes(&bytes)?;
+    if &sealed.dealer != dealer {
+        return Err(ClientError::Verification(format!(
+            "the result key served was dealt by {}, not by the ceremony's dealer {dealer}",
+            sealed.dealer
+        )));
+    }
+    Ok(sealed.open(
+        params,
+        &CeremonyId::new(ceremony)?,
+        &MemberId::new(me)?,
+        identity.signing_key(),
+        &dealer_key,
+    )?)
 }
 
 /// What a member waits for in a ceremony, as the server's long poll takes
@@ -499,6 +617,12 @@ pub struct MemberSession {
     /// T of a t-of-n ceremony (from the verified transcript), with this
     /// member's threshold key share once attached.
     threshold: Option<(usize, Option<ThresholdSecretShare>)>,
+    /// The ceremony.
+    ceremony: CeremonyId,
+    /// The members' result key, once attached ([`Self::with_result_key_from`]):
+    /// it blinds this member's decryption shares and unblinds the combined
+    /// share (`fedhe_crypto::result_key`).
+    result_key: Option<ResultKey>,
     /// The studies whose signed spec this member accepted: id → (spec hash,
     /// bound, precision).
     studies: std::collections::BTreeMap<String, (String, f64, Precision)>,
@@ -608,7 +732,10 @@ impl MemberSession {
             })
             .collect();
         let identity_keys = IdentityKeys::parse(&members).map_err(ClientError::Verification)?;
+        let ceremony = CeremonyId::new(verified.transcript.ceremony.clone())?;
         Ok(Self {
+            ceremony,
+            result_key: None,
             client,
             params: verified.params.clone(),
             member,
@@ -752,6 +879,39 @@ impl MemberSession {
             &keys.read(keys::THRESHOLD_SHARE_FILE)?,
         )?;
         self.with_threshold_share(share)
+    }
+
+    /// Loads and attaches the members' result key from `keys` (stored by
+    /// [`join_ceremony`]). A folder without one (a ceremony joined before
+    /// result keys existed) is refused: this member could not decode a
+    /// round without handing its values to the server.
+    pub fn with_result_key_from(mut self, keys: &KeyDir) -> Result<Self, ClientError> {
+        if !keys.exists(keys::RESULT_KEY_FILE) {
+            return Err(ClientError::Keys(format!(
+                "{} holds no {}: the ceremony {} dealt no result key to this member (it was joined before the server was blinded); join a new ceremony",
+                keys.path().display(),
+                keys::RESULT_KEY_FILE,
+                self.ceremony
+            )));
+        }
+        self.result_key = Some(ResultKey::from_bytes(&keys.read(keys::RESULT_KEY_FILE)?)?);
+        Ok(self)
+    }
+
+    /// Attaches the members' result key (as [`Self::with_result_key_from`]).
+    pub fn with_result_key(mut self, key: ResultKey) -> Self {
+        self.result_key = Some(key);
+        self
+    }
+
+    /// The result key, or a refusal naming what is missing.
+    fn result_key(&self) -> Result<&ResultKey, ClientError> {
+        self.result_key.as_ref().ok_or_else(|| {
+            ClientError::Keys(format!(
+                "no result key is attached for ceremony {}: a decryption share would give the server the round's values",
+                self.ceremony
+            ))
+        })
     }
 
     /// The HTTP client.
@@ -1312,22 +1472,37 @@ impl MemberSession {
                 recorded[32..].to_vec()
             }
             Err(_) => {
+                // Blinded with the members' result key before it leaves:
+                // the server combines shares it cannot decode.
+                let blind = self.result_key()?.clone();
+                let ctx = BlindingContext {
+                    ceremony: &self.ceremony,
+                    study,
+                    round,
+                    aggregate_hash: aggregate_hash.as_bytes(),
+                };
                 let bytes = match (&active, &self.threshold) {
-                    (Some(set), Some((_, Some(tshare)))) => ThresholdDecryptionShare::generate(
-                        &self.params,
-                        tshare,
-                        set,
-                        &decoded,
-                        &mut self.rng,
-                    )?
-                    .to_bytes(&self.params),
-                    _ => DecryptionShare::generate(
-                        &self.params,
-                        &self.secret,
-                        &decoded,
-                        &mut self.rng,
-                    )?
-                    .to_bytes(&self.params),
+                    (Some(set), Some((_, Some(tshare)))) => {
+                        let mut share = ThresholdDecryptionShare::generate(
+                            &self.params,
+                            tshare,
+                            set,
+                            &decoded,
+                            &mut self.rng,
+                        )?;
+                        blind.blind_threshold(&self.params, &ctx, &mut share)?;
+                        share.to_bytes(&self.params)
+                    }
+                    _ => {
+                        let mut share = DecryptionShare::generate(
+                            &self.params,
+                            &self.secret,
+                            &decoded,
+                            &mut self.rng,
+                        )?;
+                        blind.blind(&self.params, &ctx, &mut share)?;
+                        share.to_bytes(&self.params)
+                    }
                 };
                 let mut record = aggregate_hash.as_bytes().to_vec();
                 record.extend_from_slice(&bytes);
@@ -1755,7 +1930,8 @@ impl MemberSession {
                 shares: &fetched,
                 combined: &combined,
                 digests: &digests,
-                published: &r.values,
+                result_key: self.result_key()?,
+                ceremony: &self.ceremony,
                 threshold: self.threshold.as_ref().map(|(t, _)| *t),
             },
         )?;

@@ -63,10 +63,11 @@
 //!     shares' digests, each computed from the bytes this member holds (its
 //!     own, those whose maker sent no digest, and a few chosen at random) or
 //!     else signed by its maker (a fetched share whose signed digest differs
-//!     is refused naming its maker); and `C0 + D`, with the aggregate this
-//!     member verified, decoded by the aggregate's own encoding, gives
-//!     exactly the values the server published (the member then uses its
-//!     own decoding).
+//!     is refused naming its maker); and `C0 + D − Σ r_j`, with the
+//!     aggregate this member verified and the masks `r_j` of the listed
+//!     makers under the members' result key (`fedhe_crypto::result_key`: the
+//!     server publishes no values and cannot decode `D`), decodes by the
+//!     aggregate's own encoding; that decoding is the round's result.
 //!
 //! **Sampled signatures** (issue 16), n-of-n only. In checks 2 and 6 a
 //! member of an n-of-n ceremony verifies not every listed signature but a
@@ -811,8 +812,12 @@ pub struct ResultEvidence<'a> {
     pub combined: &'a [u8],
     /// The share makers' signed digests on the combined share's challenge.
     pub digests: &'a SumDigestList,
-    /// The values the server published as the round's result.
-    pub published: &'a [f64],
+    /// The members' result key: the listed shares are blinded with it
+    /// (`fedhe_crypto::result_key`), and the combined share is unblinded
+    /// before it is decoded.
+    pub result_key: &'a fedhe_crypto::ResultKey,
+    /// The ceremony (part of every mask's derivation).
+    pub ceremony: &'a fedhe_crypto::CeremonyId,
     /// T of a t-of-n ceremony: the shares are threshold shares of one
     /// decrypting set of T members. `None`: every member's share (n-of-n).
     pub threshold: Option<usize>,
@@ -840,7 +845,8 @@ impl Share {
     }
 }
 
-/// Checks 9-10: the published result is the decoding of `C0 + D` for the
+/// Checks 9-10: the round's result is this member's decoding of
+/// `C0 + D − Σ r_j` (the makers' result-key masks removed) for the
 /// verified aggregate and a combined share `D` that is the sum of every
 /// listed member's signed decryption share (DESIGN.md §2 step 5, finished
 /// by the member itself). `D` is checked on digests, on a challenge fixed
@@ -1034,6 +1040,29 @@ pub fn verify_after_decrypt(
                 .into(),
         ));
     }
+    // D = D' − Σ r_j over the listed makers: only a holder of the result
+    // key can decode (the server cannot).
+    let makers = ev
+        .list
+        .shares
+        .iter()
+        .map(|u| MemberId::new(u.member.clone()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| refuse(e.to_string()))?;
+    let mut combined = combined;
+    ev.result_key
+        .unblind(
+            params,
+            &fedhe_crypto::BlindingContext {
+                ceremony: ev.ceremony,
+                study: ev.study,
+                round: ev.round,
+                aggregate_hash: ev.aggregate_hash,
+            },
+            &makers,
+            &mut combined,
+        )
+        .map_err(|e| refuse(format!("the combined decryption share: {e}")))?;
     let plaintexts = combined
         .decrypt(ev.aggregate)
         .map_err(|e| refuse(format!("the combined decryption share: {e}")))?;
@@ -1041,18 +1070,11 @@ pub fn verify_after_decrypt(
         .map_err(|e| refuse(format!("the aggregate's encoding: {e}")))?;
     let values = codec
         .decode(&plaintexts, ev.aggregate.len())
-        .map_err(|e| refuse(format!("the combined shares do not decode: {e}")))?;
-    let same = values.len() == ev.published.len()
-        && values
-            .iter()
-            .zip(ev.published)
-            .all(|(a, b)| a.to_bits() == b.to_bits());
-    if !same {
-        return Err(refuse(
-            "the published result is not the combination of the members' signed decryption shares"
-                .into(),
-        ));
-    }
+        .map_err(|e| {
+            refuse(format!(
+                "the combined shares do not decode (a share maker's share is false, or it was blinded with another result key): {e}"
+            ))
+        })?;
     Ok(values)
 }
 
@@ -2094,6 +2116,8 @@ mod tests {
     /// signed share digests on `D`'s challenge.
     #[derive(Clone)]
     struct Decrypted {
+        /// The members' result key every share is blinded with.
+        key: fedhe_crypto::ResultKey,
         list: DecryptionShareList,
         fetched: Vec<(String, Vec<u8>)>,
         published: Vec<f64>,
@@ -2118,6 +2142,17 @@ mod tests {
             .map(|m| MemberId::new(m.id.clone()).unwrap())
             .collect();
         let active: Vec<MemberId> = makers.iter().map(|&i| ids[i].clone()).collect();
+        // Every share is blinded with the members' result key, as a member
+        // makes it (the server's combination cannot decode).
+        let key = fedhe_crypto::ResultKey::from_bytes(&[42; 32]).unwrap();
+        let aggregate_hash = *blake3::hash(&aggregate.to_bytes(&w.params)).as_bytes();
+        let ceremony = CeremonyId::new("c").unwrap();
+        let ctx = fedhe_crypto::BlindingContext {
+            ceremony: &ceremony,
+            study: "s",
+            round: 1,
+            aggregate_hash: &aggregate_hash,
+        };
         let mut list = Vec::new();
         let mut fetched = Vec::new();
         let mut polys: Vec<Vec<fedhe_ring::Poly>> = Vec::new();
@@ -2126,20 +2161,22 @@ mod tests {
         for &i in makers {
             let bytes = match tshares {
                 None => {
-                    let share =
+                    let mut share =
                         DecryptionShare::generate(&w.params, &w.secrets[i], aggregate, &mut rng)
                             .unwrap();
-                    polys.push(share.polys().to_vec());
                     full.push(share.clone());
+                    key.blind(&w.params, &ctx, &mut share).unwrap();
+                    polys.push(share.polys().to_vec());
                     share.to_bytes(&w.params)
                 }
                 Some(t) => {
-                    let share = ThresholdDecryptionShare::generate(
+                    let mut share = ThresholdDecryptionShare::generate(
                         &w.params, &t[i], &active, aggregate, &mut rng,
                     )
                     .unwrap();
-                    polys.push(share.share().polys().to_vec());
                     partial.push(share.clone());
+                    key.blind_threshold(&w.params, &ctx, &mut share).unwrap();
+                    polys.push(share.share().polys().to_vec());
                     share.to_bytes(&w.params)
                 }
             };
@@ -2181,7 +2218,6 @@ mod tests {
             .iter()
             .flat_map(|p| p.residues().iter().flat_map(|r| r.to_le_bytes()))
             .collect();
-        let aggregate_hash = *blake3::hash(&aggregate.to_bytes(&w.params)).as_bytes();
         let list = DecryptionShareList {
             state: RoundState::Done,
             shares: list,
@@ -2192,6 +2228,7 @@ mod tests {
             Some(_) => makers.iter().map(|&i| w.members[i].id.clone()).collect(),
         };
         let mut out = Decrypted {
+            key,
             list,
             fetched,
             published,
@@ -2288,7 +2325,8 @@ mod tests {
                     shares: held,
                     combined: &self.combined,
                     digests: &self.digests,
-                    published: &self.published,
+                    result_key: &self.key,
+                    ceremony: &CeremonyId::new("c").unwrap(),
                     threshold,
                 },
             )
@@ -2309,10 +2347,19 @@ mod tests {
             .error_bound();
         assert!((values[0] - 3.0).abs() <= bound, "{values:?}");
         let refused = |r: Result<Vec<f64>, Refusal>| r.unwrap_err().reason;
-        // A tampered result, even in the last bit.
-        let mut tampered = dec.clone();
-        tampered.published[0] = f64::from_bits(tampered.published[0].to_bits() ^ 1);
-        assert!(refused(check(&tampered)).contains("not the combination"));
+        // The member's decoding is the unblinded combination's, bit for bit.
+        assert_eq!(
+            values.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            dec.published
+                .iter()
+                .map(|v| v.to_bits())
+                .collect::<Vec<_>>()
+        );
+        // Without the result key (another key), the combination does not
+        // decode: what the server holds is blinded.
+        let mut keyless = dec.clone();
+        keyless.key = fedhe_crypto::ResultKey::from_bytes(&[7; 32]).unwrap();
+        assert!(refused(check(&keyless)).contains("do not decode"));
         // A share left out: the rest do not combine (n-of-n).
         let mut short = dec.clone();
         short.list.shares.pop();
@@ -2348,10 +2395,7 @@ mod tests {
             foreign.sign_digest(&w, i, digest);
         }
         let reason = refused(check(&foreign));
-        assert!(
-            reason.contains("not the combination") || reason.contains("do not decode"),
-            "{reason}"
-        );
+        assert!(reason.contains("do not decode"), "{reason}");
     }
 
     #[test]
@@ -2532,9 +2576,15 @@ mod tests {
             "{reason}"
         );
         // The set {a, b} with the same flooding gives the same D exactly
-        // (the Lagrange-weighted key shares sum to the same key).
+        // once unblinded (the Lagrange-weighted key shares sum to the same
+        // key), and so the same values bit for bit; blinded, the two D' differ
+        // (each maker's mask is its own).
         let ab = decrypted(&w, &aggregate, &[0, 1], Some(&ceremony.secrets));
-        assert_eq!(ab.combined, dec.combined);
+        assert_ne!(ab.combined, dec.combined);
+        assert_eq!(
+            ab.check(&w, &aggregate, &ab.held(&["a"]), Some(2)).unwrap(),
+            values
+        );
         // A wrong D, off by one in one residue (which may well decode to the
         // same values), with the makers' digests signed on its challenge.
         let mut wrong = dec.clone();

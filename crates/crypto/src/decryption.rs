@@ -214,6 +214,11 @@ impl CombinedShare {
         &self.polys
     }
 
+    /// The polynomials, for [`crate::result_key::ResultKey::unblind`].
+    pub(crate) fn polys_mut(&mut self) -> &mut [Poly] {
+        &mut self.polys
+    }
+
     /// `C0 + D` per ciphertext: the noisy scaled plaintexts for the
     /// aggregate's codec to decode.
     pub fn decrypt(&self, aggregate: &EncryptedVector) -> Result<Vec<Poly>, ChannelError> {

@@ -27,6 +27,7 @@ mod error;
 mod identity;
 pub mod params;
 pub mod public_key;
+pub mod result_key;
 pub mod secure_sum;
 pub mod share_transport;
 pub mod sum_digest;
@@ -49,6 +50,9 @@ pub use error::{ChannelError, CodecError, WireError};
 pub use identity::{CeremonyId, MemberId, RoundId};
 pub use params::{InsecurePolicy, ParameterSet, Params, STATISTICAL_MARGIN_BITS};
 pub use public_key::{CollectivePublicKey, KeyAggregation, PublicKeyShare, SecretKeyShare};
+pub use result_key::{
+    result_key_dealer, BlindingContext, ResultKey, ResultKeyDealing, SealedResultKey,
+};
 pub use secure_sum::{HeSum, PlainSum, RoundTimings, RoundTranscript, SecureSum};
 pub use share_transport::{SealedShamirShare, ThresholdDealing};
 pub use sum_digest::{ContributorDigest, ExpandedChallenge, SumChallenge, SumDigest};

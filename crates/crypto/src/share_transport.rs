@@ -59,13 +59,28 @@ fn transport_key(
     mine: &SigningKey,
     peer: (&MemberId, &VerifyingKey),
 ) -> Result<Zeroizing<[u8; 32]>, ChannelError> {
+    pairwise_key(KEY_CONTEXT, params, ceremony, dealer, recipient, mine, peer)
+}
+
+/// [`transport_key`] under another key-derivation `context`: the key of one
+/// purpose (Shamir shares, the result key of [`crate::result_key`]) never
+/// serves another.
+pub(crate) fn pairwise_key(
+    context: &str,
+    params: &Params,
+    ceremony: &CeremonyId,
+    dealer: (&MemberId, &VerifyingKey),
+    recipient: (&MemberId, &VerifyingKey),
+    mine: &SigningKey,
+    peer: (&MemberId, &VerifyingKey),
+) -> Result<Zeroizing<[u8; 32]>, ChannelError> {
     let scalar = Zeroizing::new(mine.to_scalar_bytes());
     let shared = Zeroizing::new(peer.1.to_montgomery().mul_clamped(*scalar).to_bytes());
     if *shared == [0u8; 32] {
         return Err(ThresholdError::WeakIdentityKey(peer.0.clone()).into());
     }
     Ok(Zeroizing::new(derive_key(
-        KEY_CONTEXT,
+        context,
         &[
             &shared[..],
             ceremony.as_str().as_bytes(),

@@ -170,10 +170,7 @@ async fn advance_round_once(state: &AppState, study: &str, round: u64) -> ApiRes
                     )
                     .await
                     {
-                        Ok((values, combined)) => {
-                            let text = serde_json::to_string(&values).map_err(|_| {
-                                ApiError::internal("the result is not representable as JSON")
-                            })?;
+                        Ok(combined) => {
                             // What share digests are made against: the list
                             // of the shares combined (all of them: no share
                             // is accepted once the round is done) and, t-of-n,
@@ -189,10 +186,7 @@ async fn advance_round_once(state: &AppState, study: &str, round: u64) -> ApiRes
                             let entries_hash = fedhe_api::DecryptionShareList::entries_hash_of(
                                 study, round, &list, &set,
                             );
-                            state
-                                .store
-                                .finish(&r, &text, &combined, &entries_hash)
-                                .await?
+                            state.store.finish(&r, &combined, &entries_hash).await?
                         }
                         Err(reason) => state.store.fail_round(&r, &reason).await?,
                     }
@@ -512,11 +506,14 @@ async fn aggregate(
     Ok((bytes, carries, parts))
 }
 
-/// C0 + Σ d_j, decoded (steps 5): the reason on failure becomes the round's.
-/// Combines the decryption shares of `decrypting` (every member for n-of-n,
-/// the round's decrypting set for t-of-n) into `D = Σ d_j`, adds it to the
-/// aggregate and decodes; returns the values and `D`'s bytes
-/// ([`fedhe_crypto::CombinedShare`], published for members to check).
+/// `D' = Σ d'_j` (step 5, blinded): combines the decryption shares of
+/// `decrypting` (every member for n-of-n, the round's decrypting set for
+/// t-of-n) and returns `D'`'s bytes ([`fedhe_crypto::CombinedShare`],
+/// published for members to check and unblind). The shares carry the
+/// members' result-key masks (`fedhe_crypto::result_key`), so the server
+/// cannot decode `C0 + D'` and does not try: a share that does not decode is
+/// found by the members, who refuse the round naming it. The reason on
+/// failure becomes the round's.
 async fn decrypt(
     state: &AppState,
     params: &Arc<fedhe_crypto::Params>,
@@ -524,7 +521,7 @@ async fn decrypt(
     members: &[String],
     decrypting: &[String],
     threshold: Option<u32>,
-) -> Result<(Vec<f64>, Vec<u8>), String> {
+) -> Result<Vec<u8>, String> {
     let internal = |e: ApiError| e.detail;
     let failed = |_| "the decryption task failed".to_string();
     let aggregate = state
@@ -562,16 +559,8 @@ async fn decrypt(
         .await
         .map_err(failed)??;
     }
-    let params = params.clone();
-    tokio::task::spawn_blocking(move || -> Result<(Vec<f64>, Vec<u8>), String> {
-        let combined = combiner.finish()?;
-        let plaintexts = combined.decrypt(&aggregate).map_err(|e| e.to_string())?;
-        let codec =
-            FixedPointCodec::from_info(&params, aggregate.encoding()).map_err(|e| e.to_string())?;
-        let values = codec
-            .decode(&plaintexts, aggregate.len())
-            .map_err(|e| format!("the combined shares do not decode: {e}"))?;
-        Ok((values, combined.to_bytes()))
+    tokio::task::spawn_blocking(move || -> Result<Vec<u8>, String> {
+        Ok(combiner.finish()?.to_bytes())
     })
     .await
     .map_err(failed)?

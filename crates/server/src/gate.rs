@@ -113,6 +113,9 @@ fn classify<'p>(method: &Method, path: &'p str, config: &Config) -> Route<'p> {
                 member: m,
             }),
         ),
+        // A result-key dealing grows with the member count (137 bytes a
+        // member at most): the upload limit, not the JSON one.
+        ["v1", "ceremonies", c, "result-keys"] if writes => route(Scope::Ceremony(c), upload, None),
         ["v1", "ceremonies", c, ..] => route(Scope::Ceremony(c), json, None),
         ["v1", "studies", s, "rounds", r, kind @ ("contributions" | "decryption-shares" | "sum-digests" | "share-digests"), m]
             if writes =>

@@ -22,7 +22,10 @@ use crate::report::plot::{draw_lines, Line};
 use clap::Args;
 use fedhe_api::{CeremonySpec, Identity, MemberSpec, SignedStudySpec, StudySpec};
 use fedhe_client::keys::{self, KeyDir};
-use fedhe_client::member::{join_ceremony, verify_ceremony, PhaseTimings};
+use fedhe_client::member::{
+    ceremony_roster, deal_result_key, fetch_result_key, join_ceremony, verify_ceremony,
+    PhaseTimings,
+};
 use fedhe_client::{Auth, Client, MemberSession};
 use fedhe_crypto::{
     CeremonyId, CommonRandomPoly, MemberId, PublicKeyShare, SecretKeyShare, WireObject,
@@ -301,6 +304,32 @@ fn run_one(a: &ServiceBenchArgs, n: usize) -> Result<serde_json::Value, CliError
             _ => {}
         }
     }
+    // n-of-n members hold their keys in memory here: the result key is
+    // dealt and fetched as `fedhe ceremony join` does (t-of-n members have
+    // it in their folders already).
+    let result_keys: Option<Vec<fedhe_crypto::ResultKey>> = match threshold {
+        Some(_) => None,
+        None => {
+            let roster = ceremony_roster(&admin.ceremony("bench")?)?;
+            deal_result_key(&clients[0], "bench", &params, &roster)?;
+            let fetched: Vec<_> = pool.install(|| {
+                clients
+                    .par_iter()
+                    .map(|c| {
+                        fetch_result_key(
+                            c,
+                            "bench",
+                            &params,
+                            &roster,
+                            Instant::now(),
+                            std::time::Duration::from_secs(600),
+                        )
+                    })
+                    .collect()
+            });
+            Some(fetched.into_iter().collect::<Result<_, _>>()?)
+        }
+    };
     let ceremony_seconds = ceremony_start.elapsed().as_secs_f64();
     let verified = verify_ceremony(
         &clients[0],
@@ -346,12 +375,15 @@ fn run_one(a: &ServiceBenchArgs, n: usize) -> Result<serde_json::Value, CliError
                 }
                 session.signature_sampling = lambda;
             }
-            if threshold.is_some() {
-                session = session.with_threshold_share_from(&KeyDir::open(key_folder(
-                    work.path(),
-                    &names[i],
-                ))?)?;
-            }
+            session = match &result_keys {
+                Some(keys) => session.with_result_key(keys[i].clone()),
+                None => {
+                    let folder = KeyDir::open(key_folder(work.path(), &names[i]))?;
+                    session
+                        .with_threshold_share_from(&folder)?
+                        .with_result_key_from(&folder)?
+                }
+            };
             session.accept_study(&study)?;
             Ok(Seat { session, client })
         })

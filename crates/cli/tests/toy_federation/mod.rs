@@ -153,6 +153,8 @@ pub fn open_session(
     )
     .unwrap()
     .with_threshold_share_from(dir)
+    .unwrap()
+    .with_result_key_from(dir)
     .unwrap();
     session.round_timeout = Duration::from_secs(60);
     session.accept_study(study).unwrap();

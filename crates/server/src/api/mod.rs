@@ -11,8 +11,9 @@
 //! | module | routes |
 //! | --- | --- |
 //! | `ceremonies` | `/v1/ceremonies/…`: key ceremonies, threshold dealings and verdicts |
+//! | `result_keys` | `/v1/ceremonies/{ceremony}/result-keys…`: the members' result key, sealed to each |
 //! | `studies` | `/v1/studies`, `/v1/studies/{study}` |
-//! | `rounds` | `/v1/studies/{study}/rounds/{round}`: opening, status, commitments, decryption claims, the aggregate, combined share and result |
+//! | `rounds` | `/v1/studies/{study}/rounds/{round}`: opening, status, commitments, decryption claims, the aggregate, the (blinded) combined share and the result's hashes |
 //! | `uploads` | a round's contributions, decryption shares, sum and share digests |
 //! | `operations` | `/healthz`, `/readyz`, `/metrics`, `/openapi.json`, `/v1/audit` |
 //!
@@ -21,6 +22,7 @@
 
 mod ceremonies;
 mod operations;
+mod result_keys;
 mod rounds;
 mod studies;
 mod uploads;
@@ -93,6 +95,7 @@ impl utoipa::Modify for SecuritySchemes {
 pub fn router(state: Arc<AppState>) -> axum::Router {
     let (router, openapi) = OpenApiRouter::with_openapi(ApiDoc::openapi())
         .merge(ceremonies::router())
+        .merge(result_keys::router())
         .merge(studies::router())
         .merge(rounds::router())
         .merge(uploads::router())

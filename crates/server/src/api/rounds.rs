@@ -376,9 +376,11 @@ async fn get_combined_share(
     Ok(octet_response(state.store.combined(&study, round).await?))
 }
 
-/// The decoded sum with the hashes of the lists of signed contributions and
-/// shares it came from (the lists themselves at `.../contributions` and
-/// `.../decryption-shares`); `?wait=SECS` waits for it.
+/// A finished round: the hashes of its aggregate, of the lists of signed
+/// contributions and shares it came from (the lists themselves at
+/// `.../contributions` and `.../decryption-shares`) and of its blinded
+/// combined share; never a value (the server holds none). `?wait=SECS`
+/// waits for it.
 #[utoipa::path(get, path = "/v1/studies/{study}/rounds/{round}/result", tag = "studies",
     params(("study" = String, Path), ("round" = u64, Path),
         ("wait" = Option<f64>, Query, description = "Long poll: seconds to wait for the result")),
@@ -405,14 +407,12 @@ async fn get_result(
         Some(r) => r,
         None => state.store.round(&study, round).await?,
     };
-    let (Some(result), Some(hash)) = (&r.result, r.aggregate_hash) else {
+    let (Some(hash), Some(_), RoundState::Done) = (r.aggregate_hash, r.combined_hash, r.state)
+    else {
         return Err(not_ready(&r, "result"));
     };
-    let values: Vec<f64> = serde_json::from_str(result)
-        .map_err(|_| ApiError::internal("a stored result is malformed"))?;
     Ok(Json(RoundResult {
         round,
-        values,
         aggregate_hash: hex::encode(hash),
         // The lists' hashes, stored with the round: a result request reads
         // one row whatever the number of members.

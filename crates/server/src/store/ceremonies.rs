@@ -611,6 +611,83 @@ impl Store {
         Ok(true)
     }
 
+    /// Stores a ceremony's result-key dealing (`slices`: recipient, sealed
+    /// key bytes) by `dealer`, in one transaction, unless the ceremony
+    /// failed (idempotent: the same dealing hash again is `Ok(false)`, another
+    /// 409).
+    pub async fn put_result_keys(
+        &self,
+        ceremony: &str,
+        dealer: &str,
+        hash: &[u8; 32],
+        slices: &[(String, Vec<u8>)],
+    ) -> ApiResult<bool> {
+        let hash = blake3::Hash::from_bytes(*hash);
+        let mut tx = self.begin_write().await?;
+        let phase = self.locked_ceremony_phase(&mut tx, ceremony).await?;
+        let existing: Option<Vec<u8>> =
+            sqlx::query_scalar("SELECT dealing_hash FROM result_keys WHERE ceremony = $1 LIMIT 1")
+                .bind(ceremony)
+                .fetch_optional(&mut *tx)
+                .await?;
+        if let Some(existing) = existing {
+            return if existing == hash.as_bytes() {
+                Ok(false)
+            } else {
+                Err(ApiError::conflict(format!(
+                    "the result key of ceremony {ceremony} was already dealt"
+                )))
+            };
+        }
+        if phase == "failed" {
+            return Err(ApiError::conflict(format!(
+                "ceremony {ceremony} failed; it takes no result key"
+            )));
+        }
+        let now = fedhe_api::signing::now_ms();
+        for (recipient, bytes) in slices {
+            sqlx::query(
+                "INSERT INTO result_keys (ceremony, recipient, dealer, bytes, dealing_hash, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
+            )
+            .bind(ceremony)
+            .bind(recipient)
+            .bind(dealer)
+            .bind(bytes)
+            .bind(&hash.as_bytes()[..])
+            .bind(now)
+            .execute(&mut *tx)
+            .await?;
+        }
+        let entry = NewAudit {
+            actor: dealer,
+            action: "ceremony.result_key_dealt",
+            ceremony: Some(ceremony),
+            member: Some(dealer),
+            hash: Some(hash.to_hex().to_string()),
+            ..NewAudit::default()
+        };
+        audit::insert(&mut *tx, &entry, now).await?;
+        tx.commit().await?;
+        audit::log(&entry);
+        Ok(true)
+    }
+
+    /// The result key sealed to `recipient` (wire bytes).
+    pub async fn result_key(&self, ceremony: &str, recipient: &str) -> ApiResult<Vec<u8>> {
+        let bytes: Option<Vec<u8>> = sqlx::query_scalar(
+            "SELECT bytes FROM result_keys WHERE ceremony = $1 AND recipient = $2",
+        )
+        .bind(ceremony)
+        .bind(recipient)
+        .fetch_optional(&self.read)
+        .await?;
+        bytes.ok_or_else(|| {
+            ApiError::not_found(format!(
+                "no result key has been dealt to {recipient} in ceremony {ceremony}"
+            ))
+        })
+    }
+
     /// The members whose dealing is stored, with its upload signature, sorted.
     pub async fn dealings(&self, ceremony: &str) -> ApiResult<Vec<(String, String)>> {
         Ok(sqlx::query_as(

@@ -31,8 +31,6 @@ pub struct RoundRow {
     pub aggregate_hash: Option<[u8; 32]>,
     /// Ciphertexts in the aggregate (polynomials a decryption share must have).
     pub parts: Option<i64>,
-    /// The decoded result (JSON `[f64]`).
-    pub result: Option<String>,
     /// The value count of the round's contributions, fixed when the
     /// commitments are frozen.
     pub value_count: Option<i64>,
@@ -73,7 +71,6 @@ pub(super) fn round_from_row(row: &AnyRow) -> Result<RoundRow, sqlx::Error> {
         shape: row.try_get("shape")?,
         aggregate_hash: hash32(row.try_get("aggregate_hash")?),
         parts: row.try_get("parts")?,
-        result: row.try_get("result")?,
         value_count: row.try_get("value_count")?,
         commitment_list_hash: row.try_get("commitment_list_hash")?,
         contribution_entries_hash: hash32(row.try_get("contribution_entries_hash")?),
@@ -82,7 +79,7 @@ pub(super) fn round_from_row(row: &AnyRow) -> Result<RoundRow, sqlx::Error> {
     })
 }
 
-pub(super) const ROUND_COLUMNS: &str = "study, round, state, version, deadline_at, reason, shape, aggregate_hash, parts, result, value_count, commitment_list_hash, contribution_entries_hash, combined_hash, share_entries_hash";
+pub(super) const ROUND_COLUMNS: &str = "study, round, state, version, deadline_at, reason, shape, aggregate_hash, parts, value_count, commitment_list_hash, contribution_entries_hash, combined_hash, share_entries_hash";
 
 /// The query of one round's row (read on nearly every request). SQLite
 /// looks it up by the primary key (a covering index over these columns is
@@ -643,22 +640,22 @@ impl Store {
         self.transition(update, &entry).await
     }
 
-    /// Compare-and-swap: `decrypting` at `version` → `done` with the result,
-    /// the combined decryption share's bytes and the entries hash of the
+    /// Compare-and-swap: `decrypting` at `version` → `done` with the
+    /// combined (blinded) decryption share's bytes and the entries hash of the
     /// share list combined.
     pub async fn finish(
         &self,
         r: &RoundRow,
-        result: &str,
         combined: &[u8],
         share_entries_hash: &[u8; 32],
     ) -> ApiResult<bool> {
         let combined_hash = blake3::hash(combined);
+        // No result column is written: the combined share is blinded
+        // (fedhe_crypto::result_key) and the server holds no decoded value.
         let update = sqlx::query(
-            "UPDATE rounds SET state = 'done', version = version + 1, result = $1, combined = $2, combined_hash = $3, share_entries_hash = $4 \
-             WHERE study = $5 AND round = $6 AND version = $7 AND state = 'decrypting'",
+            "UPDATE rounds SET state = 'done', version = version + 1, combined = $1, combined_hash = $2, share_entries_hash = $3 \
+             WHERE study = $4 AND round = $5 AND version = $6 AND state = 'decrypting'",
         )
-        .bind(result)
         .bind(combined)
         .bind(&combined_hash.as_bytes()[..])
         .bind(&share_entries_hash[..])
