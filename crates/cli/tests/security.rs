@@ -919,3 +919,67 @@ fn prepared_contributions_commit_to_their_values_and_a_mask_serves_once() {
         assert_ne!(c1s[0], c1s[1], "{member} used one mask twice");
     }
 }
+
+/// Issue 45, finding 10: a server that serves study C's signed spec (here
+/// `s1`, signed by the ceremony's administrator) when a member asks for
+/// study D (`s2`). The member refuses it when it is fetched, naming both,
+/// before the spec is used for anything (the agent's first request is this
+/// fetch, so nothing is evaluated or journaled).
+#[test]
+fn swapped_spec_a_member_refuses_the_spec_of_another_study() {
+    use std::io::{BufRead, BufReader, Write};
+    let root = tempfile::tempdir().unwrap();
+    let server = serve(root.path());
+    let (seats, study) = toy_federation(
+        &server.url,
+        ADMIN,
+        root.path(),
+        &["alpha", "beta"],
+        &Terms {
+            min_contributors: 2,
+            round_secs: 60,
+            bound: 10.0,
+        },
+    );
+    let (_, alpha) = &seats[0];
+    // The honest answer for s1 passes the check.
+    assert_eq!(alpha.study("s1").unwrap().spec.id, "s1");
+    // A server answering every request with s1's status.
+    let body = serde_json::to_vec(&study).unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            while reader.read_line(&mut line).unwrap_or(0) > 0 && line != "\r\n" {
+                line.clear();
+            }
+            let head = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = stream.write_all(head.as_bytes());
+            let _ = stream.write_all(&body);
+        }
+    });
+    let (me, identity) = alpha.identity().unwrap();
+    let swapped = Client::new(
+        &url,
+        fedhe_client::Auth::Member {
+            id: me.to_string(),
+            identity: std::sync::Arc::new(fedhe_api::Identity::from_seed(
+                &identity.signing_key().to_bytes(),
+            )),
+        },
+    )
+    .unwrap();
+    let e = swapped.study("s2").unwrap_err().to_string();
+    assert!(
+        e.contains("served the spec of study \"s1\" for study \"s2\""),
+        "{e}"
+    );
+    // The same spec asked for as itself is accepted (the check is of the id).
+    assert_eq!(swapped.study("s1").unwrap().spec.id, "s1");
+}

@@ -694,8 +694,21 @@ impl Client {
     }
 
     /// A study.
+    ///
+    /// The spec served must be the study's own: one whose id is another
+    /// study's (a server serving study C's signed spec for study D, issue 45
+    /// item 8) is refused here, before anything uses it.
     pub fn study(&self, id: &str) -> Result<StudyStatus, ClientError> {
-        self.json(Method::GET, &format!("/v1/studies/{id}"), None::<&()>)
+        let status: StudyStatus =
+            self.json(Method::GET, &format!("/v1/studies/{id}"), None::<&()>)?;
+        if status.spec.id != id {
+            return Err(ClientError::Verification(format!(
+                "the server served the spec of study {} for study {}",
+                fedhe_crypto::text::quote(&status.spec.id, 64),
+                fedhe_crypto::text::quote(id, 64)
+            )));
+        }
+        Ok(status)
     }
 
     /// Opens a round (idempotent).

@@ -52,7 +52,10 @@ pub enum ClientError {
     #[error(transparent)]
     Refused(#[from] Refusal),
     /// A round failed on the server.
-    #[error("round {round} failed: {reason}")]
+    #[error(
+        "round {round} failed: {}",
+        fedhe_crypto::text::escape_controls(reason)
+    )]
     RoundFailed {
         /// The round.
         round: u64,

@@ -280,7 +280,7 @@ fn wait_for_ceremony(
         if s.phase == fedhe_api::CeremonyPhase::Failed {
             return Err(ClientError::Verification(format!(
                 "ceremony {ceremony} failed: {}",
-                s.reason.unwrap_or_default()
+                fedhe_crypto::text::escape_controls(&s.reason.unwrap_or_default())
             )));
         }
         if until.holds(&s) {
@@ -468,7 +468,7 @@ fn confirm(
             if s.phase == fedhe_api::CeremonyPhase::Failed {
                 Err(ClientError::Verification(format!(
                     "ceremony {ceremony} failed: {}",
-                    s.reason.unwrap_or_default()
+                    fedhe_crypto::text::escape_controls(&s.reason.unwrap_or_default())
                 )))
             } else {
                 Err(e)

@@ -19,7 +19,11 @@ pub fn escape_controls(text: &str) -> String {
                 '\u{2028}' | '\u{2029}' | '\u{200E}' | '\u{200F}' | '\u{061C}'
             )
             || ('\u{202A}'..='\u{202E}').contains(&c)
-            || ('\u{2066}'..='\u{2069}').contains(&c);
+            || ('\u{2066}'..='\u{2069}').contains(&c)
+            // Zero-width and invisible formatting characters (issue 45,
+            // item 12): a verdict or id could hide text in them.
+            || ('\u{200B}'..='\u{200D}').contains(&c)
+            || matches!(c, '\u{2060}' | '\u{FEFF}' | '\u{180E}' | '\u{00AD}');
         if unsafe_char {
             out.push_str(&format!("\\u{{{:x}}}", c as u32));
         } else {
@@ -48,6 +52,11 @@ mod tests {
         assert_eq!(escaped, "a\\u{1b}[2Jb\\u{a}c\\u{7f}\\u{9b}\\u{202e}é");
         assert_eq!(escape_controls(&escaped), escaped);
         assert_eq!(escape_controls("alpha-1.x_y"), "alpha-1.x_y");
+        // Zero-width and invisible characters (U+200B in a dealing verdict).
+        assert_eq!(
+            escape_controls("a\u{200b}b\u{200d}\u{feff}\u{2060}c"),
+            "a\\u{200b}b\\u{200d}\\u{feff}\\u{2060}c"
+        );
         assert_eq!(quote("ab\"c", 10), "\"ab\\\"c\"");
         assert_eq!(quote("abcdef", 3), "\"abc…\"");
     }

@@ -559,10 +559,12 @@ async fn put_dealing_verdict(
         member: member.clone(),
         accepted: verdict.accepted,
         dealer: verdict.dealer.clone(),
+        // Stored escaped (control, bidi and zero-width characters as
+        // `\u{..}`): the ceremony's failure reason quotes it to every member.
         reason: verdict
             .reason
             .as_ref()
-            .map(|r| r.chars().take(500).collect()),
+            .map(|r| fedhe_crypto::text::escape_controls(&r.chars().take(500).collect::<String>())),
     };
     let created = state.store.put_dealing_verdict(&id, &row).await?;
     engine::advance_ceremony(&state, &id).await?;
