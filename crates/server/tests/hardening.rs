@@ -540,8 +540,32 @@ async fn the_audit_trail_is_admin_only_and_append_only(kind: Kind) {
     s.stop().await;
 }
 
+/// Issue 45, finding 12: a configured long-poll cap near `i64::MAX` and
+/// `?wait=1e19` panicked a worker (the deadline `now + wait` overflowed);
+/// the wait is clamped, and the answer comes as for any long poll that is
+/// ready at once.
+async fn a_huge_wait_is_clamped_instead_of_panicking_a_worker(kind: Kind) {
+    let s = Server::start(kind, |c| c.max_wait_secs = i64::MAX as u64).await;
+    s.ceremony_and_study().await;
+    let asked = Instant::now();
+    let r = s
+        .http
+        .get(format!(
+            "{}/v1/ceremonies/c1?wait=1e19&phase=revealing",
+            s.base
+        ))
+        .bearer_auth(ADMIN)
+        .send()
+        .await
+        .expect("an answer, not a connection dropped by a panicking worker");
+    assert_eq!(r.status(), StatusCode::OK);
+    assert!(asked.elapsed() < Duration::from_secs(10));
+    s.stop().await;
+}
+
 on_both_backends!(
     async;
+    a_huge_wait_is_clamped_instead_of_panicking_a_worker,
     bodies_are_refused_from_their_headers_before_they_are_read,
     bodies_in_flight_share_one_budget,
     ids_cannot_be_probed_and_metrics_need_the_token,

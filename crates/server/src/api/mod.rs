@@ -206,6 +206,10 @@ struct Received {
     body: Bytes,
 }
 
+/// The longest a long poll waits, whatever `Config::max_wait_secs` says
+/// (an hour): a wait is a deadline added to the clock.
+pub const MAX_LONG_POLL_SECS: u64 = 3600;
+
 impl Received {
     fn parts(&self) -> RequestParts<'_> {
         RequestParts {
@@ -228,7 +232,10 @@ impl Received {
                     .ok_or_else(|| {
                         ApiError::bad_request(format!("wait={v:?} is not a number of seconds"))
                     })?;
-                Duration::from_secs_f64(secs.min(state.config.max_wait_secs as f64))
+                // Clamped whatever the configuration says: a deadline
+                // `now + wait` must not overflow (issue 45, finding 12).
+                let cap = state.config.max_wait_secs.min(MAX_LONG_POLL_SECS);
+                Duration::from_secs_f64(secs.min(cap as f64))
             }
         })
     }
