@@ -531,9 +531,25 @@ pub struct Progress {
     pub finished: bool,
 }
 
-/// Where an agent keeps its state for `study`.
-pub fn state_dir(keys: &KeyDir, study: &str) -> PathBuf {
-    keys.path().join("studies").join(study)
+/// Where an agent keeps its state for `study`: a folder of the key folder
+/// named by the study id, which must be a plain path component (1 to 64
+/// characters from `A-Z a-z 0-9 . _ -`, not `.` or `..`), so that no study
+/// id (`/abs/path`, `../x`) puts a file outside the key folder (issue 45,
+/// finding 12).
+pub fn state_dir(keys: &KeyDir, study: &str) -> Result<PathBuf, ClientError> {
+    let plain = (1..=64).contains(&study.len())
+        && study
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+        && study != "."
+        && study != "..";
+    if !plain {
+        return Err(ClientError::Usage(format!(
+            "study id {} is not 1 to 64 characters from A-Z a-z 0-9 . _ - (nor . or ..)",
+            fedhe_crypto::text::quote(study, 64)
+        )));
+    }
+    Ok(keys.path().join("studies").join(study))
 }
 
 fn create_private_dir(path: &Path) -> Result<(), ClientError> {
@@ -654,7 +670,7 @@ pub fn run_agent(
     let valid = config.validate(&study.spec.algorithm, members.len())?;
     valid.check_contributors(study.spec.min_contributors as usize, members.len())?;
 
-    let state = state_dir(keys, options.study);
+    let state = state_dir(keys, options.study)?;
     create_private_dir(&state)?;
     let _lock = lock_agent(keys, options.study)?;
     let private_seed = private_seed(&state, options.study, &member_file.member)?;
@@ -775,7 +791,7 @@ fn check_noise_grid(codec: &fedhe_crypto::FixedPointCodec) -> Result<(), ClientE
 /// member and study at a time, since a second would interleave the journal.
 /// The operating system releases the lock when the process ends, however.
 fn lock_agent(keys: &KeyDir, study: &str) -> Result<std::fs::File, ClientError> {
-    let lock_path = state_dir(keys, study).join(LOCK_FILE);
+    let lock_path = state_dir(keys, study)?.join(LOCK_FILE);
     let lock = {
         use std::os::unix::fs::OpenOptionsExt;
         std::fs::OpenOptions::new()
@@ -842,7 +858,7 @@ pub fn ask_agent(
     keys: &KeyDir,
     options: &AgentOptions<'_>,
 ) -> Result<Asked, ClientError> {
-    let state = state_dir(keys, options.study);
+    let state = state_dir(keys, options.study)?;
     if state.is_dir() {
         let journal = Journal::open(state.join(JOURNAL_FILE), false)?;
         if let Some(p) = pending_point(&state, &journal)? {
@@ -895,7 +911,7 @@ pub struct TellReceipt {
 /// (synced before it returns). Telling the same answer again is a no-op;
 /// another answer for a point already answered is refused.
 pub fn tell_agent(keys: &KeyDir, study: &str, told: Told) -> Result<TellReceipt, ClientError> {
-    let state = state_dir(keys, study);
+    let state = state_dir(keys, study)?;
     if !state.is_dir() {
         return Err(ClientError::Usage(format!(
             "no agent state for study {study} in {} (run `fedhe agent ask` first)",
@@ -992,7 +1008,7 @@ pub struct AgentStatus {
 
 /// Reads an agent's records of `study` from its key folder.
 pub fn agent_status(keys: &KeyDir, study: &str) -> Result<AgentStatus, ClientError> {
-    let state = state_dir(keys, study);
+    let state = state_dir(keys, study)?;
     if !state.is_dir() {
         return Err(ClientError::Usage(format!(
             "no agent state for study {study} in {} (has `fedhe agent run` started?)",
@@ -1292,12 +1308,43 @@ mod tests {
         .is_err());
     }
 
+    /// Issue 45, finding 12: `agent tell --study /abs/path` wrote
+    /// `agent.lock` outside the key folder. A study id that is not a plain
+    /// path component is refused, naming it, and nothing is written.
+    #[test]
+    fn a_study_id_that_is_not_a_path_component_is_refused_and_writes_nothing() {
+        let (_dir, keys) = asked("", Some(pending(1, None)));
+        let outside = tempfile::tempdir().unwrap();
+        let absolute = outside.path().to_str().unwrap().to_string();
+        let nested = format!("../{}", "x");
+        for study in [absolute.as_str(), "..", ".", nested.as_str(), "", "a/b"] {
+            let e = tell_agent(&keys, study, Told::Value(1.0))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("is not 1 to 64 characters"), "{study}: {e}");
+            let e = ask_agent_state_check(&keys, study);
+            assert!(e.contains("is not 1 to 64 characters"), "{study}: {e}");
+        }
+        assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+        assert!(!keys.path().join("x").exists());
+        // A plain id is still a folder of the key folder.
+        assert_eq!(
+            state_dir(&keys, "s-1.b_2").unwrap(),
+            keys.path().join("studies").join("s-1.b_2")
+        );
+    }
+
+    /// The state check every agent command makes first.
+    fn ask_agent_state_check(keys: &KeyDir, study: &str) -> String {
+        agent_status(keys, study).unwrap_err().to_string()
+    }
+
     /// A key folder whose agent state for study `s` holds `journal` lines
     /// and, if given, a pending point.
     fn asked(journal: &str, pending: Option<PendingPoint>) -> (tempfile::TempDir, KeyDir) {
         let dir = tempfile::tempdir().unwrap();
         let keys = KeyDir::open_or_create(dir.path().join("k")).unwrap();
-        let state = state_dir(&keys, "s");
+        let state = state_dir(&keys, "s").unwrap();
         create_private_dir(&state).unwrap();
         std::fs::write(state.join(JOURNAL_FILE), journal).unwrap();
         if let Some(p) = pending {
@@ -1326,10 +1373,11 @@ mod tests {
             let e = tell_agent(&keys, "s", other).unwrap_err().to_string();
             assert!(e.contains("no point of study s waits"), "{e}");
         }
-        let journal = Journal::open(state_dir(&keys, "s").join(JOURNAL_FILE), false).unwrap();
+        let journal =
+            Journal::open(state_dir(&keys, "s").unwrap().join(JOURNAL_FILE), false).unwrap();
         assert_eq!(journal.entries.len(), 2);
         assert_eq!(journal.entries[1].x, vec![0.5, -1.0]);
-        assert!(!state_dir(&keys, "s").join(PENDING_FILE).exists());
+        assert!(!state_dir(&keys, "s").unwrap().join(PENDING_FILE).exists());
         let e = tell_agent(&keys, "s", Told::Value(f64::NAN))
             .unwrap_err()
             .to_string();
@@ -1340,7 +1388,8 @@ mod tests {
     fn a_failed_evaluation_is_journaled_with_the_worst_value_seen() {
         let lines = "{\"x\":[1.0],\"y\":7.0}\n{\"x\":[2.0],\"y\":9.0}\n";
         let (_d0, told) = asked(lines, None);
-        let journal = Journal::open(state_dir(&told, "s").join(JOURNAL_FILE), false).unwrap();
+        let journal =
+            Journal::open(state_dir(&told, "s").unwrap().join(JOURNAL_FILE), false).unwrap();
         // The worst: the largest when minimising, the smallest when maximising.
         assert_eq!(journal.worst(Sense::Minimise), Some(9.0));
         assert_eq!(journal.worst(Sense::Maximise), Some(7.0));
