@@ -102,7 +102,25 @@ impl Setup {
 
     /// [`Setup::attack`] with the given options.
     fn attack_with(&self, others: &[f64], sizes: Vec<usize>, options: &AttackOptions) -> Recovery {
-        let sum: LocalSummary = self.channel.from_channel(others).unwrap();
+        self.try_attack(others, sizes, options, 1).unwrap()
+    }
+
+    /// Attack (a) on `sum` (channel units) by a party holding no data,
+    /// scored against the points of members `first..`: member 0 attacking
+    /// the others' part (`first` = 1), or the server attacking the whole sum
+    /// (`first` = 0). An attack that cannot start on `sum` is its error.
+    fn try_attack(
+        &self,
+        sum: &[f64],
+        sizes: Vec<usize>,
+        options: &AttackOptions,
+        first: usize,
+    ) -> Result<Recovery, String> {
+        let others = sum;
+        let sum: LocalSummary = self
+            .channel
+            .from_channel(others)
+            .map_err(|e| e.to_string())?;
         let family = Matern52::new(KernelParams::isotropic(DIM, 1.0, 1.0).unwrap());
         let view = MemberView {
             kernel: self.hyper.kernel(&family).unwrap(),
@@ -116,9 +134,9 @@ impl Setup {
             others_sizes: Some(sizes),
         };
         let mut rng = ChaCha20Rng::seed_from_u64(11);
-        let rec = subspace_attack(&view, options, &mut rng).unwrap();
+        let rec = subspace_attack(&view, options, &mut rng).map_err(|e| e.to_string())?;
         let (mut tx, mut ty) = (Vec::new(), Vec::new());
-        for c in &self.clients[1..] {
+        for c in &self.clients[first..] {
             let (x, y) = c.data(&self.task, OutputWarping::SignedLog, &self.scaling);
             for r in 0..x.nrows() {
                 tx.push(x.row(r).iter().copied().collect::<Vec<f64>>());
@@ -126,7 +144,14 @@ impl Setup {
             }
         }
         let mut rng = ChaCha20Rng::seed_from_u64(5);
-        Recovery::evaluate(&tx, &ty, &rec.inputs, rec.values.as_deref(), 200, &mut rng)
+        Ok(Recovery::evaluate(
+            &tx,
+            &ty,
+            &rec.inputs,
+            rec.values.as_deref(),
+            200,
+            &mut rng,
+        ))
     }
 
     /// Σ_{i ≠ 0} of the members' vectors.
@@ -350,6 +375,120 @@ fn the_private_release_with_its_noise_does_not_give_them_away() {
     eprintln!("private release, ε = 4: {r:?}");
     assert!(r.within_random_baseline(), "{r:?}");
     assert_eq!(r.inputs_5pct, 0.0, "{r:?}");
+}
+
+/// What the server can make of a round of `vectors` (each member's
+/// contribution) over the real channel: the decoding of `C0 + D'` it can
+/// compute from the shares it combines, with the members' shares blinded by
+/// their result key (as members make them), and, as the control, the
+/// decoding a server had before the result key (shares unblinded).
+fn server_views(vectors: &[Vec<f64>]) -> (Vec<f64>, Vec<f64>) {
+    use fedhe_crypto::{
+        BlindingContext, CeremonyId, CollectivePublicKey, CombinedShare, CommonRandomPoly,
+        DecryptionShare, EncryptedVector, FixedPointCodec, InsecurePolicy, ParameterSet,
+        PublicKeyShare, ResultKey, SecretKeyShare,
+    };
+    use fedhe_ring::Csprng;
+    // The product's parameter set: the toy set's codec keeps too few
+    // fractional bits for the attack (its rounding is noise of its own).
+    let params = ParameterSet::N8192_Q124
+        .validate(InsecurePolicy::Refuse)
+        .unwrap();
+    let ceremony = CeremonyId::new("attack-d").unwrap();
+    let ids: Vec<MemberId> = (0..vectors.len())
+        .map(|i| MemberId::new(format!("site-{i}")).unwrap())
+        .collect();
+    let crs = CommonRandomPoly::for_ceremony(&params, &ceremony, &ids).unwrap();
+    let mut rng = Csprng::from_u128_seed(21);
+    let secrets: Vec<SecretKeyShare> = ids
+        .iter()
+        .map(|m| SecretKeyShare::generate(&params, m.clone(), &mut rng))
+        .collect();
+    let shares: Vec<PublicKeyShare> = secrets
+        .iter()
+        .map(|s| PublicKeyShare::generate(&params, s, &crs, &mut rng).unwrap())
+        .collect();
+    let key = CollectivePublicKey::aggregate(&crs, &ids, &shares).unwrap();
+    let bound = 2.0
+        * vectors
+            .iter()
+            .flatten()
+            .fold(0.0f64, |m, v| m.max(v.abs()))
+            .max(1e-9);
+    let codec = FixedPointCodec::new(&params, vectors.len(), bound).unwrap();
+    let mut aggregate =
+        EncryptedVector::encrypt(&params, &key, &codec, &vectors[0], &mut rng).unwrap();
+    for v in &vectors[1..] {
+        let c = EncryptedVector::encrypt(&params, &key, &codec, v, &mut rng).unwrap();
+        aggregate.add_assign(&c).unwrap();
+    }
+    let result_key = ResultKey::generate(&mut rng);
+    let ctx = BlindingContext {
+        ceremony: &ceremony,
+        study: "s",
+        round: 1,
+        aggregate_hash: &[3; 32],
+    };
+    let plain: Vec<DecryptionShare> = secrets
+        .iter()
+        .map(|s| DecryptionShare::generate(&params, s, &aggregate, &mut rng).unwrap())
+        .collect();
+    let blinded: Vec<DecryptionShare> = plain
+        .iter()
+        .map(|d| {
+            let mut d = d.clone();
+            result_key.blind(&params, &ctx, &mut d).unwrap();
+            d
+        })
+        .collect();
+    let len = vectors[0].len();
+    let view = |shares: &[DecryptionShare]| -> Vec<f64> {
+        let d = CombinedShare::sum(&aggregate, &shares.iter().collect::<Vec<_>>()).unwrap();
+        codec
+            .decode_unchecked(&d.decrypt(&aggregate).unwrap(), len)
+            .unwrap()
+    };
+    (view(&blinded), view(&plain))
+}
+
+/// Attack (d), the server's view: what the server combines is blinded by
+/// the members' result key, so the best it can decode is noise and the
+/// attack recovers nothing (or cannot start); the same attack on the
+/// decoding a server made before the result key (the control, so this test
+/// can fail) recovers every member's points.
+#[test]
+fn the_servers_view_gives_nothing_away_once_shares_are_blinded() {
+    let s = setup();
+    // A round of two contributors (members 1 and 2; the attack's reach on
+    // a sum of two blocks of 4 points is the noise-free test's): the server
+    // attacks the whole sum, scored against their points.
+    let vectors = s.summaries()[1..].to_vec();
+    let (blinded, unblinded) = server_views(&vectors);
+    let exact = Setup::others(&[
+        vec![0.0; vectors[0].len()],
+        vectors[0].clone(),
+        vectors[1].clone(),
+    ]);
+    let err = unblinded
+        .iter()
+        .zip(&exact)
+        .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+    eprintln!("server's view, shares unblinded: largest error against the sum {err:e}");
+    let r = s
+        .try_attack(&unblinded, vec![4, 4], &AttackOptions::default(), 1)
+        .unwrap();
+    eprintln!("server's view, shares unblinded: {r:?}");
+    assert!(r.inputs_1pct >= 0.9 && r.both_1pct >= 0.9, "{r:?}");
+    assert!(!r.within_random_baseline(), "{r:?}");
+    let magnitude = blinded.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    eprintln!("server's view, blinded: largest |value| {magnitude:e}");
+    match s.try_attack(&blinded, vec![4, 4], &AttackOptions::default(), 1) {
+        Ok(r) => {
+            eprintln!("server's view, blinded: {r:?}");
+            assert!(r.within_random_baseline(), "{r:?}");
+        }
+        Err(e) => eprintln!("server's view, blinded: the attack cannot start ({e})"),
+    }
 }
 
 fn row(label: &str, r: &Recovery) {
