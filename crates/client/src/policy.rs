@@ -12,6 +12,7 @@
 //! spot_checks = 2                   # also download 2 digested contributions per round
 //! signature_sampling = 32           # n-of-n: check ⌈32·L/n⌉ of a list's L signatures before decrypting
 //! max_epsilon = 4.0                 # join only private studies that cost me at most ε = 4
+//! max_delta = 1e-6                  # ... and whose δ is at most 1e-6
 //! ```
 
 use crate::keys::KeyDir;
@@ -56,6 +57,10 @@ pub struct MemberPolicy {
     /// noise-free sums (no guarantee at all), is refused before anything is
     /// evaluated. Unset: no ceiling.
     pub max_epsilon: Option<f64>,
+    /// The largest δ this member accepts with that ε: a private study whose
+    /// δ is larger (or a noise-free one) is refused. Unset: no ceiling on δ.
+    #[serde(default)]
+    pub max_delta: Option<f64>,
 }
 
 /// λ of the sampled signature checks unless a member's policy says
@@ -105,6 +110,7 @@ impl MemberPolicy {
             spot_checks: over.spot_checks.or(self.spot_checks),
             signature_sampling: over.signature_sampling.or(self.signature_sampling),
             max_epsilon: over.max_epsilon.or(self.max_epsilon),
+            max_delta: over.max_delta.or(self.max_delta),
         }
         .validated()
     }
@@ -129,6 +135,13 @@ impl MemberPolicy {
             if !(e > 0.0 && e.is_finite()) {
                 return Err(ClientError::Usage(format!(
                     "policy max_epsilon = {e}: must be positive and finite"
+                )));
+            }
+        }
+        if let Some(d) = self.max_delta {
+            if !(d > 0.0 && d < 1.0) {
+                return Err(ClientError::Usage(format!(
+                    "policy max_delta = {d}: must be in (0, 1)"
                 )));
             }
         }
@@ -171,7 +184,23 @@ impl MemberPolicy {
         study: &str,
         budget: Option<(f64, f64)>,
     ) -> Result<(), ClientError> {
+        if let (Some(ceiling), Some((epsilon, delta))) = (self.max_delta, budget) {
+            if delta > ceiling {
+                return Err(refused(
+                    "max_delta",
+                    format!(
+                        "study {study} may cost me ε = {epsilon} at δ = {delta:e}; I accept at most δ = {ceiling:e}"
+                    ),
+                ));
+            }
+        }
         let Some(ceiling) = self.max_epsilon else {
+            if self.max_delta.is_some() && budget.is_none() {
+                return Err(refused(
+                    "max_delta",
+                    format!("study {study} releases noise-free sums, with no privacy guarantee"),
+                ));
+            }
             return Ok(());
         };
         match budget {
@@ -253,6 +282,35 @@ mod tests {
         assert!(e.contains("max_epsilon") && e.contains("ε = 8"), "{e}");
         capped.check_privacy("s", Some((4.0, 1e-6))).unwrap();
         capped.check_privacy("s", Some((0.0, 0.0))).unwrap();
+        // A δ ceiling: a study within ε but at a larger δ is refused naming
+        // max_delta, as is a noise-free one; a bad ceiling is refused.
+        let tight = capped
+            .clone()
+            .overridden_by(MemberPolicy {
+                max_delta: Some(1e-6),
+                ..MemberPolicy::default()
+            })
+            .unwrap();
+        let e = tight
+            .check_privacy("s", Some((4.0, 1e-5)))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("max_delta") && e.contains("1e-5"), "{e}");
+        tight.check_privacy("s", Some((4.0, 1e-6))).unwrap();
+        let delta_only = MemberPolicy {
+            max_delta: Some(1e-6),
+            ..MemberPolicy::default()
+        };
+        let e = delta_only.check_privacy("s", None).unwrap_err().to_string();
+        assert!(e.contains("max_delta") && e.contains("noise-free"), "{e}");
+        delta_only.check_privacy("s", Some((100.0, 1e-7))).unwrap();
+        for bad in [0.0, 1.0, -1e-6, f64::NAN] {
+            let over = MemberPolicy {
+                max_delta: Some(bad),
+                ..MemberPolicy::default()
+            };
+            assert!(p.clone().overridden_by(over).is_err(), "{bad}");
+        }
         for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
             let over = MemberPolicy {
                 max_epsilon: Some(bad),

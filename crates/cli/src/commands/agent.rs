@@ -82,6 +82,10 @@ pub struct AgentSeatArgs {
     /// (a noise-free study is refused). Replaces `max_epsilon` of policy.toml.
     #[arg(long, value_name = "ε")]
     max_epsilon: Option<f64>,
+    /// My policy: join only private studies whose δ is at most this (a
+    /// noise-free study is refused). Replaces `max_delta` of policy.toml.
+    #[arg(long, value_name = "δ")]
+    max_delta: Option<f64>,
 }
 
 impl AgentSeatArgs {
@@ -100,6 +104,7 @@ impl AgentSeatArgs {
                 spot_checks: self.spot_checks,
                 signature_sampling: self.signature_sampling,
                 max_epsilon: self.max_epsilon,
+                max_delta: self.max_delta,
             },
         }
     }
