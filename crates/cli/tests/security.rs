@@ -983,3 +983,86 @@ fn swapped_spec_a_member_refuses_the_spec_of_another_study() {
     // The same spec asked for as itself is accepted (the check is of the id).
     assert_eq!(swapped.study("s1").unwrap().spec.id, "s1");
 }
+
+/// A server on loopback that answers every request by `answer` (after
+/// reading the request's head): a malicious server for the member's side.
+fn malicious_server(
+    answer: impl Fn(&mut std::net::TcpStream) + Send + Sync + 'static,
+) -> String {
+    use std::io::BufRead;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let answer = std::sync::Arc::new(answer);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let answer = answer.clone();
+            std::thread::spawn(move || {
+                let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
+                let mut line = String::new();
+                while reader.read_line(&mut line).unwrap_or(0) > 0 && line != "\r\n" {
+                    line.clear();
+                }
+                answer(&mut stream);
+            });
+        }
+    });
+    url
+}
+
+/// Issue 45, finding 9: a server answering with a huge body. A member reads
+/// no more than the request's limit: an answer declaring 1 GiB is refused
+/// from its header, one streamed without a length is cut once past the
+/// JSON limit (32 MiB), and a huge error answer gives a one-line error of a
+/// few hundred characters.
+#[test]
+fn huge_answers_a_member_reads_at_most_the_limit_of_its_request() {
+    use std::io::Write;
+    let anonymous = |url: &str| Client::new(url, fedhe_client::Auth::Anonymous).unwrap();
+    // Declared 1 GiB, nothing sent: refused at once.
+    let declared = malicious_server(|s| {
+        let _ = s.write_all(
+            b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 1073741824\r\n\r\n",
+        );
+        std::thread::sleep(Duration::from_secs(5));
+    });
+    let asked = std::time::Instant::now();
+    let e = anonymous(&declared).study("s1").unwrap_err().to_string();
+    assert!(
+        e.contains("1073741824 bytes, over the 33554432-byte limit"),
+        "{e}"
+    );
+    assert!(asked.elapsed() < Duration::from_secs(4), "read nothing");
+    // Streamed without a length (chunked), 48 MiB of JSON whitespace.
+    let streamed = malicious_server(|s| {
+        let _ = s.write_all(
+            b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n",
+        );
+        let chunk = vec![b' '; 1 << 20];
+        for _ in 0..48 {
+            if s.write_all(format!("{:x}\r\n", chunk.len()).as_bytes()).is_err()
+                || s.write_all(&chunk).is_err()
+                || s.write_all(b"\r\n").is_err()
+            {
+                return;
+            }
+        }
+        let _ = s.write_all(b"0\r\n\r\n");
+    });
+    let e = anonymous(&streamed).study("s1").unwrap_err().to_string();
+    assert!(e.contains("more than 33554432 bytes"), "{e}");
+    // An error answer of 16 MiB: read up to 64 KiB, quoted in one short line.
+    let error = malicious_server(|s| {
+        let body = vec![b'x'; 16 << 20];
+        let _ = s.write_all(
+            format!(
+                "HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain\r\ncontent-length: {}\r\n\r\n",
+                body.len()
+            )
+            .as_bytes(),
+        );
+        let _ = s.write_all(&body);
+    });
+    let e = anonymous(&error).study("s1").unwrap_err().to_string();
+    assert!(e.len() < 1000 && !e.contains('\n'), "{} bytes", e.len());
+}

@@ -82,6 +82,20 @@ pub struct Client {
     allow_plain_http: bool,
 }
 
+/// The most bytes a JSON (or compact list) answer may have: far above any
+/// status or list a federation of thousands makes, far below what would
+/// exhaust a member (issue 45, finding 9).
+pub const MAX_JSON_RESPONSE: usize = 32 << 20;
+
+/// The most bytes of an error answer read (a problem report is small; the
+/// rest is not read).
+pub const MAX_PROBLEM_RESPONSE: usize = 64 << 10;
+
+/// The most bytes a binary answer (an aggregate, a contribution, a share)
+/// may have: an aggregate of the server's largest round (2^24 values) at
+/// the default parameter set.
+pub const MAX_BINARY_RESPONSE: usize = 1 << 30;
+
 /// A response that succeeded.
 struct Answer {
     status: StatusCode,
@@ -366,6 +380,27 @@ impl Client {
         content_type: &str,
         extra: &[(&str, String)],
     ) -> Result<Answer, ClientError> {
+        self.send_capped(method, path, body, content_type, extra, MAX_JSON_RESPONSE)
+    }
+
+    /// [`Self::send`], reading at most `limit` bytes of a successful answer
+    /// (refused if it has more, by its `Content-Length` before any byte is
+    /// read, or once `limit` is passed) and [`MAX_PROBLEM_RESPONSE`] of an
+    /// error.
+    fn send_capped(
+        &self,
+        method: Method,
+        path: &str,
+        body: Vec<u8>,
+        content_type: &str,
+        extra: &[(&str, String)],
+        limit: usize,
+    ) -> Result<Answer, ClientError> {
+        let too_large = |got: String| {
+            ClientError::Transport(format!(
+                "{method} {path}: the server's answer has {got} bytes, over the {limit}-byte limit of this request"
+            ))
+        };
         let mut backoff = self.retry.initial_backoff;
         let mut last = ClientError::Transport("no attempt made".into());
         for attempt in 0..self.retry.attempts.max(1) {
@@ -432,13 +467,31 @@ impl Client {
                 .unwrap_or("")
                 .trim()
                 .to_string();
-            let bytes = match response.bytes() {
-                Ok(b) => b.to_vec(),
-                Err(e) => {
-                    last = ClientError::Transport(format!("{method} {path}: {e}"));
-                    continue;
-                }
+            let cap = if status.is_success() {
+                limit
+            } else {
+                MAX_PROBLEM_RESPONSE
             };
+            if let Some(len) = response.content_length() {
+                if status.is_success() && len > cap as u64 {
+                    return Err(too_large(len.to_string()));
+                }
+            }
+            let mut bytes = Vec::new();
+            let mut response = response;
+            if let Err(e) = std::io::Read::read_to_end(
+                &mut std::io::Read::take(&mut response, cap as u64 + 1),
+                &mut bytes,
+            ) {
+                last = ClientError::Transport(format!("{method} {path}: {e}"));
+                continue;
+            }
+            if bytes.len() > cap {
+                if status.is_success() {
+                    return Err(too_large(format!("more than {cap}")));
+                }
+                bytes.truncate(cap);
+            }
             self.bytes_received
                 .fetch_add(bytes.len() as u64, std::sync::atomic::Ordering::Relaxed);
             if status.is_success() {
@@ -488,7 +541,16 @@ impl Client {
     }
 
     fn bytes(&self, path: &str) -> Result<Vec<u8>, ClientError> {
-        Ok(self.send(Method::GET, path, Vec::new(), JSON, &[])?.body)
+        Ok(self
+            .send_capped(
+                Method::GET,
+                path,
+                Vec::new(),
+                JSON,
+                &[],
+                MAX_BINARY_RESPONSE,
+            )?
+            .body)
     }
 
     /// The member id and identity this client signs with (the ceremony's
