@@ -986,9 +986,7 @@ fn swapped_spec_a_member_refuses_the_spec_of_another_study() {
 
 /// A server on loopback that answers every request by `answer` (after
 /// reading the request's head): a malicious server for the member's side.
-fn malicious_server(
-    answer: impl Fn(&mut std::net::TcpStream) + Send + Sync + 'static,
-) -> String {
+fn malicious_server(answer: impl Fn(&mut std::net::TcpStream) + Send + Sync + 'static) -> String {
     use std::io::BufRead;
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
@@ -1040,7 +1038,8 @@ fn huge_answers_a_member_reads_at_most_the_limit_of_its_request() {
         );
         let chunk = vec![b' '; 1 << 20];
         for _ in 0..48 {
-            if s.write_all(format!("{:x}\r\n", chunk.len()).as_bytes()).is_err()
+            if s.write_all(format!("{:x}\r\n", chunk.len()).as_bytes())
+                .is_err()
                 || s.write_all(&chunk).is_err()
                 || s.write_all(b"\r\n").is_err()
             {

@@ -424,12 +424,21 @@ impl MemberObjective {
             // A command that does not read its input may close stdin early.
             let _ = stdin.write_all(point.as_bytes());
         }
-        let out = child
-            .wait_with_output()
+        // Both streams are drained to the end (the command never blocks on
+        // a full pipe) but only their first (stdout) or last (stderr) bytes
+        // are kept: a command printing 300 MB costs no memory (issue 45,
+        // finding 9).
+        let stdout = child.stdout.take().expect("piped");
+        let stderr = child.stderr.take().expect("piped");
+        let err_thread = std::thread::spawn(move || drain(stderr, 0, OBJECTIVE_STDERR_TAIL));
+        let (head, _, printed) = drain(stdout, MAX_OBJECTIVE_OUTPUT, 0);
+        let (_, tail, _) = err_thread.join().unwrap_or_default();
+        let status = child
+            .wait()
             .map_err(|e| fail(format!("cannot wait: {e}")))?;
-        if !out.status.success() {
-            let stderr = String::from_utf8_lossy(&out.stderr);
-            let tail: String = stderr
+        if !status.success() {
+            let tail = String::from_utf8_lossy(&tail);
+            let tail: String = tail
                 .chars()
                 .rev()
                 .take(400)
@@ -437,17 +446,51 @@ impl MemberObjective {
                 .into_iter()
                 .rev()
                 .collect();
-            return Err(fail(format!("{} at {point}: {}", out.status, tail.trim())));
+            return Err(fail(format!(
+                "{status} at {point}: {}",
+                fedhe_crypto::text::escape_controls(tail.trim())
+            )));
         }
-        let text = String::from_utf8_lossy(&out.stdout);
-        match text.trim().parse::<f64>() {
-            Ok(y) if y.is_finite() => Ok(y),
+        let text = String::from_utf8_lossy(&head);
+        match (
+            printed as usize <= MAX_OBJECTIVE_OUTPUT,
+            text.trim().parse::<f64>(),
+        ) {
+            (true, Ok(y)) if y.is_finite() => Ok(y),
             _ => Err(fail(format!(
-                "printed {:?} at {point}, not one finite number",
-                text.trim()
+                "printed {} ({printed} bytes) at {point}, not one finite number",
+                fedhe_crypto::text::quote(text.trim(), 80)
             ))),
         }
     }
+}
+
+/// The most an objective command's standard output may hold (one number).
+const MAX_OBJECTIVE_OUTPUT: usize = 64 << 10;
+
+/// How much of an objective command's standard error is kept (its end).
+const OBJECTIVE_STDERR_TAIL: usize = 4 << 10;
+
+/// Reads `r` to its end, keeping its first `head` bytes and its last `tail`
+/// bytes; returns them with the number of bytes read.
+fn drain(mut r: impl std::io::Read, head: usize, tail: usize) -> (Vec<u8>, Vec<u8>, u64) {
+    let (mut first, mut last) = (Vec::new(), std::collections::VecDeque::new());
+    let mut total = 0u64;
+    let mut buf = [0u8; 8192];
+    loop {
+        let n = match r.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        total += n as u64;
+        let take = head.saturating_sub(first.len()).min(n);
+        first.extend_from_slice(&buf[..take]);
+        last.extend(&buf[n.saturating_sub(tail)..n]);
+        if last.len() > tail {
+            last.drain(..last.len() - tail);
+        }
+    }
+    (first, last.into(), total)
 }
 
 impl Problem for MemberObjective {
@@ -1194,6 +1237,46 @@ mod tests {
         assert_eq!(c.settings["rounds"], 4);
         let valid = c.validate("fbo-fedgp", 3).unwrap();
         assert_eq!(valid.method.rounds(), 4);
+    }
+
+    /// Issue 45, finding 9: an objective printing 300 MB (on stdout, or on
+    /// stderr before failing) took the agent to 901 MB and was echoed whole
+    /// into the error. Now the streams are drained but only their first
+    /// (stdout) or last (stderr) kilobytes are kept, and the error quotes a
+    /// short escaped prefix.
+    #[test]
+    fn a_command_printing_hundreds_of_megabytes_gives_a_short_error() {
+        let dir = tempfile::tempdir().unwrap();
+        for (cmd, stream) in [
+            ("head -c 300000000 /dev/zero | tr '\\0' 7", "stdout"),
+            (
+                "head -c 300000000 /dev/zero | tr '\\0' e >&2; exit 3",
+                "stderr",
+            ),
+        ] {
+            let obj = MemberObjective::new(
+                Evaluator::Command(cmd),
+                "s",
+                &config().validate("fbo-fedgp", 3).unwrap(),
+                3,
+                1,
+                dir.path(),
+            )
+            .unwrap();
+            let mut rng = ChaCha8Rng::seed_from_u64(0);
+            let e = obj
+                .evaluate(1, &[0.5, 0.5], &mut rng)
+                .unwrap_err()
+                .to_string();
+            assert!(e.len() < 1000, "{stream}: an error of {} bytes", e.len());
+            if stream == "stdout" {
+                assert!(e.contains("300000000 bytes"), "{e}");
+            } else {
+                assert!(e.contains("exit status: 3") && e.contains("eee"), "{e}");
+            }
+        }
+        let (head, tail, total) = drain(&b"abcdefgh"[..], 3, 2);
+        assert_eq!((&head[..], &tail[..], total), (&b"abc"[..], &b"gh"[..], 8));
     }
 
     #[test]
