@@ -18,6 +18,11 @@ pub const HEADER_NONCE: &str = "fedhe-nonce";
 pub const HEADER_SIGNATURE: &str = "fedhe-signature";
 /// Header: the ed25519 signature of an upload's [`upload_statement`], hex.
 pub const HEADER_UPLOAD_SIGNATURE: &str = "fedhe-upload-signature";
+/// Header: hex(BLAKE3(body)), the digest the request signature names, so
+/// that the server checks the signature from the headers alone before it
+/// reads a byte of the body (issue 45, finding 1), then checks the body
+/// against it.
+pub const HEADER_CONTENT_DIGEST: &str = "fedhe-content-digest";
 
 /// How far a request's timestamp may be from the server's clock.
 pub const MAX_CLOCK_SKEW_MS: i64 = 120_000;
@@ -65,13 +70,31 @@ pub fn request_message(
     timestamp_ms: i64,
     nonce: &str,
 ) -> Vec<u8> {
+    request_message_for_digest(
+        method,
+        path_and_query,
+        &digest_hex(body),
+        timestamp_ms,
+        nonce,
+    )
+}
+
+/// [`request_message`] for a body whose digest (`hex(BLAKE3(body))`, as
+/// [`HEADER_CONTENT_DIGEST`] carries it) is `body_digest_hex`.
+pub fn request_message_for_digest(
+    method: &str,
+    path_and_query: &str,
+    body_digest_hex: &str,
+    timestamp_ms: i64,
+    nonce: &str,
+) -> Vec<u8> {
     let mut m = String::with_capacity(160 + path_and_query.len());
     let _ = write!(
         m,
         "fedhe-request-v1\n{}\n{}\n{}\n{}\n{}",
         method.to_ascii_uppercase(),
         path_and_query,
-        digest_hex(body),
+        body_digest_hex,
         timestamp_ms,
         nonce
     );

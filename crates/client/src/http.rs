@@ -430,7 +430,11 @@ impl Client {
                         .header(HEADER_MEMBER, id)
                         .header(HEADER_TIMESTAMP, ts.to_string())
                         .header(HEADER_NONCE, nonce)
-                        .header(HEADER_SIGNATURE, sig);
+                        .header(HEADER_SIGNATURE, sig)
+                        .header(
+                            fedhe_api::signing::HEADER_CONTENT_DIGEST,
+                            fedhe_api::signing::digest_hex(&body),
+                        );
                 }
             }
             for (k, v) in extra {

@@ -154,6 +154,41 @@ pub fn unknown_member(member: &str) -> ApiError {
     ))
 }
 
+/// Verifies a member's request signature from its headers alone (issue 45,
+/// finding 1), before any byte of the body is read: the signature must
+/// verify under `key` over the method, `path_and_query`, the body digest
+/// the request declares in `fedhe-content-digest` (required when a body is
+/// declared; an empty body's digest otherwise), time and nonce. A failure
+/// is [`unknown_member`]'s answer, the same whether or not the member
+/// exists. The nonce is not consumed: [`require_member`] checks the whole
+/// request, body included, and records it.
+pub fn verify_headers(
+    key: &[u8; 32],
+    method: &Method,
+    path_and_query: &str,
+    headers: &HeaderMap,
+    signed: &SignedHeaders<'_>,
+    has_body: bool,
+) -> ApiResult<()> {
+    let declared = header(headers, signing::HEADER_CONTENT_DIGEST)?;
+    let digest = match declared {
+        Some(d) => d.to_string(),
+        None if has_body => return Err(unknown_member(signed.member)),
+        None => signing::digest_hex(b""),
+    };
+    let key = ed25519_dalek::VerifyingKey::from_bytes(key)
+        .map_err(|_| ApiError::internal("a stored identity key is invalid"))?;
+    let message = signing::request_message_for_digest(
+        method.as_str(),
+        path_and_query,
+        &digest,
+        signed.timestamp,
+        signed.nonce,
+    );
+    verify_hex(&key, &message, signed.signature, "request")
+        .map_err(|_| unknown_member(signed.member))
+}
+
 /// Verifies a member's request signature within `ceremony`: the member is one
 /// of its members, the timestamp is within the allowed skew, the signature
 /// verifies under the member's identity key, and the nonce is new.
@@ -177,6 +212,13 @@ pub async fn require_member(
     let key = ed25519_dalek::VerifyingKey::from_bytes(&key_bytes)
         .map_err(|_| ApiError::internal("a stored identity key is invalid"))?;
     let path = req.uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
+    if let Some(declared) = header(req.headers, signing::HEADER_CONTENT_DIGEST)? {
+        if declared != signing::digest_hex(req.body) {
+            return Err(ApiError::unauthorized(
+                "the body does not have the digest the request declares and signs",
+            ));
+        }
+    }
     let message = request_message(req.method.as_str(), path, req.body, timestamp, nonce);
     verify_hex(&key, &message, signature, "request").map_err(|_| unknown_member(member))?;
     if !state

@@ -161,9 +161,15 @@ pub async fn gate(State(state): State<Arc<AppState>>, request: Request, next: Ne
         span.record("member", fedhe_crypto::text::escape_controls(m).as_str());
     }
     let headers = request.headers().clone();
-    let admitted =
-        tracing::Instrument::instrument(admit(&state, &method, &path, &headers), span.clone())
-            .await;
+    let path_and_query = request
+        .uri()
+        .path_and_query()
+        .map_or_else(|| path.clone(), |p| p.as_str().to_string());
+    let admitted = tracing::Instrument::instrument(
+        admit(&state, &method, &path, &path_and_query, &headers),
+        span.clone(),
+    )
+    .await;
     match admitted {
         Ok(permit) => {
             let response = tracing::Instrument::instrument(next.run(request), span.clone()).await;
@@ -198,6 +204,7 @@ async fn admit(
     state: &AppState,
     method: &Method,
     path: &str,
+    path_and_query: &str,
     headers: &HeaderMap,
 ) -> ApiResult<Option<OwnedSemaphorePermit>> {
     let Route {
@@ -214,11 +221,26 @@ async fn admit(
         Scope::Ceremony(_) | Scope::Study(_) if headers.contains_key(header::AUTHORIZATION) => {
             auth::require_admin(state, headers)?;
         }
+        // A member's request is authenticated from its headers (the
+        // signature names the body's declared digest) before anything else,
+        // sizes included: a forged request gets the same 401 whether its
+        // ids exist or not, and never a body slot (issue 45, findings 1, 2
+        // and 6).
         Scope::Ceremony(id) => {
             let signed = signed_headers(headers)?;
-            if state.store.member_key(id, signed.member).await?.is_none() {
-                return Err(auth::unknown_member(signed.member));
-            }
+            let key = state
+                .store
+                .member_key(id, signed.member)
+                .await?
+                .ok_or_else(|| auth::unknown_member(signed.member))?;
+            auth::verify_headers(
+                &key,
+                method,
+                path_and_query,
+                headers,
+                &signed,
+                has_body(headers),
+            )?;
         }
         Scope::Study(id) => {
             let signed = signed_headers(headers)?;
@@ -229,14 +251,19 @@ async fn admit(
                 }
                 Err(e) => return Err(e),
             };
-            if state
+            let key = state
                 .store
                 .member_key(&ceremony, signed.member)
                 .await?
-                .is_none()
-            {
-                return Err(auth::unknown_member(signed.member));
-            }
+                .ok_or_else(|| auth::unknown_member(signed.member))?;
+            auth::verify_headers(
+                &key,
+                method,
+                path_and_query,
+                headers,
+                &signed,
+                has_body(headers),
+            )?;
         }
     }
     let declared = declared_length(headers, limit)?;

@@ -155,7 +155,9 @@ impl Server {
         let nonce = fresh_nonce();
         let sig = who.sign_hex(&request_message(method, path, b"", ts, &nonce));
         format!(
-            "{HEADER_MEMBER}: {member}\r\n{HEADER_TIMESTAMP}: {ts}\r\n{HEADER_NONCE}: {nonce}\r\n{HEADER_SIGNATURE}: {sig}\r\n"
+            "{HEADER_MEMBER}: {member}\r\n{HEADER_TIMESTAMP}: {ts}\r\n{HEADER_NONCE}: {nonce}\r\n{HEADER_SIGNATURE}: {sig}\r\n{}: {}\r\n",
+            fedhe_api::signing::HEADER_CONTENT_DIGEST,
+            fedhe_api::signing::digest_hex(b"")
         )
     }
 
@@ -163,6 +165,12 @@ impl Server {
     /// the response: its status and how long it took. A server that waits
     /// for the body never answers, and the read times out after 10 s.
     async fn head_only(&self, head: String) -> (Option<u16>, Duration) {
+        let (status, _, took) = self.head_answer(head).await;
+        (status, took)
+    }
+
+    /// [`Self::head_only`] with the answer's body.
+    async fn head_answer(&self, head: String) -> (Option<u16>, String, Duration) {
         let addr = self.addr.clone();
         tokio::task::spawn_blocking(move || {
             let started = Instant::now();
@@ -178,7 +186,11 @@ impl Server {
                 .split_whitespace()
                 .nth(1)
                 .and_then(|s| s.parse::<u16>().ok());
-            (status, started.elapsed())
+            let body = text
+                .split_once("\r\n\r\n")
+                .map(|(_, b)| b.to_string())
+                .unwrap_or_default();
+            (status, body, started.elapsed())
         })
         .await
         .unwrap()
@@ -200,6 +212,8 @@ async fn bodies_are_refused_from_their_headers_before_they_are_read(kind: Kind) 
     let mallory = Identity::generate();
     let upload = "/v1/studies/s1/rounds/1/contributions/alpha";
     let key_share = "/v1/ceremonies/c1/public-key-shares/alpha";
+    let commitment = "/v1/ceremonies/c1/commitments/alpha";
+    let json_host = format!("host: {}\r\ncontent-type: application/json\r\n", s.addr);
     let host = format!(
         "host: {}\r\ncontent-type: application/octet-stream\r\n",
         s.addr
@@ -252,6 +266,17 @@ async fn bodies_are_refused_from_their_headers_before_they_are_read(kind: Kind) 
             404,
         ),
         (
+            // Issue 45, finding 1: a known member's id, a forged signature
+            // and a large body, sent slowly: refused from the headers (the
+            // signature names the declared body digest), before one byte.
+            "a member's id with a forged signature",
+            format!(
+                "PUT {commitment} HTTP/1.1\r\n{json_host}content-length: 200000\r\n{}\r\n",
+                s.signed(&mallory, "alpha", "PUT", commitment)
+            ),
+            401,
+        ),
+        (
             "a bad bearer token on an admin route",
             format!(
                 "POST /v1/ceremonies HTTP/1.1\r\n{host}authorization: Bearer nope\r\ncontent-length: 200000\r\n\r\n"
@@ -267,6 +292,34 @@ async fn bodies_are_refused_from_their_headers_before_they_are_read(kind: Kind) 
             "{what}: answered {status:?} after {took:?}"
         );
         assert!(took < Duration::from_secs(2), "{what}: took {took:?}");
+    }
+    // Issue 45, finding 6: an outsider's forged request gets the same answer,
+    // status and body, whether its ids exist (alpha in c1, s1) or not (c9,
+    // s9); sizes and states are for authenticated callers only.
+    for (real, unknown) in [
+        (
+            commitment.to_string(),
+            "/v1/ceremonies/c9/commitments/alpha".to_string(),
+        ),
+        (
+            upload.to_string(),
+            "/v1/studies/s9/rounds/1/contributions/alpha".to_string(),
+        ),
+        (
+            key_share.to_string(),
+            "/v1/ceremonies/c9/public-key-shares/alpha".to_string(),
+        ),
+    ] {
+        let ask = |path: &str| {
+            format!(
+                "PUT {path} HTTP/1.1\r\n{host}content-length: 1000\r\n{}\r\n",
+                s.signed(&mallory, "alpha", "PUT", path)
+            )
+        };
+        let (a, body_a, _) = s.head_answer(ask(&real)).await;
+        let (b, body_b, _) = s.head_answer(ask(&unknown)).await;
+        assert_eq!((a, &body_a), (b, &body_b), "{real} and {unknown}");
+        assert_eq!(a, Some(401), "{body_a}");
     }
     s.stop().await;
 }

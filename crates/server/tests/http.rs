@@ -132,7 +132,11 @@ impl Harness {
                     .header(HEADER_MEMBER, m)
                     .header(HEADER_TIMESTAMP, ts.to_string())
                     .header(HEADER_NONCE, nonce)
-                    .header(HEADER_SIGNATURE, sig);
+                    .header(HEADER_SIGNATURE, sig)
+                    .header(
+                        fedhe_api::signing::HEADER_CONTENT_DIGEST,
+                        fedhe_api::signing::digest_hex(&body),
+                    );
             }
         }
         for (k, v) in extra {
@@ -167,9 +171,11 @@ impl Harness {
         ));
         let addr = self.base.trim_start_matches("http://").to_string();
         let mut head = format!(
-            "{} {path} HTTP/1.1\r\nhost: {addr}\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n{HEADER_MEMBER}: {who}\r\n{HEADER_TIMESTAMP}: {ts}\r\n{HEADER_NONCE}: {nonce}\r\n{HEADER_SIGNATURE}: {sig}\r\n",
+            "{} {path} HTTP/1.1\r\nhost: {addr}\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n{HEADER_MEMBER}: {who}\r\n{HEADER_TIMESTAMP}: {ts}\r\n{HEADER_NONCE}: {nonce}\r\n{HEADER_SIGNATURE}: {sig}\r\n{}: {}\r\n",
             method.as_str(),
-            body.len()
+            body.len(),
+            fedhe_api::signing::HEADER_CONTENT_DIGEST,
+            fedhe_api::signing::digest_hex(&body)
         );
         for (k, v) in extra {
             head.push_str(&format!("{k}: {v}\r\n"));
@@ -1358,6 +1364,10 @@ async fn bad_requests_get_problems_and_change_nothing(kind: Kind) {
             .header(HEADER_TIMESTAMP, ts.to_string())
             .header(HEADER_NONCE, nonce.to_string())
             .header(HEADER_SIGNATURE, s)
+            .header(
+                fedhe_api::signing::HEADER_CONTENT_DIGEST,
+                fedhe_api::signing::digest_hex(body),
+            )
             .header(HEADER_UPLOAD_SIGNATURE, sig.clone())
     };
     let r = signed(now_ms() - 600_000, &fresh_nonce(), "alpha", &bytes)
@@ -1373,7 +1383,9 @@ async fn bad_requests_get_problems_and_change_nothing(kind: Kind) {
         .send()
         .await
         .unwrap();
-    assert_problem(r, StatusCode::UNAUTHORIZED, "does not verify").await;
+    // (It names the other body's digest, which the server checks from the
+    // headers, then the body against it.)
+    assert_problem(r, StatusCode::UNAUTHORIZED, "does not have the digest").await;
 
     // Unknown member.
     let mallory = Identity::generate();
