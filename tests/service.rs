@@ -163,7 +163,8 @@ fn member_thread(
             }
         };
         let secret = MemberSession::load_secret(&dir, &verified.params)?;
-        let mut session = MemberSession::new(client, &verified, secret, state, 2)?;
+        let mut session =
+            MemberSession::new(client, &verified, secret, state, 2)?.with_result_key_from(&dir)?;
         session.round_timeout = Duration::from_secs(60);
         let study = session.client().study("s1")?;
         session.accept_study(&study)?;
@@ -294,7 +295,10 @@ fn a_member_restarted_after_the_federation_moved_on_replays_a_finished_round() {
     let own = dir.read(keys::PUBLIC_SHARE_FILE).unwrap();
     let verified = verify_ceremony(&client, "c1", Some((&name, &own)), true).unwrap();
     let secret = MemberSession::load_secret(&dir, &verified.params).unwrap();
-    let mut session = MemberSession::new(client, &verified, secret, &state, 2).unwrap();
+    let mut session = MemberSession::new(client, &verified, secret, &state, 2)
+        .unwrap()
+        .with_result_key_from(&dir)
+        .unwrap();
     session.round_timeout = Duration::from_secs(30);
     let study = session.client().study("s1").unwrap();
     session.accept_study(&study).unwrap();
