@@ -1387,8 +1387,34 @@ async fn bad_requests_get_problems_and_change_nothing(kind: Kind) {
     // headers, then the body against it.)
     assert_problem(r, StatusCode::UNAUTHORIZED, "does not have the digest").await;
 
-    // Unknown member.
+    // A member's id, this very body, signed with another key (a forgery):
+    // the signature does not verify under alpha's identity key.
     let mallory = Identity::generate();
+    let ts = now_ms();
+    let nonce = fresh_nonce();
+    let r = h
+        .http
+        .put(&url)
+        .header("content-type", "application/octet-stream")
+        .header(HEADER_MEMBER, "alpha")
+        .header(HEADER_TIMESTAMP, ts.to_string())
+        .header(HEADER_NONCE, nonce.clone())
+        .header(
+            HEADER_SIGNATURE,
+            mallory.sign_hex(&request_message("PUT", path, &bytes, ts, &nonce)),
+        )
+        .header(
+            fedhe_api::signing::HEADER_CONTENT_DIGEST,
+            fedhe_api::signing::digest_hex(&bytes),
+        )
+        .header(HEADER_UPLOAD_SIGNATURE, sig.clone())
+        .body(bytes.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_problem(r, StatusCode::UNAUTHORIZED, "does not verify").await;
+
+    // Unknown member.
     let ts = now_ms();
     let nonce = fresh_nonce();
     let r = h
