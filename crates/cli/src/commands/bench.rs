@@ -53,7 +53,7 @@ fn channel(args: ChannelBenchArgs) -> Result<(), CliError> {
 #[cfg(feature = "peers")]
 mod peers {
     use super::ChannelBenchArgs;
-    use crate::commands::{median_ms, member_names, uniform_values};
+    use crate::commands::{median_ms, member_names, say, uniform_values};
     use crate::error::CliError;
     use fedhe_crypto::decryption::combine;
     use fedhe_crypto::*;
