@@ -33,7 +33,7 @@
 
 use crate::crs::derive_key;
 use crate::decryption::{CombinedShare, DecryptionShare};
-use crate::share_transport::pairwise_key;
+use crate::share_transport::{pairwise_aad, pairwise_key};
 use crate::threshold::ThresholdDecryptionShare;
 use crate::{CeremonyId, ChannelError, MemberId, Params};
 use chacha20poly1305::aead::{Aead, KeyInit, Payload};
@@ -233,18 +233,7 @@ fn associated_data(
     dealer: &MemberId,
     recipient: &MemberId,
 ) -> Vec<u8> {
-    let mut aad = Vec::new();
-    for field in [
-        AAD_LABEL,
-        ceremony.as_str().as_bytes(),
-        params.set().name.as_bytes(),
-        dealer.as_str().as_bytes(),
-        recipient.as_str().as_bytes(),
-    ] {
-        aad.extend_from_slice(&(field.len() as u64).to_le_bytes());
-        aad.extend_from_slice(field);
-    }
-    aad
+    pairwise_aad(AAD_LABEL, params, ceremony, dealer, recipient)
 }
 
 /// A result key sealed to one member: readable only with the recipient's (or

@@ -99,9 +99,22 @@ fn associated_data(
     dealer: &MemberId,
     recipient: &MemberId,
 ) -> Vec<u8> {
+    pairwise_aad(AAD_LABEL, params, ceremony, dealer, recipient)
+}
+
+/// The associated data of a sealed object under `label` (its purpose):
+/// the label, ceremony, parameter set, dealer and recipient, each
+/// length-prefixed.
+pub(crate) fn pairwise_aad(
+    label: &[u8],
+    params: &Params,
+    ceremony: &CeremonyId,
+    dealer: &MemberId,
+    recipient: &MemberId,
+) -> Vec<u8> {
     let mut aad = Vec::new();
     for field in [
-        AAD_LABEL,
+        label,
         ceremony.as_str().as_bytes(),
         params.set().name.as_bytes(),
         dealer.as_str().as_bytes(),

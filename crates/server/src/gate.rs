@@ -226,30 +226,18 @@ async fn admit(
         // sizes included: a forged request gets the same 401 whether its
         // ids exist or not, and never a body slot (issue 45, findings 1, 2
         // and 6).
-        Scope::Ceremony(id) => {
+        Scope::Ceremony(_) | Scope::Study(_) => {
             let signed = signed_headers(headers)?;
-            let key = state
-                .store
-                .member_key(id, signed.member)
-                .await?
-                .ok_or_else(|| auth::unknown_member(signed.member))?;
-            auth::verify_headers(
-                &key,
-                method,
-                path_and_query,
-                headers,
-                &signed,
-                has_body(headers),
-            )?;
-        }
-        Scope::Study(id) => {
-            let signed = signed_headers(headers)?;
-            let ceremony = match state.store.study(id).await {
-                Ok(study) => study.spec.ceremony,
-                Err(e) if e.status == StatusCode::NOT_FOUND => {
-                    return Err(auth::unknown_member(signed.member))
-                }
-                Err(e) => return Err(e),
+            let ceremony = match scope {
+                Scope::Study(id) => match state.store.study(id).await {
+                    Ok(study) => study.spec.ceremony,
+                    Err(e) if e.status == StatusCode::NOT_FOUND => {
+                        return Err(auth::unknown_member(signed.member))
+                    }
+                    Err(e) => return Err(e),
+                },
+                Scope::Ceremony(id) => id.to_string(),
+                _ => unreachable!("a member scope"),
             };
             let key = state
                 .store
