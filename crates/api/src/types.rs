@@ -251,6 +251,12 @@ pub struct StudySpec {
     /// The encoding's limbs, fixed for every contribution like the bound.
     #[serde(default, skip_serializing_if = "ValuePrecision::is_one_limb")]
     pub precision: ValuePrecision,
+    /// The highest round number the server opens (none if absent): a round
+    /// that fails is retried under the next number, so this, not a failure,
+    /// ends a study that cannot finish (issue 45, item 5). Absent from the
+    /// canonical JSON when absent, so specs signed before it hash the same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_cap: Option<u64>,
 }
 
 impl StudySpec {

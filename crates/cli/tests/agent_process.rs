@@ -185,6 +185,7 @@ fn study_with(
         decrypt_timeout_secs: 600,
         bound: 1024.0,
         precision: fedhe_api::ValuePrecision::TwoLimb,
+        round_cap: None,
     };
     admin
         .create_study(&SignedStudySpec::sign(spec, &admin_identity()))
@@ -616,4 +617,100 @@ fn a_three_of_five_study_survives_two_agents_killed_and_they_rejoin() {
         }
     }
     assert!(three >= 2, "{three} rounds with three contributions");
+}
+
+/// Issue 45, finding 5: in a 2-of-3 study one member (a3) opens round 1
+/// before the others start and commits nothing, and opens round 2 as soon as
+/// round 1 has failed; both fail at their deadlines. The two others, started
+/// after that, retry the first sum under round 3 and finish every round of
+/// the study together (an agent before the fix exited 2, "round 1 failed",
+/// on every restart). Restarted, an agent replays the failed rounds from
+/// its records and ends where it ended.
+#[test]
+fn a_member_that_opens_rounds_and_goes_silent_does_not_stop_a_two_of_three_study() {
+    let root = tempfile::tempdir().unwrap();
+    let server = serve(root.path());
+    let url = server.url.clone();
+    let names = ["a1", "a2", "a3"];
+    ceremony_with(&url, root.path(), &names, Some(2));
+    let rounds = 3;
+    study_with(&url, "s", names.len(), rounds, 2, 2);
+    let admin = Client::new(&url, Auth::Admin(ADMIN.to_string().into())).unwrap();
+    let identity = fedhe_client::keys::KeyDir::open(keys_of(root.path(), "a3"))
+        .unwrap()
+        .read_identity()
+        .unwrap();
+    let silent = Client::new(
+        &url,
+        Auth::Member {
+            id: "a3".into(),
+            identity: std::sync::Arc::new(identity),
+        },
+    )
+    .unwrap();
+    let start = Instant::now();
+    for round in [1, 2] {
+        silent.open_round("s", round).unwrap();
+        while admin.round("s", round, Duration::ZERO, None).unwrap().state
+            != fedhe_api::RoundState::Failed
+        {
+            assert!(start.elapsed() < Duration::from_secs(60), "round {round}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    let run = |name: &str| {
+        let out = agent(&url, root.path(), name, "s")
+            .wait_with_output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v = last_json_line(&out.stdout);
+        assert_eq!(v["rounds"], rounds, "{name}: {v}");
+        v
+    };
+    let finished: Vec<serde_json::Value> = std::thread::scope(|s| {
+        let handles: Vec<_> = ["a1", "a2"]
+            .into_iter()
+            .map(|n| s.spawn(move || run(n)))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let latest = admin.study("s").unwrap().latest_round;
+    assert!(latest > 2, "{latest}");
+    for r in 1..=latest {
+        let st = admin.round("s", r, Duration::ZERO, None).unwrap();
+        if r <= 2 {
+            assert_eq!(st.state, fedhe_api::RoundState::Failed, "{st:?}");
+            assert_eq!(st.received, 0, "{st:?}");
+        } else if st.state == fedhe_api::RoundState::Done {
+            assert_eq!(st.received, 2, "{st:?}");
+        }
+    }
+    let state = |name: &str| keys_of(root.path(), name).join("studies").join("s");
+    for name in ["a1", "a2"] {
+        for r in [1, 2] {
+            let reason = std::fs::read_to_string(state(name).join(format!("s.{r}.failed")))
+                .unwrap_or_else(|e| panic!("{name}: no record of round {r}'s failure: {e}"));
+            assert!(reason.contains("deadline"), "{name}: {reason}");
+        }
+        assert!(!state(name).join("s.1.result").exists(), "{name}");
+    }
+    // Restarted, each agent replays the failures from its records and ends
+    // with the same result, without a new round.
+    let calls = std::fs::read_to_string(root.path().join("a1.calls")).unwrap();
+    let again = run("a1");
+    assert_eq!(
+        again["best"], finished[0]["best"],
+        "{again} vs {}",
+        finished[0]
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.path().join("a1.calls")).unwrap(),
+        calls,
+        "the restarted agent evaluated again"
+    );
+    assert_eq!(admin.study("s").unwrap().latest_round, latest);
 }

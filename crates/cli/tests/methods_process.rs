@@ -78,6 +78,7 @@ fn create_study(url: &str, id: &str, method: &str, settings: &serde_json::Value)
         decrypt_timeout_secs: 600,
         bound: configured.channel_bound(),
         precision: fedhe_api::ValuePrecision::TwoLimb,
+        round_cap: None,
     };
     admin
         .create_study(&SignedStudySpec::sign(spec, &admin_identity()))

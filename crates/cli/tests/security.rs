@@ -411,6 +411,56 @@ fn second_decryption_a_member_decrypts_at_most_one_aggregate_per_round() {
     );
 }
 
+/// Issue 45, item 5: a failed round is retried under the next number with
+/// the same (noised) values. A member that decrypted the failed attempt
+/// makes no share of a retry that sums another set of contributors: the two
+/// decryptions would give away the difference (here gamma's values, with
+/// only gamma's own noise share). n-of-n, alpha, beta and gamma: all three
+/// contribute to and decrypt round 1 (taken as the failed attempt); round 2,
+/// its retry, sums only alpha and beta. Alpha sits round 2 out (no share, no
+/// share record; the round waits); told it is a first attempt, it decrypts.
+#[test]
+fn retry_differencing_a_member_decrypts_no_retry_over_another_set() {
+    let root = tempfile::tempdir().unwrap();
+    let server = serve(root.path());
+    let (mut seats, _) = toy_federation(
+        &server.url,
+        ADMIN,
+        root.path(),
+        &["alpha", "beta", "gamma"],
+        &Terms {
+            min_contributors: 2,
+            round_secs: 2,
+            bound: 10.0,
+        },
+    );
+    std::thread::scope(|s| {
+        for (i, (m, _)) in seats.iter_mut().enumerate() {
+            s.spawn(move || m.run_round("s1", 1, Some(&[i as f64]), 10.0).unwrap());
+        }
+    });
+    std::thread::scope(|s| {
+        for (i, (m, _)) in seats[..2].iter_mut().enumerate() {
+            s.spawn(move || m.contribute("s1", 2, &[i as f64], 10.0).unwrap());
+        }
+    });
+    let share = root.path().join("alpha/state/s1.2.share");
+    seats[0].0.set_earlier_attempts(vec![1]);
+    seats[0].0.decrypt("s1", 2).unwrap();
+    assert!(!share.exists(), "alpha decrypted a retry over another set");
+    for (m, _) in &mut seats[1..] {
+        m.decrypt("s1", 2).unwrap();
+    }
+    let st = seats[0].1.round("s1", 2, Duration::ZERO, None).unwrap();
+    assert_eq!(st.state, RoundState::Decrypting, "{st:?}");
+    assert_eq!(st.shares.len(), 2, "{st:?}");
+    seats[0].0.set_earlier_attempts(Vec::new());
+    seats[0].0.decrypt("s1", 2).unwrap();
+    assert!(share.exists());
+    let sum = seats[0].0.result("s1", 2).unwrap();
+    assert!((sum[0] - 1.0).abs() < 1e-9, "{sum:?}");
+}
+
 /// Issue 16: a member keeps the commitment list it checked before revealing
 /// in memory and does not check it again before decrypting; a member that
 /// restarts in between reads it back from its record and checks it again.

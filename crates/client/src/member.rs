@@ -665,6 +665,12 @@ pub struct MemberSession {
     /// The c1 commitment of the contribution [`Self::commit`] made from
     /// prepared masks (study, round, commitment).
     prepared_c1: Option<(String, u64, C1Commitment)>,
+    /// The failed earlier attempts (server rounds) of the sum the current
+    /// round retries ([`NetworkSum`]): [`Self::decrypt`] makes no share of a
+    /// retry summing another set of contributors than an attempt this member
+    /// decrypted (a second decryption over another set would give away the
+    /// difference, with only its members' own noise shares).
+    earlier_attempts: Vec<u64>,
 }
 
 /// A contribution's message-independent part, made before its values exist
@@ -760,6 +766,7 @@ impl MemberSession {
             prepared_contribution: None,
             recorded_list: None,
             prepared_c1: None,
+            earlier_attempts: Vec::new(),
             verified_aggregate: None,
         })
     }
@@ -1414,6 +1421,16 @@ impl MemberSession {
         };
         self.timings.verify = started.elapsed().as_secs_f64();
         let started = Instant::now();
+        let contributors: Vec<String> = {
+            let mut set: Vec<String> = list
+                .contributions
+                .iter()
+                .map(|u| u.member.clone())
+                .collect();
+            set.sort();
+            set
+        };
+        let may_decrypt = self.may_decrypt_retry(study, &contributors)?;
         let aggregate_hash = blake3::hash(&aggregate);
         // The aggregate this member verified: its result is checked against
         // it, whether or not this member decrypts (t-of-n).
@@ -1430,7 +1447,7 @@ impl MemberSession {
             Ok(_) => {}
             // n-of-n: every member decrypts, and its share record, written
             // next, begins with this hash (Self::result reads either).
-            Err(_) if self.threshold.is_none() => {}
+            Err(_) if self.threshold.is_none() && may_decrypt => {}
             Err(_) => keys::write_atomic(
                 &self.state_dir,
                 &file_name(&verified_path),
@@ -1439,6 +1456,12 @@ impl MemberSession {
             )?,
         }
         self.verified_aggregate = Some((study.to_string(), round, aggregate));
+        if !may_decrypt {
+            // Sits this attempt out: others may decrypt it (t-of-n), or it
+            // fails and is retried, until an attempt sums the same set.
+            self.timings.share = started.elapsed().as_secs_f64();
+            return Ok(());
+        }
         let share_path = self.record("share", study, round);
         let active = match &self.threshold {
             None => None,
@@ -1506,6 +1529,17 @@ impl MemberSession {
                 };
                 let mut record = aggregate_hash.as_bytes().to_vec();
                 record.extend_from_slice(&bytes);
+                // Who this share lets the federation sum (a retry of the
+                // round is held to it: Self::check_retry_contributors),
+                // recorded before the share can exist.
+                let sum_set = serde_json::to_vec(&contributors)
+                    .map_err(|e| ClientError::Decode(e.to_string()))?;
+                keys::write_atomic(
+                    &self.state_dir,
+                    &file_name(&self.record("contributors", study, round)),
+                    &sum_set,
+                    true,
+                )?;
                 // Fails if a share of this round was recorded meanwhile.
                 keys::write_atomic(&self.state_dir, &file_name(&share_path), &record, false)?;
                 bytes
@@ -2162,6 +2196,46 @@ impl MemberSession {
         Ok(!listed)
     }
 
+    /// Whether this member may decrypt `round`: not when it retries a sum
+    /// ([`Self::set_earlier_attempts`]) that this member decrypted in an
+    /// earlier, failed attempt over another set of contributors (it then
+    /// sits the attempt out, [`Self::decrypt`]). The retry
+    /// carries the same (noised) values: two decryptions over sets that
+    /// differ would release the difference, the values of the members in one
+    /// set and not the other with only their own noise shares, which no
+    /// privacy budget covers. Over the same set the second decryption
+    /// releases nothing new. (An attempt this member did not decrypt could
+    /// be decrypted only with the shares of others: n-of-n, never; t-of-n,
+    /// with T of them, each holding itself to the same rule.)
+    fn may_decrypt_retry(&self, study: &str, contributors: &[String]) -> Result<bool, ClientError> {
+        for &earlier in &self.earlier_attempts {
+            if !self.record("share", study, earlier).exists() {
+                continue;
+            }
+            let path = self.record("contributors", study, earlier);
+            let recorded: Vec<String> = std::fs::read(&path)
+                .ok()
+                .and_then(|b| serde_json::from_slice(&b).ok())
+                .ok_or_else(|| {
+                    ClientError::Keys(format!(
+                        "{} is missing or unreadable: this member decrypted round {earlier} \
+                         and cannot tell whom it summed",
+                        path.display()
+                    ))
+                })?;
+            if recorded != contributors {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// The failed earlier attempts (server rounds) of the sum the next
+    /// [`Self::run_round`] retries; empty for a first attempt.
+    pub fn set_earlier_attempts(&mut self, attempts: Vec<u64>) {
+        self.earlier_attempts = attempts;
+    }
+
     /// Sends this member's contribution to a round (commit, then reveal),
     /// or, when the round went on without it ([`Self::left_out`]), moves the
     /// contribution's record aside to a `left-out` record, so that this
@@ -2214,18 +2288,37 @@ impl MemberSession {
             return serde_json::from_slice(&bytes)
                 .map_err(|e| ClientError::Decode(format!("{}: {e}", result_path.display())));
         }
-        match values {
-            Some(v) => self.contribute_or_observe(study, round, v, bound)?,
-            None => self.ensure_round(study, round)?,
+        // A round seen failing is recorded as failed, so that a restarted
+        // member replays the same retries ([`NetworkSum`]) without asking.
+        let failed_path = self.record("failed", study, round);
+        if let Ok(reason) = std::fs::read_to_string(&failed_path) {
+            return Err(ClientError::RoundFailed { round, reason });
         }
-        self.decrypt(study, round)?;
-        // While the others' shares come in, the next contribution's offline
-        // phase (its masks and c1 commitment); a failure only means the next
-        // commitment makes its own.
-        if let Some(v) = values {
-            self.prepare_contribution(study, v.len()).ok();
+        let outcome = match values {
+            Some(v) => self.contribute_or_observe(study, round, v, bound),
+            None => self.ensure_round(study, round),
         }
-        let values = self.result(study, round)?;
+        .and_then(|_| self.decrypt(study, round))
+        .and_then(|_| {
+            // While the others' shares come in, the next contribution's
+            // offline phase (its masks and c1 commitment); a failure only
+            // means the next commitment makes its own.
+            if let Some(v) = values {
+                self.prepare_contribution(study, v.len()).ok();
+            }
+            self.result(study, round)
+        });
+        if let Err(ClientError::RoundFailed { round: r, reason }) = &outcome {
+            if *r == round {
+                keys::write_atomic(
+                    &self.state_dir,
+                    &file_name(&failed_path),
+                    reason.as_bytes(),
+                    true,
+                )?;
+            }
+        }
+        let values = outcome?;
         let bytes = serde_json::to_vec(&values).map_err(|e| ClientError::Decode(e.to_string()))?;
         keys::write_atomic(&self.state_dir, &file_name(&result_path), &bytes, true)?;
         Ok(values)
@@ -2330,7 +2423,23 @@ fn file_name(path: &std::path::Path) -> String {
 /// One member's networked channel: `SecureSum::sum` contributes this member's
 /// vector (the entry with its id; others are not this process's to send),
 /// and returns the federation's sum. Channel round `r` is server round
-/// `r + offset` of the study.
+/// `r + offset` of the study, `offset` counting the failed rounds so far.
+///
+/// # Liveness (issue 45, item 5)
+///
+/// A server round that fails (its commitment, collection or decryption
+/// deadline passed without enough members, or too few commitments agreed on
+/// a shape) is retried under the next round number, with the same values:
+/// every member sees the same failed state, records it (`STUDY.R.failed`)
+/// and moves on, so members (and each one restarted) agree which server
+/// round carries which sum. Any member may open the next round once the
+/// latest is done or failed, so a member opening a round early and going
+/// silent costs one deadline, not the study. A study ends at its round cap
+/// (`StudySpec::round_cap`), not at a failure. A retry of a sum this member
+/// decrypted over another set of contributors is sat out
+/// ([`MemberSession::decrypt`]): a member that claims a place in the
+/// decrypting set and goes silent can still stall a t-of-n study, round
+/// after round, until the cap (SECURITY.md).
 pub struct NetworkSum {
     session: MemberSession,
     study: String,
@@ -2382,9 +2491,24 @@ impl SecureSum for NetworkSum {
             .find(|(m, _)| *m == me)
             .map(|(_, v)| v);
         let study = self.study.clone();
-        self.session
-            .run_round(&study, round.0 + self.offset, own.as_deref(), self.bound)
-            .map_err(|e| ChannelError::Transport(e.to_string()))
+        let mut failed = Vec::new();
+        loop {
+            let server_round = round.0 + self.offset;
+            self.session.set_earlier_attempts(failed.clone());
+            match self
+                .session
+                .run_round(&study, server_round, own.as_deref(), self.bound)
+            {
+                Err(ClientError::RoundFailed { round: r, .. }) if r == server_round => {
+                    failed.push(server_round);
+                    self.offset += 1;
+                }
+                outcome => {
+                    self.session.set_earlier_attempts(Vec::new());
+                    return outcome.map_err(|e| ChannelError::Transport(e.to_string()));
+                }
+            }
+        }
     }
 
     fn bytes_per_round(&self, member: &MemberId, len: usize) -> u64 {

@@ -815,6 +815,7 @@ mod tests {
             decrypt_timeout_secs: 60,
             bound: 10.0,
             precision,
+            round_cap: None,
         };
         let one = contribution_shape(&params, 3, &spec(fedhe_api::ValuePrecision::OneLimb), 4);
         let two = contribution_shape(&params, 3, &spec(fedhe_api::ValuePrecision::TwoLimb), 4);

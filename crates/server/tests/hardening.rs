@@ -125,6 +125,7 @@ impl Server {
                     decrypt_timeout_secs: 600,
                     bound: 100.0,
                     precision: Default::default(),
+                    round_cap: None,
                 },
                 &admin_identity(),
             ))

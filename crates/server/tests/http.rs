@@ -389,6 +389,18 @@ impl Harness {
     }
 
     async fn study(&self, id: &str, ceremony: &str, min: u32, round_secs: u64) {
+        self.study_capped(id, ceremony, min, round_secs, None).await
+    }
+
+    /// As [`Self::study`], with a round cap.
+    async fn study_capped(
+        &self,
+        id: &str,
+        ceremony: &str,
+        min: u32,
+        round_secs: u64,
+        round_cap: Option<u64>,
+    ) {
         let spec = StudySpec {
             id: id.into(),
             ceremony: ceremony.into(),
@@ -399,6 +411,7 @@ impl Harness {
             decrypt_timeout_secs: 600,
             bound: 100.0,
             precision: Default::default(),
+            round_cap,
         };
         let signed = SignedStudySpec::sign(spec, &self.admin);
         let status: StudyStatus = self
@@ -1723,6 +1736,33 @@ async fn a_round_fails_at_its_deadline_and_the_next_one_opens(kind: Kind) {
         result.contribution_entries_hash,
         Some(hex::encode(listed.entries_hash("s1", 2)))
     );
+    // A failed round is retried under the next number (issue 45, item 5),
+    // so a study's round cap, not a failure, ends it: past the cap no round
+    // opens, whatever the latest round's state.
+    h.study_capped("s2", "c1", 2, 1, Some(1)).await;
+    for round in [1, 2] {
+        let path = format!("/v1/studies/s2/rounds/{round}");
+        let r = h
+            .send(
+                Some("alpha"),
+                Method::PUT,
+                &path,
+                Vec::new(),
+                "application/json",
+                &[],
+            )
+            .await;
+        if round == 1 {
+            assert_eq!(r.status(), StatusCode::OK);
+        } else {
+            assert_problem(
+                r,
+                StatusCode::CONFLICT,
+                "reached its round cap: round 2 is past the last round, 1",
+            )
+            .await;
+        }
+    }
     h.server.take().unwrap().shutdown().await.unwrap();
 }
 

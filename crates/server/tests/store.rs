@@ -37,6 +37,7 @@ fn spec() -> StudySpec {
         decrypt_timeout_secs: 600,
         bound: 100.0,
         precision: Default::default(),
+        round_cap: None,
     }
 }
 

@@ -348,6 +348,7 @@ fn run_one(a: &ServiceBenchArgs, n: usize) -> Result<serde_json::Value, CliError
             decrypt_timeout_secs: 3600,
             bound: 1.0,
             precision: Default::default(),
+            round_cap: None,
         },
         &admin_identity,
     ))?;

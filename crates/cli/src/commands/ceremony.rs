@@ -405,6 +405,11 @@ pub struct StudyCreateArgs {
     /// Seconds a round waits for decryption shares.
     #[arg(long, default_value_t = 600)]
     decrypt_timeout_secs: u64,
+    /// The highest round number the server opens. A failed round is retried
+    /// under the next number, so this ends a study that cannot finish
+    /// (default: no cap).
+    #[arg(long, value_name = "N")]
+    round_cap: Option<u64>,
     /// The study's configuration (JSON): `objective`, `lower`, `upper`,
     /// `sense`, `optimum`, `seed` and the method's `settings`.
     #[arg(long, default_value = "{}")]
@@ -456,6 +461,7 @@ pub fn run_study(command: StudyCommand) -> Result<(), CliError> {
                 decrypt_timeout_secs: a.decrypt_timeout_secs,
                 bound,
                 precision: a.precision,
+                round_cap: a.round_cap,
             };
             let signed = SignedStudySpec::sign(spec, &a.admin.identity()?);
             let status = client.create_study(&signed)?;

@@ -296,6 +296,7 @@ pub fn run(args: DemoArgs) -> Result<(), CliError> {
         bound: fbo.channel_bound,
         // As the simulator's channel, so the members' results equal it.
         precision: fedhe_api::ValuePrecision::TwoLimb,
+        round_cap: None,
     };
     admin.create_study(&fedhe_api::SignedStudySpec::sign(spec, &admin_identity))?;
     say(&format!(

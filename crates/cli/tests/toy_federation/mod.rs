@@ -118,6 +118,7 @@ pub fn toy_federation_with_threshold(
                 decrypt_timeout_secs: 600,
                 bound: terms.bound,
                 precision: Default::default(),
+                round_cap: None,
             },
             &admin_identity(),
         ))

@@ -86,6 +86,11 @@ async fn open_round(
             c.phase.as_str()
         )));
     }
+    if let Some(cap) = spec.round_cap.filter(|cap| round > *cap) {
+        return Err(ApiError::conflict(format!(
+            "study {study} reached its round cap: round {round} is past the last round, {cap}"
+        )));
+    }
     let now = now_ms();
     let deadline =
         now.saturating_add((spec.round_timeout_secs.min(10 * 365 * 86_400) * 1000) as i64);

@@ -68,6 +68,11 @@ async fn create_study(State(state): Shared, req: Incoming) -> ApiResult<Response
             "round and decryption timeouts must be at least one second",
         ));
     }
+    if spec.round_cap == Some(0) {
+        return Err(ApiError::bad_request(
+            "round_cap must be at least 1 (leave it out for no cap)",
+        ));
+    }
     if c.phase == CeremonyPhase::Failed {
         return Err(ApiError::conflict(format!(
             "ceremony {} failed",

@@ -750,6 +750,7 @@ mod tests {
             decrypt_timeout_secs: 60,
             bound: 1.0,
             precision: Default::default(),
+            round_cap: None,
         };
         store
             .create_study(&spec, &"cd".repeat(64), 0)
