@@ -128,6 +128,7 @@ fn create_study(
         decrypt_timeout_secs: decrypt_secs,
         bound: 100.0,
         precision,
+        round_cap: None,
     };
     admin(&server.url)
         .create_study(&SignedStudySpec::sign(spec, &admin_identity()))

@@ -218,7 +218,7 @@ async fn advance_round_once(state: &AppState, study: &str, round: u64) -> ApiRes
         };
         if moved {
             state.metrics.transition();
-            state.changed.notify_waiters();
+            state.notify_change();
             if matches!(r.state, RoundState::Committing | RoundState::Collecting) {
                 continue; // the new state may be ready to move at once
             }
@@ -768,7 +768,7 @@ async fn advance_ceremony_once(state: &AppState, id: &str) -> ApiResult<()> {
             return Ok(());
         };
         if moved {
-            state.changed.notify_waiters();
+            state.notify_change();
             return Ok(());
         }
     }

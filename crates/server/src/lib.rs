@@ -94,6 +94,10 @@ pub struct Config {
     /// requests (declared `Content-Length`s, reserved before a body is read).
     /// At least [`Self::max_upload_bytes`].
     pub max_inflight_body_bytes: usize,
+    /// Most long polls one caller (a member, or the administrator) may hold
+    /// open at once; one more is refused (429), so no caller can pin the
+    /// server's connections with waits (issue 45, item 2).
+    pub max_polls_per_caller: usize,
 }
 
 impl std::fmt::Debug for Config {
@@ -128,6 +132,7 @@ impl Default for Config {
             tls_key: None,
             allow_plain_http: false,
             header_read_timeout_ms: 10_000,
+            max_polls_per_caller: 16,
             idle_timeout_ms: 60_000,
             max_connections: 1024,
             max_inflight_body_bytes: 1 << 30,
@@ -186,8 +191,12 @@ pub struct AppState {
     pub store: Store,
     /// The configuration.
     pub config: Config,
-    /// Signalled on every state change (wakes long polls).
+    /// Signalled on every state change (wakes long polls): by
+    /// [`Self::notify_change`] in this process, and by the other replicas'
+    /// `NOTIFY` on PostgreSQL ([`store::Store::listen_for_changes`]).
     pub changed: Notify,
+    /// Long polls open per caller ([`Config::max_polls_per_caller`]).
+    pub polls: Arc<api::PollCounts>,
     /// State machines being advanced.
     pub busy: Busy,
     /// Counters.
@@ -207,12 +216,21 @@ impl AppState {
             store,
             config,
             changed: Notify::new(),
+            polls: Arc::default(),
             busy: Busy::default(),
             metrics: metrics::Metrics::default(),
             body_budget,
             final_bodies: api::FinalBodies::default(),
             params: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Wakes this process's long polls after a state change, and, on
+    /// PostgreSQL, the other replicas' (`NOTIFY`, not waited for: a replica
+    /// that misses it still looks again within [`api::POLL_FALLBACK`]).
+    pub fn notify_change(&self) {
+        self.changed.notify_waiters();
+        self.store.notify_replicas();
     }
 
     /// The validated parameters of a set (cached: building NTT tables costs).
@@ -304,12 +322,24 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
             config.max_inflight_body_bytes, config.max_upload_bytes
         )));
     }
+    if config.max_polls_per_caller == 0 {
+        return Err(StartError::Config(
+            "max_polls_per_caller is 0: no member could wait for a round; give at least 1".into(),
+        ));
+    }
     let store = Store::open(&config.database_url).await?;
     let listener = tokio::net::TcpListener::bind(config.listen).await?;
     let addr = listener.local_addr()?;
     let state = Arc::new(AppState::new(store, config));
     let app = api::router(state.clone());
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let listener_state = state.clone();
+    let change_listener = tokio::spawn(async move {
+        listener_state
+            .store
+            .listen_for_changes(&listener_state.changed)
+            .await
+    });
     let sweeper_state = state.clone();
     let sweeper = tokio::spawn(async move {
         let interval = Duration::from_millis(sweeper_state.config.sweep_interval_ms.max(10));
@@ -325,6 +355,7 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
     let task = tokio::spawn(async move {
         let result = listener::serve(listener, app, tls, limits, rx).await;
         sweeper.abort();
+        change_listener.abort();
         result
     });
     Ok(Running {

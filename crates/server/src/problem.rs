@@ -63,6 +63,8 @@ constructors! {
     unsupported_media_type => UNSUPPORTED_MEDIA_TYPE, "unsupported-media-type";
     /// 422: well-formed, but not a valid object for this slot.
     unprocessable => UNPROCESSABLE_ENTITY, "unprocessable";
+    /// 429: the caller holds as many of something (long polls) as it may.
+    too_many_requests => TOO_MANY_REQUESTS, "too-many-requests";
     /// 500: a fault of the server.
     internal => INTERNAL_SERVER_ERROR, "internal";
     /// 503: the server cannot answer now (store unavailable, shutting down).

@@ -617,8 +617,69 @@ async fn a_huge_wait_is_clamped_instead_of_panicking_a_worker(kind: Kind) {
     s.stop().await;
 }
 
+/// Issue 45, finding 4: 1,030 signed long polls by one member held every
+/// connection slot, and `/healthz` and the other members were refused. A
+/// caller holds at most `max_polls_per_caller` (16) long polls: the 17th is
+/// refused at once (429, naming the count), a poll without `?wait=` is still
+/// answered, the administrator's polls are its own, and a poll that ends
+/// gives its slot back.
+async fn one_callers_long_polls_are_capped(kind: Kind) {
+    let s = Server::start(kind, |_| {}).await;
+    s.ceremony_and_study().await;
+    let phase = s.admin_get("/v1/ceremonies/c1").await;
+    let phase: fedhe_api::CeremonyStatus = phase.json().await.unwrap();
+    let phase = phase.phase.as_str();
+    let poll = |wait: &str| {
+        let path = format!("/v1/ceremonies/c1?wait={wait}&phase={phase}");
+        let mut rb = s.http.get(format!("{}{path}", s.base));
+        for line in s.signed(&s.alpha, "alpha", "GET", &path).lines() {
+            let (k, v) = line.split_once(": ").unwrap();
+            rb = rb.header(k, v);
+        }
+        rb.send()
+    };
+    let state = s.running.as_ref().unwrap().state.clone();
+    let limit = state.config.max_polls_per_caller;
+    assert_eq!(limit, 16);
+    let held: Vec<_> = (0..limit).map(|_| tokio::spawn(poll("3"))).collect();
+    let started = Instant::now();
+    while state.polls.open("alpha") < limit {
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "the polls did not start"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let (status, body) = problem(poll("3").await.unwrap()).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body:?}");
+    assert!(
+        body.detail.contains("alpha has 16 long polls open"),
+        "{body:?}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert_eq!(poll("0").await.unwrap().status(), StatusCode::OK);
+    let admin = s
+        .http
+        .get(format!(
+            "{}/v1/ceremonies/c1?wait=0.2&phase={phase}",
+            s.base
+        ))
+        .bearer_auth(ADMIN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(admin.status(), StatusCode::OK);
+    for h in held {
+        assert_eq!(h.await.unwrap().unwrap().status(), StatusCode::OK);
+    }
+    assert_eq!(state.polls.open("alpha"), 0);
+    assert_eq!(poll("0.1").await.unwrap().status(), StatusCode::OK);
+    s.stop().await;
+}
+
 on_both_backends!(
     async;
+    one_callers_long_polls_are_capped,
     a_huge_wait_is_clamped_instead_of_panicking_a_worker,
     bodies_are_refused_from_their_headers_before_they_are_read,
     bodies_in_flight_share_one_budget,

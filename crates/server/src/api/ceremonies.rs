@@ -246,7 +246,7 @@ async fn put_commitment(
         .store
         .put_commitment(&id, &member, &hash, &commitment.signature)
         .await?;
-    state.changed.notify_waiters();
+    state.notify_change();
     Ok(created_or_ok(
         created,
         UploadReceipt {
@@ -320,7 +320,7 @@ async fn put_public_key_share(
         .await?;
     state.metrics.uploaded(req.body.len());
     engine::advance_ceremony(&state, &id).await?;
-    state.changed.notify_waiters();
+    state.notify_change();
     Ok(created_or_ok(
         created,
         UploadReceipt {
@@ -486,7 +486,7 @@ async fn put_dealing(
         .put_dealing(&id, &member, &hash, &commitment, &slices, &signature)
         .await?;
     state.metrics.uploaded(req.body.len());
-    state.changed.notify_waiters();
+    state.notify_change();
     Ok(created_or_ok(
         created,
         UploadReceipt {
@@ -568,6 +568,6 @@ async fn put_dealing_verdict(
     };
     let created = state.store.put_dealing_verdict(&id, &row).await?;
     engine::advance_ceremony(&state, &id).await?;
-    state.changed.notify_waiters();
+    state.notify_change();
     Ok(created_or_ok(created, verdict))
 }

@@ -210,6 +210,73 @@ struct Received {
 /// (an hour): a wait is a deadline added to the clock.
 pub const MAX_LONG_POLL_SECS: u64 = 3600;
 
+/// How often a long poll looks at the store without being woken: a safety
+/// net only, since every state change wakes it, in this process and, on
+/// PostgreSQL, from the other replicas (`LISTEN`/`NOTIFY`). (It was 250 ms,
+/// which cost a core a quarter of its time at 1,000 open polls, issue 45.)
+pub const POLL_FALLBACK: Duration = Duration::from_secs(5);
+
+/// Long polls open per caller (member id, or `admin`).
+#[derive(Debug, Default)]
+pub struct PollCounts(std::sync::Mutex<HashMap<String, usize>>);
+
+impl PollCounts {
+    /// How many long polls `caller` holds open.
+    pub fn open(&self, caller: &str) -> usize {
+        let open = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        open.get(caller).copied().unwrap_or(0)
+    }
+
+    /// A slot for one more poll of `caller`, or a 429 naming the limit.
+    fn take(self: &Arc<Self>, caller: &str, limit: usize) -> ApiResult<PollSlot> {
+        let mut open = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let count = open.entry(caller.to_string()).or_default();
+        if *count >= limit {
+            return Err(ApiError::too_many_requests(format!(
+                "{caller} has {count} long polls open, the most one caller may hold; \
+                 wait for one to end (or ask without ?wait=)"
+            )));
+        }
+        *count += 1;
+        Ok(PollSlot {
+            counts: self.clone(),
+            caller: caller.to_string(),
+        })
+    }
+}
+
+/// One open long poll of a caller, given back on drop.
+#[derive(Debug)]
+struct PollSlot {
+    counts: Arc<PollCounts>,
+    caller: String,
+}
+
+impl Drop for PollSlot {
+    fn drop(&mut self) {
+        let mut open = self.counts.0.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(count) = open.get_mut(&self.caller) {
+            *count -= 1;
+            if *count == 0 {
+                open.remove(&self.caller);
+            }
+        }
+    }
+}
+
+/// A long poll's wait (`?wait=`), holding its caller's slot while it lasts.
+#[derive(Debug)]
+struct Wait {
+    duration: Duration,
+    _slot: Option<PollSlot>,
+}
+
+impl Wait {
+    fn is_zero(&self) -> bool {
+        self.duration.is_zero()
+    }
+}
+
 impl Received {
     fn parts(&self) -> RequestParts<'_> {
         RequestParts {
@@ -220,8 +287,34 @@ impl Received {
         }
     }
 
-    /// The `?wait=` of a long poll, capped by the configuration.
-    fn wait(&self, state: &AppState) -> ApiResult<Duration> {
+    /// The `?wait=` of a long poll, capped by the configuration, with one of
+    /// the caller's poll slots ([`Config::max_polls_per_caller`]) if it waits.
+    /// The caller is the member the gate authenticated, or the administrator.
+    ///
+    /// [`Config::max_polls_per_caller`]: crate::Config::max_polls_per_caller
+    fn wait(&self, state: &AppState) -> ApiResult<Wait> {
+        let duration = self.wait_duration(state)?;
+        let slot = if duration.is_zero() {
+            None
+        } else {
+            let caller = self
+                .headers
+                .get(fedhe_api::signing::HEADER_MEMBER)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("admin");
+            Some(
+                state
+                    .polls
+                    .take(caller, state.config.max_polls_per_caller)?,
+            )
+        };
+        Ok(Wait {
+            duration,
+            _slot: slot,
+        })
+    }
+
+    fn wait_duration(&self, state: &AppState) -> ApiResult<Duration> {
         Ok(match self.query("wait")? {
             None => Duration::ZERO,
             Some(v) => {
@@ -506,17 +599,14 @@ fn check_id(what: &'static str, id: &str) -> ApiResult<()> {
 }
 
 /// Waits (up to `wait`) until `ready` returns `Some`, waking on every state
-/// change and at least every 250 ms (other replicas change the store too).
-async fn long_poll<T, F, Fut>(
-    state: &AppState,
-    wait: Duration,
-    mut ready: F,
-) -> ApiResult<Option<T>>
+/// change (this replica's or, on PostgreSQL, another's) and at least every
+/// [`POLL_FALLBACK`].
+async fn long_poll<T, F, Fut>(state: &AppState, wait: Wait, mut ready: F) -> ApiResult<Option<T>>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = ApiResult<Option<T>>>,
 {
-    let until = tokio::time::Instant::now() + wait;
+    let until = tokio::time::Instant::now() + wait.duration;
     loop {
         let notified = state.changed.notified();
         if let Some(v) = ready().await? {
@@ -526,7 +616,7 @@ where
         if now >= until {
             return Ok(None);
         }
-        let slice = (until - now).min(Duration::from_millis(250));
+        let slice = (until - now).min(POLL_FALLBACK);
         let _ = tokio::time::timeout(slice, notified).await;
     }
 }

@@ -85,7 +85,7 @@ async fn put_result_keys(
         .put_result_keys(&id, dealer.as_str(), &hash, &slices)
         .await?;
     state.metrics.uploaded(req.body.len());
-    state.changed.notify_waiters();
+    state.notify_change();
     Ok(created_or_ok(
         created,
         UploadReceipt {

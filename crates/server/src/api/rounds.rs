@@ -99,7 +99,7 @@ async fn open_round(
         .store
         .open_round(&study, round, now, deadline, actor)
         .await?;
-    state.changed.notify_waiters();
+    state.notify_change();
     Ok(Json(round_status(&state, &study, round).await?))
 }
 
@@ -204,7 +204,7 @@ async fn put_round_commitment(
         .put_round_commitment(&study, round, &entry, &hash, now_ms())
         .await?;
     if created {
-        state.changed.notify_waiters();
+        state.notify_change();
         engine::advance_round(&state, &study, round).await?;
     }
     Ok(created_or_ok(
@@ -294,7 +294,7 @@ async fn put_decryption_claim(
         .claim_decryption(&study, round, &member, threshold as usize)
         .await?;
     if set.len() == threshold as usize {
-        state.changed.notify_waiters();
+        state.notify_change();
     }
     Ok(Json(round_status(&state, &study, round).await?))
 }

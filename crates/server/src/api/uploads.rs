@@ -320,7 +320,7 @@ async fn put_upload(
         .await?;
     if created {
         state.metrics.uploaded(req.body.len());
-        state.changed.notify_waiters();
+        state.notify_change();
         // A digest changes no round state.
         if !matches!(table, UploadTable::SumDigests | UploadTable::ShareDigests) {
             engine::advance_round(&state, &study, round).await?;

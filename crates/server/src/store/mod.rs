@@ -195,7 +195,22 @@ pub struct Store {
     final_lists: Arc<FinalLists>,
     /// SQLite: the WAL uploads' commits wait for ([`Store::durable`]).
     wal_sync: Option<Arc<wal_sync::WalSync>>,
+    /// PostgreSQL: the URL a `LISTEN` connection opens
+    /// ([`Store::listen_for_changes`]).
+    listen_url: Option<Arc<ListenUrl>>,
 }
+
+/// A PostgreSQL URL kept for `LISTEN`: its `Debug` hides the password.
+struct ListenUrl(zeroize::Zeroizing<String>);
+
+impl std::fmt::Debug for ListenUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&redact(&self.0))
+    }
+}
+
+/// The PostgreSQL channel on which replicas announce state changes.
+const CHANGES_CHANNEL: &str = "fedhe_changes";
 
 /// How many rounds' final lists [`FinalLists`] keeps per kind before it
 /// starts over (a few hundred kB per list at 1,000 members).
@@ -426,7 +441,55 @@ impl Store {
             nonce_queue: Arc::default(),
             final_lists: Arc::default(),
             wal_sync,
+            listen_url: (backend == Backend::Postgres)
+                .then(|| Arc::new(ListenUrl(zeroize::Zeroizing::new(url.to_string())))),
         })
+    }
+
+    /// PostgreSQL: tells the other replicas a state changed (`NOTIFY`, sent
+    /// in the background; a replica that misses it looks again within the
+    /// long polls' fallback interval). SQLite: nothing (one process).
+    pub fn notify_replicas(&self) {
+        if self.listen_url.is_none() {
+            return;
+        }
+        let read = self.read.clone();
+        tokio::spawn(async move {
+            let sent = sqlx::query("SELECT pg_notify($1, '')")
+                .bind(CHANGES_CHANNEL)
+                .execute(&read)
+                .await;
+            if let Err(e) = sent {
+                tracing::warn!(error = %e, "NOTIFY of a state change failed");
+            }
+        });
+    }
+
+    /// PostgreSQL: wakes `changed` on every other replica's state change
+    /// (`LISTEN`), for as long as the returned future runs (reconnecting
+    /// after a lost connection). SQLite: returns at once.
+    pub async fn listen_for_changes(&self, changed: &tokio::sync::Notify) {
+        let Some(url) = self.listen_url.clone() else {
+            return;
+        };
+        loop {
+            let listening = async {
+                let mut listener = sqlx::postgres::PgListener::connect(&url.0).await?;
+                listener.listen(CHANGES_CHANNEL).await?;
+                loop {
+                    listener.recv().await?;
+                    changed.notify_waiters();
+                }
+                #[allow(unreachable_code)]
+                Ok::<(), sqlx::Error>(())
+            };
+            if let Err(e) = listening.await {
+                tracing::warn!(error = %e, "LISTEN for other replicas' changes failed; retrying in 1 s");
+            }
+            // Whatever changed meanwhile: every waiter looks again.
+            changed.notify_waiters();
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
     }
 
     /// The database behind this store.
