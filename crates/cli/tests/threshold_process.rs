@@ -104,6 +104,24 @@ fn five_members_deal_through_the_server_and_any_three_decrypt() {
             assert!((g - v).abs() < 1e-9, "set {set:?}: {g} vs {v}");
         }
     }
+    // A dealing sent again once the ceremony is complete is answered from
+    // its stored hash, and another one refused, before either is decoded
+    // (issue 45, finding 3: a garbage dealing of the right length was
+    // decoded first, and refused for its bytes, 422).
+    let dealing_len = fedhe_crypto::wire::threshold_dealing_len(
+        &params,
+        &MemberId::new("m1").unwrap(),
+        &NAMES.map(|m| MemberId::new(m).unwrap()),
+        3,
+    );
+    let e = clients[0]
+        .put_dealing("c1", &vec![7u8; dealing_len])
+        .unwrap_err();
+    assert_eq!(problem_status(&e), Some(409), "{e}");
+    assert!(
+        e.to_string().contains("already sent a different dealing"),
+        "{e}"
+    );
     // Joining again resumes: the stored share is kept, nothing is re-dealt.
     let before = dirs[2].read(keys::THRESHOLD_SHARE_FILE).unwrap();
     join_ceremony(

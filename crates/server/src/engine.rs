@@ -334,6 +334,17 @@ pub async fn expected_upload_len(state: &AppState, upload: SizedUpload<'_>) -> A
                     "ceremony {ceremony} is n-of-n: it takes no threshold dealing"
                 ))
             })?;
+            // Out of phase, a dealing is refused before its body is read,
+            // unless its dealer has one stored (a resend, answered without
+            // decoding: issue 45, finding 3).
+            if c.phase != fedhe_api::CeremonyPhase::Dealing
+                && state.store.dealing_hash(ceremony, member).await?.is_none()
+            {
+                return Err(ApiError::conflict(format!(
+                    "ceremony {ceremony} is {}, not accepting a dealing",
+                    c.phase.as_str()
+                )));
+            }
             let params = state.params(&c.parameter_set, c.allow_insecure)?;
             let members = state
                 .store

@@ -270,12 +270,21 @@ async fn admit(
     if declared == 0 {
         return Ok(None);
     }
-    let units = (declared as usize).div_ceil(BUDGET_UNIT) as u32;
-    // Half the slow-body deadline: a request that waited for room still has
-    // the other half to send its body.
+    reserve(state, declared as usize).await.map(Some)
+}
+
+/// Reserves `bytes` of the in-flight budget ([`crate::Config::max_inflight_body_bytes`])
+/// for as long as the permit lives: a body being received, or what decoding
+/// one holds. Waits up to half the slow-body deadline (a request that waited
+/// for room still has the other half to send its body), then 503.
+pub async fn reserve(state: &AppState, bytes: usize) -> ApiResult<OwnedSemaphorePermit> {
+    let units = bytes
+        .div_ceil(BUDGET_UNIT)
+        .min(Semaphore::MAX_PERMITS)
+        .min(u32::MAX as usize) as u32;
     let wait = Duration::from_millis(state.config.body_timeout_ms / 2);
     match tokio::time::timeout(wait, state.body_budget.clone().acquire_many_owned(units)).await {
-        Ok(Ok(permit)) => Ok(Some(permit)),
+        Ok(Ok(permit)) => Ok(permit),
         _ => Err(ApiError::unavailable(format!(
             "the server is receiving too many request bodies at once (max_inflight_body_bytes = {}); retry later",
             state.config.max_inflight_body_bytes

@@ -688,6 +688,17 @@ impl Store {
         })
     }
 
+    /// The BLAKE3 hash of `member`'s stored dealing, if it sent one.
+    pub async fn dealing_hash(&self, ceremony: &str, member: &str) -> ApiResult<Option<Vec<u8>>> {
+        Ok(sqlx::query_scalar(
+            "SELECT hash FROM threshold_dealings WHERE ceremony = $1 AND member = $2",
+        )
+        .bind(ceremony)
+        .bind(member)
+        .fetch_optional(&self.read)
+        .await?)
+    }
+
     /// The members whose dealing is stored, with its upload signature, sorted.
     pub async fn dealings(&self, ceremony: &str) -> ApiResult<Vec<(String, String)>> {
         Ok(sqlx::query_as(
