@@ -118,6 +118,25 @@ fn create_study(
     decrypt_secs: u64,
     precision: ValuePrecision,
 ) {
+    create_capped_study(
+        server,
+        min_contributors,
+        round_secs,
+        decrypt_secs,
+        precision,
+        None,
+    )
+}
+
+/// As [`create_study`], with a round cap.
+fn create_capped_study(
+    server: &Server,
+    min_contributors: u32,
+    round_secs: u64,
+    decrypt_secs: u64,
+    precision: ValuePrecision,
+    round_cap: Option<u64>,
+) {
     let spec = StudySpec {
         id: "s1".into(),
         ceremony: "c1".into(),
@@ -128,7 +147,7 @@ fn create_study(
         decrypt_timeout_secs: decrypt_secs,
         bound: 100.0,
         precision,
-        round_cap: None,
+        round_cap,
     };
     admin(&server.url)
         .create_study(&SignedStudySpec::sign(spec, &admin_identity()))
@@ -230,7 +249,9 @@ fn a_member_that_drops_out_before_decrypting_fails_the_round_cleanly() {
     let server = Server::start();
     let root = tempfile::tempdir().unwrap();
     let members = federation(&server, root.path(), &["alpha", "beta", "gamma"]);
-    create_study(&server, 2, 2, 2, ValuePrecision::OneLimb);
+    // A failed round is retried (issue 45, item 5): the cap of 2 ends the
+    // study after the retry fails too.
+    create_capped_study(&server, 2, 2, 2, ValuePrecision::OneLimb, Some(2));
     // gamma joins the ceremony but never answers for round 1.
     let mut threads = Vec::new();
     for (name, dir, id) in members {
@@ -252,7 +273,9 @@ fn a_member_that_drops_out_before_decrypting_fails_the_round_cleanly() {
         } else {
             let err = outcome.unwrap_err().to_string();
             assert!(
-                err.contains("failed") && err.contains("missing: gamma"),
+                err.contains("reached its round cap")
+                    && err.contains("round 2 failed")
+                    && err.contains("missing: gamma"),
                 "{name}: {err}"
             );
         }

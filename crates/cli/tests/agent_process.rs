@@ -669,6 +669,13 @@ fn a_member_that_opens_rounds_and_goes_silent_does_not_stop_a_two_of_three_study
         );
         let v = last_json_line(&out.stdout);
         assert_eq!(v["rounds"], rounds, "{name}: {v}");
+        // The operator is told of each retry.
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("round 2 failed (the commitment deadline passed")
+                && err.contains("retrying its sum as round 3"),
+            "{name}: {err}"
+        );
         v
     };
     let finished: Vec<serde_json::Value> = std::thread::scope(|s| {

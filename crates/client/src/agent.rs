@@ -774,7 +774,16 @@ pub fn run_agent(
         .map_err(|e| invalid("settings.channel_bound", e))?;
         check_noise_grid(&codec)?;
     }
-    let mut channel = NetworkSum::new(session, options.study, bound, 0);
+    // A failed round is retried under the next number (issue 45, item 5);
+    // the operator sees each failure on stderr (stdout may be JSON).
+    let mut channel =
+        NetworkSum::new(session, options.study, bound, 0).on_retry(|round, reason| {
+            eprintln!(
+                "fedhe: round {round} failed ({}); retrying its sum as round {}",
+                fedhe_crypto::text::escape_controls(reason),
+                round + 1
+            )
+        });
     let write_progress = |round: usize, best: f64, epsilon: Option<f64>, finished: bool| {
         let p = Progress {
             study: options.study.to_string(),

@@ -2171,10 +2171,12 @@ impl MemberSession {
             return Ok(false);
         }
         let me = self.member.as_str();
-        let listed = match (
-            step,
-            self.client.round(study, round, Duration::ZERO, None)?.state,
-        ) {
+        // A round that is not there (its opening was refused, e.g. past the
+        // study's round cap): the refusal stands.
+        let Ok(status) = self.client.round(study, round, Duration::ZERO, None) else {
+            return Ok(false);
+        };
+        let listed = match (step, status.state) {
             // Observing a failed round reports its failure (`decrypt`).
             (_, RoundState::Failed) => return Ok(true),
             (_, RoundState::Committing) | (ContributionStep::Reveal, RoundState::Collecting) => {
@@ -2445,7 +2447,13 @@ pub struct NetworkSum {
     study: String,
     bound: f64,
     offset: u64,
+    /// Told each failed round (its number and the server's reason) before
+    /// the sum is retried under the next one ([`Self::on_retry`]).
+    on_retry: Option<RetryReport>,
 }
+
+/// What [`NetworkSum::on_retry`] calls: a failed round's number and reason.
+type RetryReport = Box<dyn FnMut(u64, &str) + Send>;
 
 impl NetworkSum {
     /// A channel for `study` whose values satisfy |x| ≤ `bound`.
@@ -2455,7 +2463,15 @@ impl NetworkSum {
             study: study.into(),
             bound,
             offset,
+            on_retry: None,
         }
+    }
+
+    /// Calls `report` with each failed round's number and reason, before the
+    /// sum is retried under the next number (the agent prints it).
+    pub fn on_retry(mut self, report: impl FnMut(u64, &str) + Send + 'static) -> Self {
+        self.on_retry = Some(Box::new(report));
+        self
     }
 
     /// The session.
@@ -2492,6 +2508,7 @@ impl SecureSum for NetworkSum {
             .map(|(_, v)| v);
         let study = self.study.clone();
         let mut failed = Vec::new();
+        let mut last_failure = None;
         loop {
             let server_round = round.0 + self.offset;
             self.session.set_earlier_attempts(failed.clone());
@@ -2499,13 +2516,21 @@ impl SecureSum for NetworkSum {
                 .session
                 .run_round(&study, server_round, own.as_deref(), self.bound)
             {
-                Err(ClientError::RoundFailed { round: r, .. }) if r == server_round => {
+                Err(ClientError::RoundFailed { round: r, reason }) if r == server_round => {
+                    if let Some(report) = self.on_retry.as_mut() {
+                        report(r, &reason);
+                    }
                     failed.push(server_round);
+                    last_failure = Some(ClientError::RoundFailed { round: r, reason });
                     self.offset += 1;
                 }
                 outcome => {
                     self.session.set_earlier_attempts(Vec::new());
-                    return outcome.map_err(|e| ChannelError::Transport(e.to_string()));
+                    return outcome.map_err(|e| match &last_failure {
+                        // Why the sum was being retried, with what ended it.
+                        Some(f) => ChannelError::Transport(format!("{e} (retrying after {f})")),
+                        None => ChannelError::Transport(e.to_string()),
+                    });
                 }
             }
         }

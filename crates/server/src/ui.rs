@@ -171,6 +171,27 @@ pub async fn login(
     if !verify(&key, "ticket", ticket, now) {
         return Ok(login_needed());
     }
+    // One ticket, one session (issue 45, finding 12): the ticket is spent
+    // in the store's nonce table, shared by the replicas, kept until it has
+    // expired (its row is dated at the expiry, and the table is pruned
+    // 2 × the clock skew behind now).
+    let expiry = ticket
+        .split_once('.')
+        .and_then(|(e, _)| e.parse::<i64>().ok())
+        .unwrap_or(now);
+    let spent = blake3::derive_key("fedhe ui ticket spent v1", &key);
+    if !state
+        .store
+        .record_nonce(
+            &spent,
+            ticket,
+            expiry,
+            now - 2 * fedhe_api::signing::MAX_CLOCK_SKEW_MS,
+        )
+        .await?
+    {
+        return Ok(login_needed());
+    }
     let next = query
         .get("next")
         .filter(|n| n.starts_with("/ui") && n.chars().all(|c| c.is_ascii_graphic()))

@@ -1881,6 +1881,34 @@ async fn operational_routes_and_the_openapi_document(kind: Kind) {
         .send();
     let metrics = metrics.await.unwrap().text().await.unwrap();
     assert!(metrics.contains("fedhe_http_responses_total"), "{metrics}");
+    // A `/ui` ticket opens one session (issue 45, finding 12): the second
+    // use of the same link gets the login page and no cookie.
+    let ticket: fedhe_api::UiTicket = h
+        .json(
+            None,
+            Method::POST,
+            "/v1/ui-tickets",
+            None,
+            StatusCode::CREATED,
+        )
+        .await;
+    let browser = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    for attempt in 0..2 {
+        let r = browser
+            .get(format!("{}{}", h.base, ticket.path))
+            .send()
+            .await
+            .unwrap();
+        let cookie = r.headers().get("set-cookie").is_some();
+        if attempt == 0 {
+            assert_eq!((r.status(), cookie), (StatusCode::SEE_OTHER, true));
+        } else {
+            assert_eq!((r.status(), cookie), (StatusCode::UNAUTHORIZED, false));
+        }
+    }
     let ui = get("/docs").await.unwrap();
     assert_eq!(ui.status(), StatusCode::OK);
     assert!(
