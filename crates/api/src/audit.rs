@@ -389,3 +389,192 @@ pub fn verify_chain_after(
     });
     Ok(check)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(seq: i64, action: &str, detail: Option<&str>) -> AuditEntry {
+        AuditEntry {
+            seq,
+            at: 1_700_000_000_000 + seq,
+            actor: "server".into(),
+            action: action.into(),
+            ceremony: Some("c".into()),
+            study: Some("s".into()),
+            round: Some(3),
+            member: None,
+            hash: Some("ab".repeat(32)),
+            detail: detail.map(str::to_string),
+            prev: None,
+            chain: None,
+        }
+    }
+
+    /// A chained trail of `n` entries as the server stores them.
+    fn trail(n: i64) -> Vec<AuditEntry> {
+        let mut prev = genesis("c");
+        (1..=n)
+            .map(|seq| {
+                let mut e = entry(seq * 2, "round.opened", Some("deadline 9"));
+                let value = e.chain_value(&prev);
+                e.prev = Some(hex::encode(prev));
+                e.chain = Some(hex::encode(value));
+                prev = value;
+                e
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_chain_value_is_blake3_of_the_documented_layout() {
+        // Written out byte by byte, independently of the encoder.
+        let mut g = b"fedhe-audit-genesis-v1\n".to_vec();
+        g.extend_from_slice(&[0, 0, 0, 1, b'c']);
+        assert_eq!(genesis("c"), *blake3::hash(&g).as_bytes());
+
+        let prev = [7u8; 32];
+        let e = AuditEntry {
+            seq: 258,
+            at: 5,
+            actor: "m1".into(),
+            action: "x.y".into(),
+            ceremony: Some("c".into()),
+            study: None,
+            round: Some(2),
+            member: Some("m1".into()),
+            hash: None,
+            detail: Some("é".into()),
+            prev: Some("ignored".into()),
+            chain: Some("ignored".into()),
+        };
+        let mut b = b"fedhe-audit-chain-v1\n".to_vec();
+        b.extend_from_slice(&[7; 32]);
+        b.extend_from_slice(&[0, 0, 0, 0, 0, 0, 1, 2]); // seq 258
+        b.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, 5]); // at
+        b.extend_from_slice(&[0, 0, 0, 2, b'm', b'1']); // actor
+        b.extend_from_slice(&[0, 0, 0, 3, b'x', b'.', b'y']); // action
+        b.extend_from_slice(&[1, 0, 0, 0, 1, b'c']); // ceremony
+        b.push(0); // study: none
+        b.extend_from_slice(&[1, 0, 0, 0, 0, 0, 0, 0, 2]); // round 2
+        b.extend_from_slice(&[1, 0, 0, 0, 2, b'm', b'1']); // member
+        b.push(0); // hash: none
+        b.extend_from_slice(&[1, 0, 0, 0, 2, 0xc3, 0xa9]); // detail "é"
+        assert_eq!(e.chain_value(&prev), *blake3::hash(&b).as_bytes());
+        // None and the empty string differ.
+        let mut empty = e.clone();
+        empty.study = Some(String::new());
+        assert_ne!(empty.chain_value(&prev), e.chain_value(&prev));
+    }
+
+    #[test]
+    fn an_untouched_trail_verifies_and_each_tampering_is_named_by_seq() {
+        let t = trail(5);
+        let heads = [t[1].head().unwrap(), t[4].head().unwrap()];
+        let ok = verify_chain("c", &t, &heads).unwrap();
+        assert_eq!((ok.entries, ok.heads, ok.legacy), (5, 2, 0));
+        assert_eq!(ok.head, t[4].head());
+
+        // Rewritten: the detail of seq 6.
+        let mut r = t.clone();
+        r[2].detail = Some("deadline 10".into());
+        let b = verify_chain("c", &r, &[]).unwrap_err();
+        assert_eq!(b.seq, 6, "{b}");
+        assert!(b.reason.contains("rewritten"), "{b}");
+
+        // Deleted: seq 6; seq 8 no longer links.
+        let mut d = t.clone();
+        d.remove(2);
+        let b = verify_chain("c", &d, &[]).unwrap_err();
+        assert_eq!(b.seq, 8, "{b}");
+        assert!(b.reason.contains("deleted"), "{b}");
+
+        // Reordered: two entries swapped.
+        let mut o = t.clone();
+        o.swap(1, 2);
+        assert_eq!(verify_chain("c", &o, &[]).unwrap_err().seq, 6);
+
+        // Rewritten and every later chain value recomputed: only the
+        // member's recorded head catches it.
+        let mut again = t.clone();
+        again[2].detail = Some("deadline 10".into());
+        let mut prev = hex32(again[1].chain.as_deref().unwrap()).unwrap();
+        for e in &mut again[2..] {
+            let v = e.chain_value(&prev);
+            e.prev = Some(hex::encode(prev));
+            e.chain = Some(hex::encode(v));
+            prev = v;
+        }
+        verify_chain("c", &again, &[]).unwrap();
+        let b = verify_chain("c", &again, &heads).unwrap_err();
+        assert_eq!(b.seq, 10, "{b}");
+        assert!(b.reason.contains("rewritten"), "{b}");
+
+        // Truncated after a recorded head.
+        let b = verify_chain("c", &t[..3], &heads).unwrap_err();
+        assert!(b.reason.contains("past the trail's end"), "{b}");
+
+        // Another ceremony's trail does not verify as this one's.
+        assert_eq!(verify_chain("d", &t, &[]).unwrap_err().seq, 2);
+        // Malformed chain values are a break, not a panic.
+        let mut m = t.clone();
+        m[0].chain = Some("zz".into());
+        assert_eq!(verify_chain("c", &m, &[]).unwrap_err().seq, 2);
+    }
+
+    #[test]
+    fn a_trail_verifies_on_from_a_head_and_legacy_entries_only_lead() {
+        let t = trail(4);
+        let start = t[1].head().unwrap();
+        let check = verify_chain_after("c", Some(&start), &t[2..], &[]).unwrap();
+        assert_eq!((check.entries, check.head), (2, t[3].head()));
+        // The entries after another head do not chain on.
+        let other = t[0].head().unwrap();
+        assert_eq!(
+            verify_chain_after("c", Some(&other), &t[2..], &[])
+                .unwrap_err()
+                .seq,
+            6
+        );
+        // Unchained entries before the chain: counted, not covered; after
+        // it: a break.
+        let mut legacy = vec![entry(1, "ceremony.created", None)];
+        legacy.extend(trail(2));
+        assert_eq!(verify_chain("c", &legacy, &[]).unwrap().legacy, 1);
+        let mut erased = trail(3);
+        erased[1].prev = None;
+        erased[1].chain = None;
+        assert_eq!(verify_chain("c", &erased, &[]).unwrap_err().seq, 4);
+    }
+
+    #[test]
+    fn a_signed_head_in_the_trail_must_be_in_the_chain() {
+        let mut t = trail(2);
+        let head = t[0].head().unwrap();
+        let mut e = entry(
+            10,
+            HEAD_ACTION,
+            Some(&format!("seq {} signature ff", head.seq)),
+        );
+        e.hash = Some(head.chain.clone());
+        let prev = hex32(t[1].chain.as_deref().unwrap()).unwrap();
+        let v = e.chain_value(&prev);
+        e.prev = Some(hex::encode(prev));
+        e.chain = Some(hex::encode(v));
+        t.push(e);
+        assert_eq!(verify_chain("c", &t, &[]).unwrap().signed_heads, 1);
+        assert_eq!(signed_head_of(&t[2]), Some((head, "ff".to_string())));
+        // The head it names rewritten (its chain value recomputed too).
+        let mut r = t.clone();
+        r[0].at += 1;
+        let mut prev = genesis("c");
+        for e in &mut r {
+            let v = e.chain_value(&prev);
+            e.prev = Some(hex::encode(prev));
+            e.chain = Some(hex::encode(v));
+            prev = v;
+        }
+        let b = verify_chain("c", &r, &[]).unwrap_err();
+        assert!(b.reason.contains("signed head"), "{b}");
+    }
+}
