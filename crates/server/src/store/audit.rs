@@ -44,7 +44,10 @@ pub struct NewAudit<'a> {
 /// writer, and every write transaction is `BEGIN IMMEDIATE`), the seq is
 /// taken after that (so a ceremony's rows chain in the order of their
 /// seq), and the row and the new head are written. Every action names a
-/// ceremony or a study; an entry naming neither is refused.
+/// ceremony or a study; an entry naming neither is refused. Call it as the
+/// transaction's last statement: the head is then locked after every row
+/// the change locks, in the same order in every transaction (no deadlock on
+/// PostgreSQL), and held only until the commit.
 pub async fn insert(
     conn: &mut sqlx::AnyConnection,
     entry: &NewAudit<'_>,
