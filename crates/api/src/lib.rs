@@ -7,7 +7,7 @@ pub mod compact;
 pub mod signing;
 pub mod types;
 
-pub use audit::{AuditEntry, AuditLog};
+pub use audit::{AuditEntry, AuditHead, AuditLog, SignedAuditHead};
 pub use compact::{CompactError, CompactList, COMPACT_LIST};
 pub use signing::{Identity, SignatureError, UploadKind};
 pub use types::*;

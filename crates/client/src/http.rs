@@ -589,6 +589,52 @@ impl Client {
         }
     }
 
+    /// A ceremony's hash-chained audit trail (its studies' entries too),
+    /// oldest first, the entries with a seq above `after`, every page
+    /// (administrator or a member of the ceremony).
+    pub fn ceremony_audit(&self, ceremony: &str, after: i64) -> Result<AuditLog, ClientError> {
+        let ceremony = fedhe_crypto::MemberId::new(ceremony)
+            .map_err(|e| ClientError::Usage(format!("ceremony id: {e}")))?;
+        let mut entries: Vec<AuditEntry> = Vec::new();
+        loop {
+            let from = entries.last().map_or(after, |e| e.seq);
+            let page: AuditLog = self.json(
+                Method::GET,
+                &format!("/v1/ceremonies/{}/audit?after={from}", ceremony.as_str()),
+                None::<&()>,
+            )?;
+            if page.entries.is_empty() {
+                return Ok(AuditLog { entries });
+            }
+            if page.entries.iter().any(|e| e.seq <= from) {
+                return Err(ClientError::Verification(format!(
+                    "the server answered the audit trail after seq {from} with an entry at or before it"
+                )));
+            }
+            entries.extend(page.entries);
+        }
+    }
+
+    /// Signs `head`, a head of `ceremony`'s trail this member saw, to the
+    /// server (`fedhe_api::audit::head_statement`), which records it in the
+    /// trail.
+    pub fn put_audit_head(
+        &self,
+        ceremony: &str,
+        head: &fedhe_api::AuditHead,
+    ) -> Result<fedhe_api::SignedAuditHead, ClientError> {
+        let (member, identity) = self.identity()?;
+        let signed = fedhe_api::SignedAuditHead {
+            head: head.clone(),
+            signature: identity.sign_hex(&fedhe_api::audit::head_statement(ceremony, member, head)),
+        };
+        self.json(
+            Method::PUT,
+            &format!("/v1/ceremonies/{ceremony}/audit-heads/{member}"),
+            Some(&signed),
+        )
+    }
+
     // ---- ceremonies ------------------------------------------------------
 
     /// Creates a ceremony (administrator).

@@ -2,6 +2,7 @@
 //!
 //! | module | what |
 //! | --- | --- |
+//! | [`audit`] | the member's journal of audit-trail heads, verified and signed after every round |
 //! | [`agent`] | an institution's agent: FBO-FedGP's client role over the network, resumable |
 //! | [`http`] | typed client of the REST API: signed requests, retries with backoff |
 //! | [`keys`] | the member's key folder: private, atomic, never silently overwritten |
@@ -11,6 +12,7 @@
 //! | [`verify`] | verify before decrypt (DESIGN.md §6) |
 
 pub mod agent;
+pub mod audit;
 pub mod http;
 pub mod keys;
 pub mod member;

@@ -1858,7 +1858,8 @@ impl MemberSession {
     /// after decrypt, [`crate::verify::verify_after_decrypt`]): it must be of
     /// the aggregate this member verified when it decrypted, and exactly the
     /// combination of every member's signed decryption share with that
-    /// aggregate. Returns this member's own decoding.
+    /// aggregate. Then records and signs the ceremony's audit-trail head
+    /// ([`crate::audit::observe_head`]). Returns this member's own decoding.
     pub fn result(&mut self, study: &str, round: u64) -> Result<Vec<f64>, ClientError> {
         let started = Instant::now();
         // What send_share_digest fetched, its digest already sent, or fetch
@@ -1970,6 +1971,10 @@ impl MemberSession {
             },
         )?;
         self.timings.result_verify = started.elapsed().as_secs_f64();
+        // The trail's head after this round, verified to chain on from the
+        // last one recorded, journaled and signed to the server (issue 45,
+        // item 9; `fedhe audit --verify` checks them all later).
+        crate::audit::observe_head(&self.client, self.ceremony.as_str(), &self.state_dir)?;
         Ok(values)
     }
 

@@ -514,6 +514,8 @@ mod tests {
             member: None,
             hash: None,
             detail: None,
+            prev: None,
+            chain: None,
         };
         let trail = [
             entry(1_000, "round.opened", 1),

@@ -1309,6 +1309,90 @@ async fn a_round_runs_end_to_end_over_http(kind: Kind) {
         .iter()
         .find(|e| e.action == "round.result_published");
     assert_eq!(published.and_then(|e| e.hash.clone()), list.aggregate_hash);
+    // The ceremony's trail (its own entries and the study's), read by a
+    // member: one hash chain from the genesis (issue 45, item 9).
+    let chained: AuditLog = h
+        .json(
+            Some("beta"),
+            Method::GET,
+            "/v1/ceremonies/c1/audit",
+            None,
+            StatusCode::OK,
+        )
+        .await;
+    let check = fedhe_api::audit::verify_chain("c1", &chained.entries, &[]).unwrap();
+    assert_eq!(check.entries, chained.entries.len());
+    assert!(check.entries > audit.entries.len(), "{check:?}");
+    assert!(chained.entries[0].action == "ceremony.created");
+    // beta signs the head it saw; the server records it in the chain.
+    let head = check.head.clone().unwrap();
+    let beta = &h.members.iter().find(|m| m.id == "beta").unwrap().identity;
+    let signed = |head: &fedhe_api::AuditHead| {
+        serde_json::json!({
+            "seq": head.seq,
+            "chain": head.chain,
+            "signature": beta.sign_hex(&fedhe_api::audit::head_statement("c1", "beta", head)),
+        })
+    };
+    let _: fedhe_api::SignedAuditHead = h
+        .json(
+            Some("beta"),
+            Method::PUT,
+            "/v1/ceremonies/c1/audit-heads/beta",
+            Some(signed(&head)),
+            StatusCode::CREATED,
+        )
+        .await;
+    // A head that is not in the trail, or another member's slot, is refused.
+    let wrong = fedhe_api::AuditHead {
+        seq: head.seq,
+        chain: "00".repeat(32),
+    };
+    let r = h
+        .send(
+            Some("beta"),
+            Method::PUT,
+            "/v1/ceremonies/c1/audit-heads/beta",
+            serde_json::to_vec(&signed(&wrong)).unwrap(),
+            "application/json",
+            &[],
+        )
+        .await;
+    assert_problem(r, StatusCode::UNPROCESSABLE_ENTITY, "is not an entry").await;
+    let r = h
+        .send(
+            Some("alpha"),
+            Method::PUT,
+            "/v1/ceremonies/c1/audit-heads/beta",
+            serde_json::to_vec(&signed(&head)).unwrap(),
+            "application/json",
+            &[],
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::FORBIDDEN);
+    let after: AuditLog = h
+        .json(
+            None,
+            Method::GET,
+            &format!("/v1/ceremonies/c1/audit?after={}", head.seq),
+            None,
+            StatusCode::OK,
+        )
+        .await;
+    assert_eq!(after.entries.len(), 1);
+    assert_eq!(after.entries[0].action, fedhe_api::audit::HEAD_ACTION);
+    let check = fedhe_api::audit::verify_chain(
+        "c1",
+        &chained
+            .entries
+            .iter()
+            .chain(&after.entries)
+            .cloned()
+            .collect::<Vec<_>>(),
+        &[head],
+    )
+    .unwrap();
+    assert_eq!(check.signed_heads, 1);
     h.server.take().unwrap().shutdown().await.unwrap();
 }
 
@@ -1992,6 +2076,8 @@ async fn operational_routes_and_the_openapi_document(kind: Kind) {
         ("/readyz", &["get"]),
         ("/metrics", &["get"]),
         ("/v1/audit", &["get"]),
+        ("/v1/ceremonies/{ceremony}/audit", &["get"]),
+        ("/v1/ceremonies/{ceremony}/audit-heads/{member}", &["put"]),
         ("/v1/ui-tickets", &["post"]),
         ("/openapi.json", &["get"]),
     ];

@@ -183,7 +183,7 @@ pub struct AgentStatusArgs {
 }
 
 /// The member named in a key folder.
-fn member_of(dir: &KeyDir) -> Result<String, CliError> {
+pub(crate) fn member_of(dir: &KeyDir) -> Result<String, CliError> {
     let file: keys::MemberFile =
         serde_json::from_slice(&dir.read(keys::MEMBER_FILE)?).map_err(|e| CliError::Invalid {
             path: dir.path().join(keys::MEMBER_FILE).display().to_string(),

@@ -175,7 +175,7 @@ impl Store {
             )),
             ..NewAudit::default()
         };
-        audit::insert(&mut *tx, &entry, now).await?;
+        audit::insert(&mut tx, &entry, now).await?;
         tx.commit().await?;
         audit::log(&entry);
         Ok(true)
@@ -406,7 +406,6 @@ impl Store {
             }),
             ..NewAudit::default()
         };
-        audit::insert(&mut *tx, &entry, fedhe_api::signing::now_ms()).await?;
         let missing: i64 = sqlx::query_scalar(
             "SELECT COUNT(*) FROM ceremony_members WHERE ceremony = $1 AND share_hash IS NULL",
         )
@@ -427,6 +426,9 @@ impl Store {
         .execute(&mut *tx)
         .await?
         .rows_affected())?;
+        // Last: the ceremony's audit head is locked after the rows the
+        // change locks (fedhe_server::store::audit::insert).
+        audit::insert(&mut tx, &entry, fedhe_api::signing::now_ms()).await?;
         tx.commit().await?;
         audit::log(&entry);
         Ok(true)
@@ -605,7 +607,7 @@ impl Store {
             hash: Some(hash.to_hex().to_string()),
             ..NewAudit::default()
         };
-        audit::insert(&mut *tx, &entry, now).await?;
+        audit::insert(&mut tx, &entry, now).await?;
         tx.commit().await?;
         audit::log(&entry);
         Ok(true)
@@ -666,7 +668,7 @@ impl Store {
             hash: Some(hash.to_hex().to_string()),
             ..NewAudit::default()
         };
-        audit::insert(&mut *tx, &entry, now).await?;
+        audit::insert(&mut tx, &entry, now).await?;
         tx.commit().await?;
         audit::log(&entry);
         Ok(true)
@@ -788,7 +790,7 @@ impl Store {
             detail: Some(detail),
             ..NewAudit::default()
         };
-        audit::insert(&mut *tx, &entry, now).await?;
+        audit::insert(&mut tx, &entry, now).await?;
         tx.commit().await?;
         audit::log(&entry);
         Ok(true)

@@ -587,7 +587,7 @@ impl Store {
         let mut tx = self.begin_write().await?;
         let moved = update.execute(&mut *tx).await?.rows_affected() == 1;
         if moved {
-            audit::insert(&mut *tx, entry, fedhe_api::signing::now_ms()).await?;
+            audit::insert(&mut tx, entry, fedhe_api::signing::now_ms()).await?;
         }
         tx.commit().await?;
         if moved {

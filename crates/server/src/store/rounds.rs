@@ -183,7 +183,7 @@ impl Store {
                 detail: Some(format!("deadline {deadline_at}")),
                 ..NewAudit::default()
             };
-            audit::insert(&mut *tx, &entry, now).await?;
+            audit::insert(&mut tx, &entry, now).await?;
             tx.commit().await?;
             audit::log(&entry);
         } else {
@@ -324,7 +324,6 @@ impl Store {
             detail: Some(format!("{} values", c.values)),
             ..NewAudit::default()
         };
-        audit::insert(&mut *tx, &entry, now).await?;
         cas(sqlx::query(
             "UPDATE rounds SET version = version + 1 WHERE study = $1 AND round = $2 AND version = $3",
         )
@@ -334,6 +333,9 @@ impl Store {
         .execute(&mut *tx)
         .await?
         .rows_affected())?;
+        // Last, as everywhere: the ceremony's audit head is locked after
+        // the rows the change locks, in one order (no deadlock on PostgreSQL).
+        audit::insert(&mut tx, &entry, now).await?;
         tx.commit().await?;
         audit::log(&entry);
         Ok(true)
@@ -526,7 +528,7 @@ impl Store {
                 detail: Some(set.join(", ")),
                 ..NewAudit::default()
             };
-            audit::insert(&mut *tx, &entry, now).await?;
+            audit::insert(&mut tx, &entry, now).await?;
             tx.commit().await?;
             audit::log(&entry);
         } else {

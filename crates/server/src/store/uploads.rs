@@ -254,7 +254,7 @@ impl Store {
             detail: Some(format!("{} bytes", u.bytes.len())),
             ..NewAudit::default()
         };
-        audit::insert(&mut *tx, &entry, now).await?;
+        audit::insert(&mut tx, &entry, now).await?;
         tx.commit().await?;
         audit::log(&entry);
         Ok(true)
