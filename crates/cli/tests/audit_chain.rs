@@ -56,6 +56,7 @@ fn study(url: &str, rounds: usize) {
         decrypt_timeout_secs: 600,
         bound: 1024.0,
         precision: fedhe_api::ValuePrecision::TwoLimb,
+        round_cap: None,
     };
     admin
         .create_study(&SignedStudySpec::sign(spec, &admin_identity()))
