@@ -662,3 +662,126 @@ fn forged_slow_bodies_on_1030_connections_do_not_hold_the_server() {
     assert_eq!(answered, probes.len(), "{probes:?}");
     assert!(grew_mib < 64.0, "the server grew by {grew_mib:.1} MiB");
 }
+
+/// The server's CPU time so far (user + system), seconds.
+fn cpu_secs(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // Fields after the command name (which may hold spaces), in parentheses.
+    let rest = &stat[stat.rfind(')').unwrap() + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: f64 = fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap();
+    let hz = Command::new("getconf").arg("CLK_TCK").output().unwrap();
+    ticks
+        / String::from_utf8_lossy(&hz.stdout)
+            .trim()
+            .parse::<f64>()
+            .unwrap()
+}
+
+/// Issue 45, item 2 (its acceptance, measured): 1,000 long polls open on a
+/// ceremony that does not change (`max_polls_per_caller` raised to 1,100 for
+/// the measurement, so that one member holds them all). The polls wake on
+/// state changes only (and a 5 s safety net), not every 250 ms: the server's
+/// CPU over 20 s of waiting must stay under 5 % of a core (the audit
+/// measured 26-48 % when every poll woke four times a second).
+#[test]
+#[ignore = "1,000 connections for 30 s; run with --ignored --nocapture for the numbers"]
+fn a_thousand_idle_long_polls_cost_the_server_little_cpu() {
+    let limit = raise_open_files(8192);
+    assert!(
+        limit >= 1200,
+        "need 1,200 descriptors, the hard limit allows {limit}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let server = serve(
+        dir.path(),
+        "127.0.0.1:0",
+        "max_polls_per_caller = 1100\nmax_wait_secs = 120",
+        &["--allow-insecure"],
+    );
+    let addr = addr(&server);
+    let admin_keys = dir.path().join("admin");
+    let admin_keys = admin_keys.to_str().unwrap();
+    assert!(fedhe(&["ceremony", "identity", "--keys", admin_keys])
+        .status
+        .success());
+    let alpha = fedhe_api::Identity::generate();
+    let member = format!("alpha={}", alpha.public_key_hex());
+    let beta = format!("beta={}", fedhe_api::Identity::generate().public_key_hex());
+    let out = fedhe(&[
+        "ceremony",
+        "create",
+        "--server",
+        &server.url,
+        "--admin-keys",
+        admin_keys,
+        "--id",
+        "c1",
+        "--params",
+        "toy-n1024",
+        "--allow-insecure",
+        "--member",
+        &member,
+        "--member",
+        &beta,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let admin = fedhe_client::Client::new(
+        &server.url,
+        fedhe_client::Auth::Admin(ADMIN.to_string().into()),
+    )
+    .unwrap();
+    let phase = admin.ceremony("c1").unwrap().phase.as_str().to_string();
+    let path = format!("/v1/ceremonies/c1?wait=60&phase={phase}");
+    let mut polls = Vec::with_capacity(1000);
+    for _ in 0..1000 {
+        let ts = fedhe_api::signing::now_ms();
+        let nonce = fedhe_api::signing::fresh_nonce();
+        let sig = alpha.sign_hex(&fedhe_api::signing::request_message(
+            "GET", &path, b"", ts, &nonce,
+        ));
+        let mut s = TcpStream::connect(&addr).unwrap();
+        s.write_all(
+            format!(
+                "GET {path} HTTP/1.1\r\nhost: {addr}\r\nfedhe-member: alpha\r\nfedhe-timestamp: {ts}\r\n\
+                 fedhe-nonce: {nonce}\r\nfedhe-signature: {sig}\r\n{}: {}\r\n\r\n",
+                fedhe_api::signing::HEADER_CONTENT_DIGEST,
+                fedhe_api::signing::digest_hex(b"")
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+        polls.push(s);
+    }
+    // Every poll admitted and waiting: none has answered.
+    std::thread::sleep(Duration::from_secs(5));
+    for s in &polls {
+        s.set_nonblocking(true).unwrap();
+        let mut byte = [0u8; 1];
+        let read = (&*s).read(&mut byte);
+        assert!(
+            matches!(&read, Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+            "a poll answered early: {read:?}"
+        );
+    }
+    let pid = server.child.id();
+    let before = cpu_secs(pid);
+    let started = Instant::now();
+    std::thread::sleep(Duration::from_secs(20));
+    let used = cpu_secs(pid) - before;
+    let share = used / started.elapsed().as_secs_f64();
+    println!(
+        "1,000 open long polls: the server used {used:.2} s of CPU in {:.1} s, {:.1} % of a core",
+        started.elapsed().as_secs_f64(),
+        100.0 * share
+    );
+    assert!(healthz(&addr, Duration::from_secs(1))
+        .unwrap()
+        .contains("200"));
+    assert!(share < 0.05, "{:.1} % of a core", 100.0 * share);
+    drop(polls);
+}
