@@ -521,6 +521,41 @@ fn cli_errors_escape_control_characters() {
     }
 }
 
+/// Ceremony `c1` (toy parameters) of alpha (with `alpha`'s identity key)
+/// and beta, created by `fedhe ceremony create` with administrator keys
+/// made under `dir`.
+fn toy_ceremony_c1(url: &str, dir: &std::path::Path, alpha: &fedhe_api::Identity) {
+    let admin_keys = dir.join("admin");
+    let admin_keys = admin_keys.to_str().unwrap();
+    assert!(fedhe(&["ceremony", "identity", "--keys", admin_keys])
+        .status
+        .success());
+    let alpha = format!("alpha={}", alpha.public_key_hex());
+    let beta = format!("beta={}", fedhe_api::Identity::generate().public_key_hex());
+    let out = fedhe(&[
+        "ceremony",
+        "create",
+        "--server",
+        url,
+        "--admin-keys",
+        admin_keys,
+        "--id",
+        "c1",
+        "--params",
+        "toy-n1024",
+        "--allow-insecure",
+        "--member",
+        &alpha,
+        "--member",
+        &beta,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Issue 45, finding 1 (its acceptance, measured): 1,030 connections send a
 /// commitment to an existing ceremony and member under a forged signature,
 /// declaring a 200,000-byte body and sending one byte every 3 s; every
@@ -544,35 +579,7 @@ fn forged_slow_bodies_on_1030_connections_do_not_hold_the_server() {
     let dir = tempfile::tempdir().unwrap();
     let server = serve(dir.path(), "127.0.0.1:0", "", &["--allow-insecure"]);
     let addr = addr(&server);
-    let admin_keys = dir.path().join("admin");
-    let admin_keys = admin_keys.to_str().unwrap();
-    assert!(fedhe(&["ceremony", "identity", "--keys", admin_keys])
-        .status
-        .success());
-    let alpha = format!("alpha={}", fedhe_api::Identity::generate().public_key_hex());
-    let beta = format!("beta={}", fedhe_api::Identity::generate().public_key_hex());
-    let out = fedhe(&[
-        "ceremony",
-        "create",
-        "--server",
-        &server.url,
-        "--admin-keys",
-        admin_keys,
-        "--id",
-        "c1",
-        "--params",
-        "toy-n1024",
-        "--allow-insecure",
-        "--member",
-        &alpha,
-        "--member",
-        &beta,
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    toy_ceremony_c1(&server.url, dir.path(), &fedhe_api::Identity::generate());
     let pid = server.child.id();
     for _ in 0..20 {
         healthz(&addr, Duration::from_secs(2)).unwrap();
@@ -700,36 +707,8 @@ fn a_thousand_idle_long_polls_cost_the_server_little_cpu() {
         &["--allow-insecure"],
     );
     let addr = addr(&server);
-    let admin_keys = dir.path().join("admin");
-    let admin_keys = admin_keys.to_str().unwrap();
-    assert!(fedhe(&["ceremony", "identity", "--keys", admin_keys])
-        .status
-        .success());
     let alpha = fedhe_api::Identity::generate();
-    let member = format!("alpha={}", alpha.public_key_hex());
-    let beta = format!("beta={}", fedhe_api::Identity::generate().public_key_hex());
-    let out = fedhe(&[
-        "ceremony",
-        "create",
-        "--server",
-        &server.url,
-        "--admin-keys",
-        admin_keys,
-        "--id",
-        "c1",
-        "--params",
-        "toy-n1024",
-        "--allow-insecure",
-        "--member",
-        &member,
-        "--member",
-        &beta,
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    toy_ceremony_c1(&server.url, dir.path(), &alpha);
     let admin = fedhe_client::Client::new(
         &server.url,
         fedhe_client::Auth::Admin(ADMIN.to_string().into()),
