@@ -16,6 +16,34 @@ use crate::{dp_fts_de, fed_pne, fts, ldp_bo, AlgorithmError, RunResult};
 use fedhe_crypto::{MemberId, SecureSum};
 use fedhe_tasks::Task;
 
+/// The largest `|value|` any method takes: its square, and the sum of a
+/// million squares, stay finite, so statistics computed in `f64` neither
+/// overflow nor turn into NaN.
+pub const VALUE_BOUND_CAP: f64 = 1e150;
+
+/// The largest `u` in `[0, cap]` with `fits(u)`, for a `fits` true on
+/// `[0, u*]` and false above (0 when `fits(0)` is false): a bisection on the
+/// bit patterns of positive `f64`s, which order like the numbers, so it is
+/// exact in 64 steps.
+pub fn largest_fitting(fits: impl Fn(f64) -> bool, cap: f64) -> f64 {
+    if fits(cap) {
+        return cap;
+    }
+    if !fits(0.0) {
+        return 0.0;
+    }
+    let (mut lo, mut hi) = (0.0f64.to_bits(), cap.to_bits());
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if fits(f64::from_bits(mid)) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    f64::from_bits(lo)
+}
+
 /// A federated method, configured and validated.
 pub trait FederatedMethod: std::fmt::Debug + Send + Sync {
     /// Its registry name.
@@ -26,6 +54,15 @@ pub trait FederatedMethod: std::fmt::Debug + Send + Sync {
     fn rounds(&self) -> usize;
     /// The bound every contribution respects (the HE codec's bound).
     fn channel_bound(&self) -> f64;
+    /// The largest `|value|` of the objective whose every contribution this
+    /// method's members send fits [`FederatedMethod::channel_bound`] whatever
+    /// the member's other values are: an agent refuses a value beyond it
+    /// before journaling it (issue 45, item 7), since a journaled value is
+    /// replayed into every later contribution. [`VALUE_BOUND_CAP`] by default,
+    /// for methods that clip or standardise what they send.
+    fn value_bound(&self) -> f64 {
+        VALUE_BOUND_CAP
+    }
     /// Whether it aggregates through the channel (the lone baselines do not:
     /// they need no key ceremony and make no study).
     fn uses_channel(&self) -> bool {
@@ -219,6 +256,9 @@ impl FederatedMethod for FboFedGp {
     fn channel_bound(&self) -> f64 {
         self.params.channel_bound
     }
+    fn value_bound(&self) -> f64 {
+        fbo_fedgp::value_bound(self.params.warping, self.params.channel_bound)
+    }
     fn uses_channel(&self) -> bool {
         self.method.uses_channel()
     }
@@ -292,6 +332,18 @@ impl FederatedMethod for Fts {
     }
     fn channel_bound(&self) -> f64 {
         self.params.channel_bound
+    }
+    /// FTS sends a draw `ω ~ N(ν, λΣ⁻¹)` of its weight posterior, unclipped
+    /// (paper 002 eq. 2): `ν = (ΦᵀΦ + λI)⁻¹Φᵀy`, whose norm is at most
+    /// `‖y‖/(2√λ)` (each singular value `σ/(σ² + λ) ≤ 1/(2√λ)`), and
+    /// `λΣ⁻¹ ≼ I`, so the draw's noise has deviations at most 1. With `n`
+    /// values of magnitude at most `b√λ/√n`, `|ν_j| ≤ b/2`: half the bound,
+    /// the other half left to the noise.
+    fn value_bound(&self) -> f64 {
+        let shared = &self.params.shared;
+        let n = (shared.initial_points + shared.rounds).max(1) as f64;
+        (self.params.channel_bound * shared.model.noise_variance.sqrt() / n.sqrt())
+            .min(VALUE_BOUND_CAP)
     }
     fn uses_channel(&self) -> bool {
         self.variant == fts::FtsVariant::Fts
@@ -415,6 +467,13 @@ impl FederatedMethod for Bandit {
     fn channel_bound(&self) -> f64 {
         self.0.channel_bound
     }
+    /// A member sends its local mean rewards divided by the member count
+    /// `m` (paper 003 Alg. 2), each mean at most the largest `|value|` (plus
+    /// DP-Fed-PNE's noise): values up to `b·m/2` keep each contribution within
+    /// half the bound, the other half left to the noise.
+    fn value_bound(&self) -> f64 {
+        (self.0.channel_bound * self.0.members as f64 / 2.0).min(VALUE_BOUND_CAP)
+    }
     fn run(
         &self,
         task: &Task,
@@ -430,6 +489,44 @@ impl FederatedMethod for Bandit {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 45, item 7: each method's value bound, against its closed form,
+    /// and the contributions of values at it fitting the channel while one
+    /// just above does not.
+    #[test]
+    fn value_bounds_follow_what_each_method_sends() {
+        use fbo_fedgp::{magnitude_contribution, value_bound, warp_contribution, Warping};
+        let b = 1024.0;
+        // Clipped (the federation's default): ℓ = ln(1 + |u|) with ℓ² ≤ b.
+        let clipped = value_bound(Warping::Clipped, b);
+        let reference = b.sqrt().exp_m1();
+        assert!(
+            (clipped / reference - 1.0).abs() < 1e-12,
+            "{clipped} vs {reference}"
+        );
+        let fits = |v: &[f64]| v.iter().all(|t| t.abs() <= b);
+        assert!(fits(&magnitude_contribution(
+            &[clipped, -clipped, 3.0],
+            3.0
+        )));
+        assert!(!fits(&magnitude_contribution(&[clipped * 1.000_001], 1.0)));
+        // No warping: Σu²/n_max ≤ b, so |u| ≤ √b.
+        let none = value_bound(Warping::None, b);
+        assert!((none - 32.0).abs() < 1e-12, "{none}");
+        let candidates = Warping::None.candidates(None).unwrap();
+        assert!(fits(&warp_contribution(&candidates, &[none, -none], 2.0)));
+        assert!(!fits(&warp_contribution(
+            &candidates,
+            &[none * 1.000_001],
+            1.0
+        )));
+        // A bound no finite statistic reaches: the cap.
+        assert_eq!(value_bound(Warping::Clipped, 1e300), VALUE_BOUND_CAP);
+        // The bisection is exact: the largest float with fits(u).
+        let u = largest_fitting(|u| u * u <= 2.0, 10.0);
+        assert!(u * u <= 2.0 && f64::from_bits(u.to_bits() + 1).powi(2) > 2.0);
+        assert_eq!(largest_fitting(|_| false, 10.0), 0.0);
+    }
 
     #[test]
     fn every_name_configures_and_an_unknown_one_lists_the_known() {

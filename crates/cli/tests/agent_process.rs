@@ -492,6 +492,14 @@ fn a_member_evaluating_by_ask_and_tell_survives_kill_9_and_the_study_finishes() 
             assert_eq!(last_json_line(&again.stdout), v);
         }
         let y = f1(&v["point"]);
+        if told.is_empty() {
+            // Issue 45, finding 8: a value the channel cannot carry is
+            // refused before it is journaled, and the seat goes on with the
+            // real value.
+            let beyond = tell(root.path(), "north", "at", "1e308");
+            common::assert_fails_with(&beyond, "is beyond ±");
+            common::assert_fails_with(&beyond, "nothing was journaled");
+        }
         let receipt = tell(root.path(), "north", "at", &y.to_string());
         assert!(
             receipt.status.success(),

@@ -561,9 +561,10 @@ fn toy_ceremony_c1(url: &str, dir: &std::path::Path, alpha: &fedhe_api::Identity
 /// declaring a 200,000-byte body and sending one byte every 3 s; every
 /// connection the server closes is opened again at once. For 80 s
 /// (`FEDHE_SLOW_BODY_SECS`) `/healthz` is probed every second and must
-/// answer each time within 1 s, and the server's memory grows by less than
-/// 64 MiB. (Before the signature was checked from the headers, `/healthz`
-/// was refused for the whole attack.)
+/// answer each time within 1 s, alpha's own commitment, sent half-way, is
+/// taken, and the server's memory grows by less than 64 MiB. (Before the
+/// signature was checked from the headers, `/healthz` was refused for the
+/// whole attack.)
 #[test]
 #[ignore = "80 s with 1,030 connections; run with --ignored --nocapture for the numbers"]
 fn forged_slow_bodies_on_1030_connections_do_not_hold_the_server() {
@@ -579,7 +580,8 @@ fn forged_slow_bodies_on_1030_connections_do_not_hold_the_server() {
     let dir = tempfile::tempdir().unwrap();
     let server = serve(dir.path(), "127.0.0.1:0", "", &["--allow-insecure"]);
     let addr = addr(&server);
-    toy_ceremony_c1(&server.url, dir.path(), &fedhe_api::Identity::generate());
+    let alpha = std::sync::Arc::new(fedhe_api::Identity::generate());
+    toy_ceremony_c1(&server.url, dir.path(), &alpha);
     let pid = server.child.id();
     for _ in 0..20 {
         healthz(&addr, Duration::from_secs(2)).unwrap();
@@ -645,9 +647,25 @@ fn forged_slow_bodies_on_1030_connections_do_not_hold_the_server() {
     };
     let started = Instant::now();
     let mut probes = Vec::new();
+    let mut honest = None;
     while started.elapsed() < Duration::from_secs(secs) {
         let t = Instant::now();
         probes.push((healthz(&addr, Duration::from_secs(1)), t.elapsed()));
+        if honest.is_none() && started.elapsed() >= Duration::from_secs(secs / 2) {
+            // Mid-attack, alpha itself commits to c1 (the member the forged
+            // requests name): its signed upload is taken.
+            let client = fedhe_client::Client::new(
+                &server.url,
+                fedhe_client::Auth::Member {
+                    id: "alpha".into(),
+                    identity: alpha.clone(),
+                },
+            )
+            .unwrap();
+            let t = Instant::now();
+            let receipt = client.commit("c1", b"alpha's public-key share");
+            honest = Some((receipt.map(|_| ()).map_err(|e| e.to_string()), t.elapsed()));
+        }
         std::thread::sleep(Duration::from_secs(1).saturating_sub(t.elapsed()));
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -659,14 +677,16 @@ fn forged_slow_bodies_on_1030_connections_do_not_hold_the_server() {
         .filter(|(r, _)| r.as_ref().is_ok_and(|l| l.contains("200")))
         .count();
     let slowest = probes.iter().map(|(_, t)| *t).max().unwrap_or_default();
+    let (honest, honest_took) = honest.expect("the attack ran past half its time");
     println!(
-        "{secs} s, 1,030 attacker threads, {} connections opened: /healthz answered {answered} of {} probes within 1 s (slowest {slowest:?}); RSS before {:.1} MiB, peak {:.1} MiB, growth {grew_mib:.1} MiB",
+        "{secs} s, 1,030 attacker threads, {} connections opened: /healthz answered {answered} of {} probes within 1 s (slowest {slowest:?}); alpha's commitment mid-attack: {honest:?} in {honest_took:?}; RSS before {:.1} MiB, peak {:.1} MiB, growth {grew_mib:.1} MiB",
         opened.load(std::sync::atomic::Ordering::Relaxed),
         probes.len(),
         before as f64 / 1024.0,
         peak as f64 / 1024.0,
     );
     assert_eq!(answered, probes.len(), "{probes:?}");
+    assert_eq!(honest, Ok(()), "alpha's upload during the attack");
     assert!(grew_mib < 64.0, "the server grew by {grew_mib:.1} MiB");
 }
 

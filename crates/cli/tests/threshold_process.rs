@@ -281,6 +281,133 @@ fn a_tampered_dealing_names_its_dealer_and_bad_settings_are_refused() {
     assert!(!dirs[1].exists(keys::THRESHOLD_SHARE_FILE));
 }
 
+/// Issue 45, finding 12: a member's verdict refusing a dealer (blame is
+/// unproven: SECURITY.md) with bidi, zero-width and terminal-control
+/// characters in its reason. The ceremony fails, and neither its stored
+/// reason (what every member's status shows) nor the error the honest
+/// members print carries one of them raw: each is written `\u{..}`.
+#[test]
+fn a_verdicts_bidi_and_zero_width_characters_reach_no_one_raw() {
+    let work = tempfile::tempdir().unwrap();
+    let server = server_process::serve_sqlite(work.path(), TOKEN);
+    let admin = Client::new(
+        &server.url,
+        fedhe_client::Auth::Admin(TOKEN.to_string().into()),
+    )
+    .unwrap();
+    let names = ["m1", "m2", "m3"];
+    let identities: Vec<Arc<Identity>> = names
+        .iter()
+        .map(|_| Arc::new(Identity::generate()))
+        .collect();
+    admin
+        .create_ceremony(&fedhe_api::CeremonySpec {
+            id: "c1".into(),
+            parameter_set: "toy-n1024".into(),
+            members: names
+                .iter()
+                .zip(&identities)
+                .map(|(m, id)| fedhe_api::MemberSpec {
+                    id: m.to_string(),
+                    identity_key: id.public_key_hex(),
+                })
+                .collect(),
+            deadline_secs: 600,
+            allow_insecure: true,
+            admin_key: toy_federation::admin_identity().public_key_hex(),
+            threshold: Some(2),
+        })
+        .unwrap();
+    let clients: Vec<Client> = names
+        .iter()
+        .zip(&identities)
+        .map(|(m, identity)| {
+            Client::new(
+                &server.url,
+                fedhe_client::Auth::Member {
+                    id: m.to_string(),
+                    identity: identity.clone(),
+                },
+            )
+            .unwrap()
+        })
+        .collect();
+    let dirs: Vec<KeyDir> = names
+        .iter()
+        .map(|m| KeyDir::open_or_create(work.path().join(m)).unwrap())
+        .collect();
+    let params = fedhe_client::member::params_by_name("toy-n1024", true).unwrap();
+    let ids: Vec<MemberId> = names.iter().map(|m| MemberId::new(*m).unwrap()).collect();
+    let crs =
+        CommonRandomPoly::for_ceremony(&params, &CeremonyId::new("c1").unwrap(), &ids).unwrap();
+    let mut rng = Csprng::from_u128_seed(78);
+    let sk = SecretKeyShare::generate(&params, ids[2].clone(), &mut rng);
+    let pk = PublicKeyShare::generate(&params, &sk, &crs, &mut rng)
+        .unwrap()
+        .to_bytes(&params);
+    let raw = ['\u{202e}', '\u{200b}', '\u{1b}', '\u{2066}', '\u{feff}'];
+    let outcomes: Vec<Result<(), ClientError>> = std::thread::scope(|s| {
+        let honest: Vec<_> = clients[..2]
+            .iter()
+            .zip(&dirs[..2])
+            .map(|(client, dir)| {
+                s.spawn(move || {
+                    join_ceremony(client, dir, "c1", true, false, Duration::from_secs(60))
+                })
+            })
+            .collect();
+        let m3 = &clients[2];
+        m3.commit("c1", &pk).unwrap();
+        while m3.ceremony("c1").unwrap().phase == CeremonyPhase::Committing {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        m3.reveal("c1", &pk).unwrap();
+        while m3.ceremony("c1").unwrap().phase != CeremonyPhase::Dealing {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        m3.put_dealing_verdict(
+            "c1",
+            &fedhe_api::DealingVerdict {
+                accepted: false,
+                dealer: Some("m1".into()),
+                reason: Some(
+                    "share \u{202e}exe.gnp\u{202c} bad\u{200b}\u{1b}[2J\u{2066}x\u{feff}".into(),
+                ),
+            },
+        )
+        .unwrap();
+        honest.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let status = admin.ceremony("c1").unwrap();
+    assert_eq!(status.phase, CeremonyPhase::Failed);
+    let reason = status.reason.unwrap();
+    assert!(
+        reason.contains("m3 refused the Shamir share dealt by m1"),
+        "{reason}"
+    );
+    for (name, text) in [("the stored reason", reason.clone())].into_iter().chain(
+        names[..2]
+            .iter()
+            .zip(&outcomes)
+            .map(|(m, o)| (*m, o.as_ref().expect_err(m).to_string())),
+    ) {
+        assert!(
+            !text.chars().any(|c| raw.contains(&c)),
+            "{name}: a raw control character in {text:?}"
+        );
+    }
+    // Every character kept, written out: nothing hidden, nothing lost.
+    for escaped in [
+        "\\u{202e}",
+        "\\u{200b}",
+        "\\u{1b}[2J",
+        "\\u{2066}",
+        "\\u{feff}",
+    ] {
+        assert!(reason.contains(escaped), "no {escaped} in {reason:?}");
+    }
+}
+
 /// Rounds of a 3-of-5 study (quorum 3): in round 1 all five contribute, in
 /// round 2 two members are gone (they neither contribute nor decrypt). Both
 /// rounds finish; each result is the plaintext sum of that round's present

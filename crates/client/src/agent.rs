@@ -347,6 +347,11 @@ pub struct PendingPoint {
     /// What `tell --failed` records: the worst value journaled so far (the
     /// largest when minimising), none before any value.
     pub failure_value: Option<f64>,
+    /// The largest `|value|` the study's method carries through its channel
+    /// ([`fedhe_algorithms::FederatedMethod::value_bound`]): `tell` refuses
+    /// one beyond it before journaling. None in a file of an older agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value_bound: Option<f64>,
 }
 
 /// The institution's objective for the algorithm: every evaluation goes
@@ -360,6 +365,9 @@ struct MemberObjective {
     upper: Vec<f64>,
     members: usize,
     index: usize,
+    /// [`fedhe_algorithms::FederatedMethod::value_bound`]: a command's value
+    /// beyond it is refused before it is journaled.
+    value_bound: f64,
     journal: Mutex<Journal>,
 }
 
@@ -399,6 +407,7 @@ impl MemberObjective {
             upper: config.config.upper.clone(),
             members,
             index,
+            value_bound: config.method.value_bound(),
             journal: Mutex::new(Journal::open(state.join(JOURNAL_FILE), true)?),
         })
     }
@@ -523,6 +532,14 @@ impl Problem for MemberObjective {
             (Some(y), _) => y,
             (None, OwnedEvaluator::Command(command)) => {
                 let y = self.run_command(command, &x)?;
+                if y.abs() > self.value_bound {
+                    return Err(TaskError::Evaluation(format!(
+                        "objective command `{command}`: its value {y:e} is beyond ±{:e}, the \
+                         largest study {}'s method carries through its channel; nothing was journaled",
+                        self.value_bound,
+                        self.study
+                    )));
+                }
                 journal.record(&x, y)?;
                 y
             }
@@ -532,6 +549,7 @@ impl Problem for MemberObjective {
                     evaluation: journal.entries.len() + 1,
                     point: x,
                     failure_value: journal.worst(*sense),
+                    value_bound: Some(self.value_bound),
                 };
                 let bytes = serde_json::to_vec_pretty(&pending)
                     .map_err(|e| TaskError::Evaluation(e.to_string()))?;
@@ -1015,6 +1033,15 @@ pub fn tell_agent(keys: &KeyDir, study: &str, told: Told) -> Result<TellReceipt,
             journal.entries.len()
         )));
     }
+    if let (Told::Value(v), Some(bound)) = (told, p.value_bound) {
+        if v.abs() > bound {
+            return Err(ClientError::Usage(format!(
+                "--value {v:e} is beyond ±{bound:e}, the largest magnitude study {study}'s method \
+                 carries through its channel; nothing was journaled (tell it in other units, or \
+                 --failed)"
+            )));
+        }
+    }
     let (value, failed) = match told {
         Told::Value(v) => (v, false),
         Told::Failed => (
@@ -1288,6 +1315,38 @@ mod tests {
         assert_eq!((&head[..], &tail[..], total), (&b"abc"[..], &b"gh"[..], 8));
     }
 
+    /// Issue 45, finding 8: a value the study's channel cannot carry, from a
+    /// command, is refused before it is journaled (the journal replays every
+    /// value into every later contribution, so one such line broke the seat).
+    #[test]
+    fn a_command_value_beyond_the_methods_bound_is_not_journaled() {
+        let dir = tempfile::tempdir().unwrap();
+        let valid = config().validate("fbo-fedgp", 3).unwrap();
+        let bound = valid.method.value_bound();
+        assert!(bound.is_finite() && bound > 1.0, "{bound}");
+        let obj = MemberObjective::new(
+            Evaluator::Command("echo 1e308"),
+            "s",
+            &valid,
+            3,
+            1,
+            dir.path(),
+        )
+        .unwrap();
+        let mut rng = ChaCha8Rng::seed_from_u64(0);
+        let e = obj
+            .evaluate(1, &[0.5, 0.5], &mut rng)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("1e308 is beyond") && e.contains("nothing was journaled"),
+            "{e}"
+        );
+        drop(obj);
+        let journal = Journal::open(dir.path().join(JOURNAL_FILE), false).unwrap();
+        assert!(journal.entries.is_empty());
+    }
+
     #[test]
     fn the_command_sees_the_point_in_the_box_and_the_journal_replays_it() {
         let dir = tempfile::tempdir().unwrap();
@@ -1451,6 +1510,7 @@ mod tests {
             evaluation,
             point: vec![0.5, -1.0],
             failure_value,
+            value_bound: None,
         }
     }
 
@@ -1474,6 +1534,35 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("not a finite number"), "{e}");
+    }
+
+    /// Issue 45, finding 8: `tell` refuses a value beyond the pending point's
+    /// bound, naming it, journals nothing, and the seat takes a value within.
+    #[test]
+    fn tell_refuses_a_value_the_channel_cannot_carry_and_the_seat_goes_on() {
+        let mut p = pending(2, Some(7.0));
+        p.value_bound = Some(7.9e13);
+        let (_d, keys) = asked("{\"x\":[1.0,2.0],\"y\":7.0}\n", Some(p));
+        for v in [1e308, -8e13] {
+            let e = tell_agent(&keys, "s", Told::Value(v))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("is beyond ±7.9e13") && e.contains("nothing was journaled"),
+                "{e}"
+            );
+        }
+        let state = state_dir(&keys, "s").unwrap();
+        assert_eq!(
+            Journal::open(state.join(JOURNAL_FILE), false)
+                .unwrap()
+                .entries
+                .len(),
+            1
+        );
+        assert!(state.join(PENDING_FILE).exists());
+        let r = tell_agent(&keys, "s", Told::Value(-7.8e13)).unwrap();
+        assert_eq!((r.evaluation, r.value, r.recorded), (2, -7.8e13, true));
     }
 
     #[test]

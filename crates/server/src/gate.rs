@@ -24,6 +24,11 @@
 //!   all requests, held until the response; a request that cannot get its
 //!   share within half the slow-body deadline is answered 503.
 //!
+//! - how much one member holds: a member's request with a body takes one of
+//!   its [`crate::Config::max_uploads_per_member`] upload slots (429 past
+//!   them), and its body must arrive at
+//!   [`crate::Config::min_body_bytes_per_sec`] ([`crate::api::body_deadline`]).
+//!
 //! The handler then reads the body and verifies the signature over it (its
 //! digest is signed) and records the nonce, as before
 //! ([`crate::auth::require_member`]).
@@ -31,6 +36,7 @@
 use crate::auth::{self, signed_headers};
 use crate::engine::{self, SizedUpload};
 use crate::problem::{ApiError, ApiResult};
+use crate::slots::CallerSlot;
 use crate::store::UploadTable;
 use crate::{AppState, Config};
 use axum::extract::{Request, State};
@@ -171,9 +177,9 @@ pub async fn gate(State(state): State<Arc<AppState>>, request: Request, next: Ne
     )
     .await;
     match admitted {
-        Ok(permit) => {
+        Ok(admitted) => {
             let response = tracing::Instrument::instrument(next.run(request), span.clone()).await;
-            drop(permit);
+            drop(admitted);
             response
         }
         Err(e) => span.in_scope(|| {
@@ -199,19 +205,27 @@ fn has_body(headers: &HeaderMap) -> bool {
             .is_some_and(|v| v.as_bytes() != b"0")
 }
 
-/// The checks of [`gate`]; the permit holds the body's share of the budget.
+/// What an admitted request holds until its response: its body's share of
+/// the budget, and its member's upload slot.
+struct Admitted {
+    _permit: Option<OwnedSemaphorePermit>,
+    _upload: Option<CallerSlot>,
+}
+
+/// The checks of [`gate`].
 async fn admit(
     state: &AppState,
     method: &Method,
     path: &str,
     path_and_query: &str,
     headers: &HeaderMap,
-) -> ApiResult<Option<OwnedSemaphorePermit>> {
+) -> ApiResult<Admitted> {
     let Route {
         scope,
         limit,
         sized,
     } = classify(method, path, &state.config);
+    let mut upload = None;
     match scope {
         Scope::Open => {}
         Scope::Admin => {
@@ -252,6 +266,14 @@ async fn admit(
                 &signed,
                 has_body(headers),
             )?;
+            // A member's bodies being received are capped (issue 45, item 1).
+            if has_body(headers) {
+                upload = Some(
+                    state
+                        .uploads
+                        .take(signed.member, state.config.max_uploads_per_member)?,
+                );
+            }
         }
     }
     let declared = declared_length(headers, limit)?;
@@ -267,10 +289,15 @@ async fn admit(
             )));
         }
     }
-    if declared == 0 {
-        return Ok(None);
-    }
-    reserve(state, declared as usize).await.map(Some)
+    let permit = if declared == 0 {
+        None
+    } else {
+        Some(reserve(state, declared as usize).await?)
+    };
+    Ok(Admitted {
+        _permit: permit,
+        _upload: upload,
+    })
 }
 
 /// Reserves `bytes` of the in-flight budget ([`crate::Config::max_inflight_body_bytes`])

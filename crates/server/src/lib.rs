@@ -30,6 +30,7 @@ pub mod gate;
 pub mod listener;
 pub mod metrics;
 pub mod problem;
+pub mod slots;
 pub mod store;
 pub mod tls;
 pub mod ui;
@@ -98,7 +99,21 @@ pub struct Config {
     /// open at once; one more is refused (429), so no caller can pin the
     /// server's connections with waits (issue 45, item 2).
     pub max_polls_per_caller: usize,
+    /// Most request bodies one member may have being received at once; one
+    /// more is refused (429) from its headers, so no member can hold the
+    /// server's connections or its body budget alone (issue 45, item 1).
+    pub max_uploads_per_member: usize,
+    /// The slowest a body may arrive, bytes per second: a body of `n` bytes
+    /// is cut (408) when it is not in after [`BODY_GRACE`] plus `n` at this
+    /// rate (or [`Self::body_timeout_ms`], whichever is sooner), so a body
+    /// trickled a byte at a time holds its connection for seconds, not for
+    /// the whole slow-body deadline.
+    pub min_body_bytes_per_sec: u64,
 }
+
+/// What every body gets on top of its size at
+/// [`Config::min_body_bytes_per_sec`]: a connection's first round trips.
+pub const BODY_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
 
 impl std::fmt::Debug for Config {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -133,6 +148,8 @@ impl Default for Config {
             allow_plain_http: false,
             header_read_timeout_ms: 10_000,
             max_polls_per_caller: 16,
+            max_uploads_per_member: 4,
+            min_body_bytes_per_sec: 64 << 10,
             idle_timeout_ms: 60_000,
             max_connections: 1024,
             max_inflight_body_bytes: 1 << 30,
@@ -196,7 +213,9 @@ pub struct AppState {
     /// `NOTIFY` on PostgreSQL ([`store::Store::listen_for_changes`]).
     pub changed: Notify,
     /// Long polls open per caller ([`Config::max_polls_per_caller`]).
-    pub polls: Arc<api::PollCounts>,
+    pub polls: Arc<slots::CallerSlots>,
+    /// Bodies being received per member ([`Config::max_uploads_per_member`]).
+    pub uploads: Arc<slots::CallerSlots>,
     /// State machines being advanced.
     pub busy: Busy,
     /// Counters.
@@ -216,7 +235,8 @@ impl AppState {
             store,
             config,
             changed: Notify::new(),
-            polls: Arc::default(),
+            polls: slots::CallerSlots::new(slots::SlotKind::LongPoll),
+            uploads: slots::CallerSlots::new(slots::SlotKind::Upload),
             busy: Busy::default(),
             metrics: metrics::Metrics::default(),
             body_budget,
@@ -325,6 +345,16 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
     if config.max_polls_per_caller == 0 {
         return Err(StartError::Config(
             "max_polls_per_caller is 0: no member could wait for a round; give at least 1".into(),
+        ));
+    }
+    if config.max_uploads_per_member == 0 {
+        return Err(StartError::Config(
+            "max_uploads_per_member is 0: no member could upload anything; give at least 1".into(),
+        ));
+    }
+    if config.min_body_bytes_per_sec == 0 {
+        return Err(StartError::Config(
+            "min_body_bytes_per_sec is 0: give the slowest rate a body may arrive at (bytes per second, at least 1)".into(),
         ));
     }
     let store = Store::open(&config.database_url).await?;

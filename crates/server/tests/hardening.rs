@@ -152,13 +152,25 @@ impl Server {
 
     /// Signature headers of `who` for a request with an empty body.
     fn signed(&self, who: &Identity, member: &str, method: &str, path: &str) -> String {
+        self.signed_body(who, member, method, path, b"")
+    }
+
+    /// Signature headers of `who` for a request with `body`.
+    fn signed_body(
+        &self,
+        who: &Identity,
+        member: &str,
+        method: &str,
+        path: &str,
+        body: &[u8],
+    ) -> String {
         let ts = now_ms();
         let nonce = fresh_nonce();
-        let sig = who.sign_hex(&request_message(method, path, b"", ts, &nonce));
+        let sig = who.sign_hex(&request_message(method, path, body, ts, &nonce));
         format!(
             "{HEADER_MEMBER}: {member}\r\n{HEADER_TIMESTAMP}: {ts}\r\n{HEADER_NONCE}: {nonce}\r\n{HEADER_SIGNATURE}: {sig}\r\n{}: {}\r\n",
             fedhe_api::signing::HEADER_CONTENT_DIGEST,
-            fedhe_api::signing::digest_hex(b"")
+            fedhe_api::signing::digest_hex(body)
         )
     }
 
@@ -677,8 +689,114 @@ async fn one_callers_long_polls_are_capped(kind: Kind) {
     s.stop().await;
 }
 
+/// Attack (issue 45, item 1): a member holds connections with validly
+/// signed bodies it trickles a byte at a time, as many as it likes. A body
+/// must arrive at `min_body_bytes_per_sec` after the grace: a trickled one is
+/// cut (408) after the grace plus its size at that rate, not at the 60 s
+/// slow-body deadline; and a member has at most `max_uploads_per_member`
+/// bodies being received, one more refused at once (429, naming the count)
+/// while the other members' uploads go on.
+async fn a_members_slow_bodies_are_cut_and_capped(kind: Kind) {
+    let len = key_share_len(&toy_params());
+    let s = Server::start(kind, |c| {
+        c.max_uploads_per_member = 2;
+        c.min_body_bytes_per_sec = 100_000;
+    })
+    .await;
+    assert_eq!(
+        s.running.as_ref().unwrap().state.config.body_timeout_ms,
+        60_000
+    );
+    s.ceremony_and_study().await;
+    let path = "/v1/ceremonies/c1/public-key-shares/alpha";
+    let body = vec![0u8; len];
+    let head = |s: &Server| {
+        format!(
+            "PUT {path} HTTP/1.1\r\nhost: {}\r\ncontent-type: application/octet-stream\r\ncontent-length: {len}\r\n{}\r\n",
+            s.addr,
+            s.signed_body(&s.alpha, "alpha", "PUT", path, &body)
+        )
+    };
+    let trickle = |head: String| {
+        let addr = s.addr.clone();
+        std::thread::spawn(move || {
+            let started = Instant::now();
+            let mut stream = std::net::TcpStream::connect(&addr).unwrap();
+            stream
+                .set_read_timeout(Some(Duration::from_millis(200)))
+                .unwrap();
+            stream.write_all(head.as_bytes()).unwrap();
+            let mut buf = [0u8; 4096];
+            // One byte every 200 ms until the server answers (or 20 s).
+            while started.elapsed() < Duration::from_secs(20) {
+                if stream.write_all(&[0u8]).is_err() {
+                    break;
+                }
+                match stream.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        let text = String::from_utf8_lossy(&buf[..n]).into_owned();
+                        return (
+                            text.split_whitespace().nth(1).map(str::to_string),
+                            started.elapsed(),
+                        );
+                    }
+                    Err(_) => {}
+                }
+            }
+            (None, started.elapsed())
+        })
+    };
+    let held: Vec<_> = (0..2).map(|_| trickle(head(&s))).collect();
+    let uploads = s.running.as_ref().unwrap().state.uploads.clone();
+    let started = Instant::now();
+    while uploads.open("alpha") < 2 {
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "the uploads did not start"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // A third body of alpha's: refused from its headers, at once.
+    let (status, answer, took) = s.head_answer(head(&s)).await;
+    assert_eq!(status, Some(429), "{answer}");
+    assert!(
+        answer.contains("alpha has 2 uploads being received"),
+        "{answer}"
+    );
+    assert!(took < Duration::from_secs(1), "{took:?}");
+    // The trickled bodies are cut at the grace plus their size at the rate,
+    // long before the slow-body deadline.
+    let expected = fedhe_server::BODY_GRACE + Duration::from_secs_f64(len as f64 / 100_000.0);
+    for h in held {
+        let (status, took) = h.join().unwrap();
+        assert_eq!(status.as_deref(), Some("408"), "after {took:?}");
+        assert!(
+            took >= expected - Duration::from_millis(300)
+                && took < expected + Duration::from_secs(3),
+            "cut after {took:?}, expected about {expected:?}"
+        );
+    }
+    assert_eq!(uploads.open("alpha"), 0);
+    // Alpha's slots are back: its real upload is taken.
+    let r = s
+        .http
+        .put(format!("{}{path}", s.base))
+        .header("content-type", "application/octet-stream");
+    let mut r = r;
+    for line in s.signed_body(&s.alpha, "alpha", "PUT", path, &body).lines() {
+        let (k, v) = line.split_once(": ").unwrap();
+        r = r.header(k, v);
+    }
+    let r = r.body(body.clone()).send().await.unwrap();
+    assert_ne!(r.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_ne!(r.status(), StatusCode::REQUEST_TIMEOUT);
+    s.stop().await;
+}
+
 on_both_backends!(
     async;
+    a_members_slow_bodies_are_cut_and_capped,
     one_callers_long_polls_are_capped,
     a_huge_wait_is_clamped_instead_of_panicking_a_worker,
     bodies_are_refused_from_their_headers_before_they_are_read,

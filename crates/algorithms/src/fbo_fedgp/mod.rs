@@ -108,8 +108,8 @@ mod server;
 pub use client::Client;
 pub use model::{
     choose_warping, choose_warping_and_scaling, clip_threshold, magnitude_contribution,
-    warp_contribution, warp_log_likelihood, Hyperparameters, OutputScaling, OutputWarping,
-    SummaryScaling, Warping, CLIP_DEVIATIONS, WARP_SCALES,
+    value_bound, warp_contribution, warp_log_likelihood, Hyperparameters, OutputScaling,
+    OutputWarping, SummaryScaling, Warping, CLIP_DEVIATIONS, WARP_SCALES,
 };
 pub use params::{
     BetaSchedule, FboFedGpParams, FitStart, GlobalSteps, GlobalTrend, HyperLikelihood,

@@ -323,6 +323,36 @@ pub fn warp_contribution(candidates: &[OutputWarping], utilities: &[f64], n_max:
     out
 }
 
+/// The largest utility magnitude `|u|` a member may hold under `warping`
+/// with every contribution within `bound` whatever its other values: each
+/// per-point term of the sums its statistics average stays within `bound`
+/// (the terms of [`magnitude_contribution`] when the setting needs the
+/// federation's log-magnitudes, else of [`warp_contribution`] for its
+/// candidates). Each sum is divided by `n_max ≥ n`, so it is at most its
+/// largest term; the other contributions carry standardised values (and a
+/// clipped warping's lie in `[−1, 1]`), bounded for any finite data. At most
+/// [`crate::method::VALUE_BOUND_CAP`].
+pub fn value_bound(warping: Warping, bound: f64) -> f64 {
+    let candidates = if warping.needs_magnitudes() {
+        None
+    } else {
+        match warping.candidates(None) {
+            Ok(c) => Some(c),
+            Err(_) => return 0.0,
+        }
+    };
+    let fits = |u: f64| {
+        [u, -u].into_iter().all(|u| {
+            let terms = match &candidates {
+                None => magnitude_contribution(&[u], 1.0),
+                Some(c) => warp_contribution(c, &[u], 1.0),
+            };
+            terms.iter().all(|t| t.is_finite() && t.abs() <= bound)
+        })
+    };
+    crate::method::largest_fitting(fits, crate::method::VALUE_BOUND_CAP)
+}
+
 /// The federation's output standardisation, from the secure sum of every
 /// client's `(n_i, Σu, Σu²)`.
 #[derive(Debug, Clone, Copy, PartialEq)]

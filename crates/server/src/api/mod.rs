@@ -216,59 +216,11 @@ pub const MAX_LONG_POLL_SECS: u64 = 3600;
 /// which cost a core a quarter of its time at 1,000 open polls, issue 45.)
 pub const POLL_FALLBACK: Duration = Duration::from_secs(5);
 
-/// Long polls open per caller (member id, or `admin`).
-#[derive(Debug, Default)]
-pub struct PollCounts(std::sync::Mutex<HashMap<String, usize>>);
-
-impl PollCounts {
-    /// How many long polls `caller` holds open.
-    pub fn open(&self, caller: &str) -> usize {
-        let open = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        open.get(caller).copied().unwrap_or(0)
-    }
-
-    /// A slot for one more poll of `caller`, or a 429 naming the limit.
-    fn take(self: &Arc<Self>, caller: &str, limit: usize) -> ApiResult<PollSlot> {
-        let mut open = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        let count = open.entry(caller.to_string()).or_default();
-        if *count >= limit {
-            return Err(ApiError::too_many_requests(format!(
-                "{caller} has {count} long polls open, the most one caller may hold; \
-                 wait for one to end (or ask without ?wait=)"
-            )));
-        }
-        *count += 1;
-        Ok(PollSlot {
-            counts: self.clone(),
-            caller: caller.to_string(),
-        })
-    }
-}
-
-/// One open long poll of a caller, given back on drop.
-#[derive(Debug)]
-struct PollSlot {
-    counts: Arc<PollCounts>,
-    caller: String,
-}
-
-impl Drop for PollSlot {
-    fn drop(&mut self) {
-        let mut open = self.counts.0.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(count) = open.get_mut(&self.caller) {
-            *count -= 1;
-            if *count == 0 {
-                open.remove(&self.caller);
-            }
-        }
-    }
-}
-
 /// A long poll's wait (`?wait=`), holding its caller's slot while it lasts.
 #[derive(Debug)]
 struct Wait {
     duration: Duration,
-    _slot: Option<PollSlot>,
+    _slot: Option<crate::slots::CallerSlot>,
 }
 
 impl Wait {
@@ -405,7 +357,7 @@ impl Incoming {
                 )));
             }
         }
-        let deadline = Duration::from_millis(state.config.body_timeout_ms);
+        let deadline = body_deadline(&state.config, self.headers.get(header::CONTENT_LENGTH));
         let body = tokio::time::timeout(deadline, axum::body::to_bytes(self.body, limit))
             .await
             .map_err(|_| {
@@ -430,6 +382,21 @@ impl Incoming {
             body,
         })
     }
+}
+
+/// How long a body of the declared length may take to arrive: the grace
+/// ([`crate::BODY_GRACE`]) plus its size at
+/// [`crate::Config::min_body_bytes_per_sec`], at most the slow-body deadline
+/// ([`crate::Config::body_timeout_ms`]). A body trickled below the rate is
+/// cut (issue 45, item 1).
+pub fn body_deadline(config: &crate::Config, declared: Option<&HeaderValue>) -> Duration {
+    let declared = declared
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(0);
+    let at_rate =
+        Duration::from_secs_f64(declared as f64 / config.min_body_bytes_per_sec.max(1) as f64);
+    (crate::BODY_GRACE + at_rate).min(Duration::from_millis(config.body_timeout_ms))
 }
 
 fn octet_response(bytes: Vec<u8>) -> Response {
