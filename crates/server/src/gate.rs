@@ -51,6 +51,11 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 /// acquisition; bodies are reserved in KiB, rounded up).
 const BUDGET_UNIT: usize = 1024;
 
+/// What receiving, decoding and slicing a dealing of `n` bytes holds at
+/// most, in multiples of `n`: the body, the decoded shares, and every
+/// recipient's slice.
+pub const DEALING_HOLDS: usize = 3;
+
 /// The in-flight body budget: [`crate::Config::max_inflight_body_bytes`] in
 /// KiB permits.
 pub fn body_budget(config: &Config) -> Arc<Semaphore> {
@@ -177,9 +182,18 @@ pub async fn gate(State(state): State<Arc<AppState>>, request: Request, next: Ne
     )
     .await;
     match admitted {
-        Ok(admitted) => {
+        Ok(Admission::Run(admitted)) => {
             let response = tracing::Instrument::instrument(next.run(request), span.clone()).await;
             drop(admitted);
+            response
+        }
+        Ok(Admission::Answered(mut response)) => {
+            // The body is left unread (as for a refusal).
+            if has_body(&headers) {
+                response
+                    .headers_mut()
+                    .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            }
             response
         }
         Err(e) => span.in_scope(|| {
@@ -212,6 +226,14 @@ struct Admitted {
     _upload: Option<CallerSlot>,
 }
 
+/// What [`admit`] decided: run the handler, or the answer is already known.
+enum Admission {
+    /// Run the handler, holding what it was admitted with.
+    Run(Admitted),
+    /// Answered from the headers and the store (a dealing sent again).
+    Answered(Response),
+}
+
 /// The checks of [`gate`].
 async fn admit(
     state: &AppState,
@@ -219,13 +241,14 @@ async fn admit(
     path: &str,
     path_and_query: &str,
     headers: &HeaderMap,
-) -> ApiResult<Admitted> {
+) -> ApiResult<Admission> {
     let Route {
         scope,
         limit,
         sized,
     } = classify(method, path, &state.config);
     let mut upload = None;
+    let mut signer = None;
     match scope {
         Scope::Open => {}
         Scope::Admin => {
@@ -266,6 +289,7 @@ async fn admit(
                 &signed,
                 has_body(headers),
             )?;
+            signer = Some(signed.member);
             // A member's bodies being received are capped (issue 45, item 1).
             if has_body(headers) {
                 upload = Some(
@@ -277,6 +301,35 @@ async fn admit(
         }
     }
     let declared = declared_length(headers, limit)?;
+    // A dealer's dealing sent again is answered from the stored hash and
+    // the signed digest of the body, without reading it (issue 45, finding
+    // 3: 180 resends of a valid 25 MiB dealing were each read and decoded).
+    if let Some(SizedUpload::Dealing { ceremony, member }) = sized.filter(|_| signer.is_some()) {
+        if signer != Some(member) {
+            return Err(ApiError::forbidden(format!(
+                "{} cannot write the slot of {member}",
+                signer.unwrap_or_default()
+            )));
+        }
+        if let Some(stored) = state.store.dealing_hash(ceremony, member).await? {
+            let digest = headers
+                .get(fedhe_api::signing::HEADER_CONTENT_DIGEST)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("");
+            if !digest.eq_ignore_ascii_case(&hex::encode(&stored)) {
+                return Err(ApiError::conflict(format!(
+                    "{member} already sent a different dealing in ceremony {ceremony}"
+                )));
+            }
+            let receipt = fedhe_api::UploadReceipt {
+                hash: hex::encode(&stored),
+                created: false,
+            };
+            return Ok(Admission::Answered(
+                (StatusCode::OK, axum::Json(receipt)).into_response(),
+            ));
+        }
+    }
     if let Some(upload) = sized {
         // The round fixes the exact size: anything else is refused unread,
         // so a caller with well-formed signature headers (checked only with
@@ -289,15 +342,23 @@ async fn admit(
             )));
         }
     }
+    // A dealing is decoded and sliced after it is read, which holds about
+    // twice its size again: that is reserved here with the body, at once,
+    // so no request holds its body's share while it waits for more (two
+    // waits on one budget starve each other: issue 45, item 3).
+    let hold = match sized {
+        Some(SizedUpload::Dealing { .. }) => (declared as usize).saturating_mul(DEALING_HOLDS),
+        _ => declared as usize,
+    };
     let permit = if declared == 0 {
         None
     } else {
-        Some(reserve(state, declared as usize).await?)
+        Some(reserve(state, hold).await?)
     };
-    Ok(Admitted {
+    Ok(Admission::Run(Admitted {
         _permit: permit,
         _upload: upload,
-    })
+    }))
 }
 
 /// Reserves `bytes` of the in-flight budget ([`crate::Config::max_inflight_body_bytes`])
@@ -305,7 +366,9 @@ async fn admit(
 /// one holds. Waits up to half the slow-body deadline (a request that waited
 /// for room still has the other half to send its body), then 503.
 pub async fn reserve(state: &AppState, bytes: usize) -> ApiResult<OwnedSemaphorePermit> {
+    // At most the whole budget: a request larger than it would never get in.
     let units = bytes
+        .min(state.config.max_inflight_body_bytes)
         .div_ceil(BUDGET_UNIT)
         .min(Semaphore::MAX_PERMITS)
         .min(u32::MAX as usize) as u32;

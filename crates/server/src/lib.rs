@@ -152,7 +152,7 @@ impl Default for Config {
             min_body_bytes_per_sec: 64 << 10,
             idle_timeout_ms: 60_000,
             max_connections: 1024,
-            max_inflight_body_bytes: 1 << 30,
+            max_inflight_body_bytes: 256 << 20,
         }
     }
 }

@@ -461,16 +461,9 @@ async fn put_dealing(
         }
         None => {}
     }
-    // Decoding and slicing hold about twice the body again: reserved from
-    // the in-flight budget like a body, so concurrent dealings cannot take
-    // the server past it.
-    let decoding = (2 * req.body.len()).min(
-        state
-            .config
-            .max_inflight_body_bytes
-            .saturating_sub(req.body.len()),
-    );
-    let _decoding = crate::gate::reserve(&state, decoding).await?;
+    // Decoding and slicing hold about twice the body again: the gate
+    // reserved that with the body (`gate::DEALING_HOLDS`), so concurrent
+    // dealings cannot take the server past its in-flight budget.
     let params = state.params(&c.parameter_set, c.allow_insecure)?;
     let members: Vec<String> = state
         .store
