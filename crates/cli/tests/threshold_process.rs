@@ -36,6 +36,60 @@ fn problem_status(e: &ClientError) -> Option<u16> {
     }
 }
 
+/// The toy t-of-n ceremony `c1` of `names` (identity keys `identities`),
+/// threshold `threshold`.
+fn ceremony_spec(
+    names: &[&str],
+    identities: &[Arc<Identity>],
+    threshold: u32,
+) -> fedhe_api::CeremonySpec {
+    fedhe_api::CeremonySpec {
+        id: "c1".into(),
+        parameter_set: "toy-n1024".into(),
+        members: names
+            .iter()
+            .zip(identities)
+            .map(|(m, id)| fedhe_api::MemberSpec {
+                id: m.to_string(),
+                identity_key: id.public_key_hex(),
+            })
+            .collect(),
+        deadline_secs: 600,
+        allow_insecure: true,
+        admin_key: toy_federation::admin_identity().public_key_hex(),
+        threshold: Some(threshold),
+    }
+}
+
+/// Each member's client at `url` and its key folder under `work`, for tests
+/// that play some members by hand.
+fn members_by_hand(
+    url: &str,
+    work: &std::path::Path,
+    names: &[&str],
+    identities: &[Arc<Identity>],
+) -> (Vec<Client>, Vec<KeyDir>) {
+    let clients = names
+        .iter()
+        .zip(identities)
+        .map(|(m, identity)| {
+            Client::new(
+                url,
+                fedhe_client::Auth::Member {
+                    id: m.to_string(),
+                    identity: identity.clone(),
+                },
+            )
+            .unwrap()
+        })
+        .collect();
+    let dirs = names
+        .iter()
+        .map(|m| KeyDir::open_or_create(work.join(m)).unwrap())
+        .collect();
+    (clients, dirs)
+}
+
 /// Five members, T = 3: every member joins (commit, reveal, deal, open,
 /// confirm) through the server; the ceremony completes with T in its
 /// transcript; any three stored threshold shares decrypt an encryption under
@@ -154,22 +208,7 @@ fn a_tampered_dealing_names_its_dealer_and_bad_settings_are_refused() {
         .iter()
         .map(|_| Arc::new(Identity::generate()))
         .collect();
-    let mut spec = fedhe_api::CeremonySpec {
-        id: "c1".into(),
-        parameter_set: "toy-n1024".into(),
-        members: NAMES
-            .iter()
-            .zip(&identities)
-            .map(|(m, id)| fedhe_api::MemberSpec {
-                id: m.to_string(),
-                identity_key: id.public_key_hex(),
-            })
-            .collect(),
-        deadline_secs: 600,
-        allow_insecure: true,
-        admin_key: toy_federation::admin_identity().public_key_hex(),
-        threshold: Some(2),
-    };
+    let mut spec = ceremony_spec(&NAMES, &identities, 2);
     // T ≤ n/2 and T > n: refused, naming the threshold; nothing is created.
     let e = admin.create_ceremony(&spec).unwrap_err();
     assert_eq!(problem_status(&e), Some(400), "{e}");
@@ -183,24 +222,7 @@ fn a_tampered_dealing_names_its_dealer_and_bad_settings_are_refused() {
     );
     spec.threshold = Some(3);
     admin.create_ceremony(&spec).unwrap();
-    let clients: Vec<Client> = NAMES
-        .iter()
-        .zip(&identities)
-        .map(|(m, identity)| {
-            Client::new(
-                &server.url,
-                fedhe_client::Auth::Member {
-                    id: m.to_string(),
-                    identity: identity.clone(),
-                },
-            )
-            .unwrap()
-        })
-        .collect();
-    let dirs: Vec<KeyDir> = NAMES
-        .iter()
-        .map(|m| KeyDir::open_or_create(work.path().join(m)).unwrap())
-        .collect();
+    let (clients, dirs) = members_by_hand(&server.url, work.path(), &NAMES, &identities);
     // The cheater m5 does its part by hand: commit, reveal, then a dealing
     // whose share to m2 is changed after sealing.
     let cheater = &clients[4];
@@ -301,41 +323,9 @@ fn a_verdicts_bidi_and_zero_width_characters_reach_no_one_raw() {
         .map(|_| Arc::new(Identity::generate()))
         .collect();
     admin
-        .create_ceremony(&fedhe_api::CeremonySpec {
-            id: "c1".into(),
-            parameter_set: "toy-n1024".into(),
-            members: names
-                .iter()
-                .zip(&identities)
-                .map(|(m, id)| fedhe_api::MemberSpec {
-                    id: m.to_string(),
-                    identity_key: id.public_key_hex(),
-                })
-                .collect(),
-            deadline_secs: 600,
-            allow_insecure: true,
-            admin_key: toy_federation::admin_identity().public_key_hex(),
-            threshold: Some(2),
-        })
+        .create_ceremony(&ceremony_spec(&names, &identities, 2))
         .unwrap();
-    let clients: Vec<Client> = names
-        .iter()
-        .zip(&identities)
-        .map(|(m, identity)| {
-            Client::new(
-                &server.url,
-                fedhe_client::Auth::Member {
-                    id: m.to_string(),
-                    identity: identity.clone(),
-                },
-            )
-            .unwrap()
-        })
-        .collect();
-    let dirs: Vec<KeyDir> = names
-        .iter()
-        .map(|m| KeyDir::open_or_create(work.path().join(m)).unwrap())
-        .collect();
+    let (clients, dirs) = members_by_hand(&server.url, work.path(), &names, &identities);
     let params = fedhe_client::member::params_by_name("toy-n1024", true).unwrap();
     let ids: Vec<MemberId> = names.iter().map(|m| MemberId::new(*m).unwrap()).collect();
     let crs =
