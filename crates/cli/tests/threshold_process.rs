@@ -330,8 +330,14 @@ fn a_tampered_dealing_names_its_dealer_and_bad_settings_are_refused() {
         // and another member's signature for it too.
         let path = "/v1/ceremonies/c1/dealings/m5";
         let digest = blake3::hash(&bytes).to_hex().to_string();
-        let (status, body, took) =
-            head_without_body(&server.url, &identities[4], "m5", path, &digest, bytes.len());
+        let (status, body, took) = head_without_body(
+            &server.url,
+            &identities[4],
+            "m5",
+            path,
+            &digest,
+            bytes.len(),
+        );
         assert_eq!(status, Some(200), "{body}");
         assert!(body.contains("\"created\":false"), "{body}");
         assert!(took < Duration::from_secs(2), "answered after {took:?}");
@@ -340,8 +346,14 @@ fn a_tampered_dealing_names_its_dealer_and_bad_settings_are_refused() {
             head_without_body(&server.url, &identities[4], "m5", path, &other, bytes.len());
         assert_eq!(status, Some(409), "{body}");
         assert!(body.contains("already sent a different dealing"), "{body}");
-        let (status, body, _) =
-            head_without_body(&server.url, &identities[0], "m1", path, &digest, bytes.len());
+        let (status, body, _) = head_without_body(
+            &server.url,
+            &identities[0],
+            "m1",
+            path,
+            &digest,
+            bytes.len(),
+        );
         assert_eq!(status, Some(403), "{body}");
         let outcomes: Vec<Result<(), ClientError>> =
             honest.into_iter().map(|h| h.join().unwrap()).collect();
