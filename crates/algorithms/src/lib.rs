@@ -42,5 +42,5 @@ pub mod surrogate;
 
 pub use error::AlgorithmError;
 pub use fbo_fedgp::{FboFedGpParams, Method};
-pub use method::{configure, FederatedMethod, Roster, RoundProgress, VALUE_BOUND_CAP};
+pub use method::{configure, FederatedMethod, PrivateSeed, Roster, RoundProgress, VALUE_BOUND_CAP};
 pub use result::{ResultsFile, RunResult};

@@ -11,7 +11,7 @@
 //! public seed and the sums, so every member computes it alike.
 
 use crate::fbo_fedgp::{self, FboFedGpParams, Method};
-pub use crate::roster::{simulated_private_seed, LocalMember, Roster, RoundProgress};
+pub use crate::roster::{simulated_private_seed, LocalMember, PrivateSeed, Roster, RoundProgress};
 use crate::{dp_fts_de, fed_pne, fts, ldp_bo, AlgorithmError, RunResult};
 use fedhe_crypto::{MemberId, SecureSum};
 use fedhe_tasks::Task;

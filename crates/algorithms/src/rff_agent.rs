@@ -29,7 +29,7 @@ use fedhe_gp::rff::{RandomFourierFeatures, RffPosterior};
 use fedhe_gp::{KernelParams, PosteriorPath, SquaredExponential};
 use fedhe_tasks::{Evaluation, Task};
 use nalgebra::{DMatrix, DVector};
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use std::time::Instant;
 
@@ -186,7 +186,12 @@ pub struct RffAgent {
 impl RffAgent {
     /// Agent number `index` of `task` (which per-client objective it evaluates),
     /// with its own seeded RNG.
-    pub fn new(id: MemberId, index: usize, task: &Task, seed: u64) -> Self {
+    pub fn new(
+        id: MemberId,
+        index: usize,
+        task: &Task,
+        seed: impl Into<crate::roster::PrivateSeed>,
+    ) -> Self {
         Self {
             id,
             index,
@@ -196,7 +201,7 @@ impl RffAgent {
             best_value: None,
             optimum: task.utility(task.client_optimum(index)),
             cumulative_regret: 0.0,
-            rng: ChaCha8Rng::seed_from_u64(seed),
+            rng: seed.into().rng(),
         }
     }
 

@@ -324,7 +324,7 @@ fn members_in_separate_threads_reproduce_the_in_process_federation() {
         &ids,
         &me,
         seed,
-        1,
+        1u64.into(),
         &mut |_| {},
     )
     .unwrap_err();
@@ -1338,7 +1338,7 @@ fn pooled_bo_never_runs_as_a_member() {
         &m,
         &m[0],
         1,
-        2,
+        2u64.into(),
         &mut |_| {},
     )
     .unwrap_err()

@@ -18,7 +18,8 @@ use fedhe_algorithms::fbo_fedgp::{
 use fedhe_algorithms::privacy::{PrivateReleases, ValidDp};
 use fedhe_algorithms::AlgorithmError;
 use fedhe_attacks::{
-    subspace_attack, AttackOptions, BlockScales, Federation, MemberView, Recovery, ValueMethod,
+    difference_attack, subspace_attack, AttackOptions, BlockScales, ConsecutiveView,
+    DifferenceOptions, Federation, MemberView, Recovery, ValueMethod,
 };
 use fedhe_crypto::{MemberId, PlainSum};
 use fedhe_dp::ClipParams;
@@ -241,8 +242,18 @@ impl Setup {
     /// [`Setup::shares_at`], or the mechanism's refusal (a noise below its
     /// grid).
     fn try_shares_at(&self, dp: ValidDp, z: f64) -> Result<Vec<Vec<f64>>, AlgorithmError> {
-        let bound = self.bound(&dp);
         let mut releases = PrivateReleases::new(dp, z, vec![[1; 32], [2; 32], [3; 32]]);
+        self.shares_from(&mut releases, self.bound(&dp))
+    }
+
+    /// The members' shares of their summaries clipped to `bound`, drawn from
+    /// `releases` (whose noise streams go on: a second call is the next
+    /// release, with fresh noise, as the product makes it).
+    fn shares_from(
+        &self,
+        releases: &mut PrivateReleases,
+        bound: f64,
+    ) -> Result<Vec<Vec<f64>>, AlgorithmError> {
         // As the product sends them: in units of the clip, sensitivity 2,
         // scaled back after the sum (here, share by share: the same sum).
         self.clipped(bound)
@@ -489,6 +500,101 @@ fn the_servers_view_gives_nothing_away_once_shares_are_blinded() {
         }
         Err(e) => eprintln!("server's view, blinded: the attack cannot start ({e})"),
     }
+}
+
+/// Attack (b) on two consecutive releases of the setup's model: `earlier`
+/// and `later` are the members' vectors before and after members 1 and 2
+/// each evaluated one more point (`after` holds those clients); the
+/// attacker knows their earlier points and values and looks for the new
+/// ones. Scored against the two new points.
+fn difference_recovery(
+    s: &Setup,
+    after: &Setup,
+    earlier: &[Vec<f64>],
+    later: &[Vec<f64>],
+) -> Recovery {
+    let family = Matern52::new(KernelParams::isotropic(DIM, 1.0, 1.0).unwrap());
+    let data = |c: &Client| c.data(&s.task, OutputWarping::SignedLog, &s.scaling);
+    let view = ConsecutiveView {
+        kernel: s.hyper.kernel(&family).unwrap(),
+        noise_variance: s.hyper.noise(),
+        prior_mean: 0.0,
+        support: s.support.clone(),
+        earlier: s.channel.from_channel(&Setup::others(earlier)).unwrap(),
+        later: s.channel.from_channel(&Setup::others(later)).unwrap(),
+        known: s.clients[1..].iter().map(data).collect(),
+    };
+    let mut rng = ChaCha20Rng::seed_from_u64(13);
+    let found = difference_attack(&view, &DifferenceOptions::default(), &mut rng).unwrap();
+    let (mut tx, mut ty) = (Vec::new(), Vec::new());
+    for c in &after.clients[1..] {
+        let (x, y) = data(c);
+        let last = x.nrows() - 1;
+        tx.push(x.row(last).iter().copied().collect::<Vec<f64>>());
+        ty.push(y[last]);
+    }
+    let (mut inputs, mut values) = (Vec::new(), Vec::new());
+    for (x, v) in found.inputs.iter().zip(&found.values) {
+        if let (Some(x), Some(v)) = (x, v) {
+            inputs.push(x.clone());
+            values.push(*v);
+        }
+    }
+    let mut rng = ChaCha20Rng::seed_from_u64(5);
+    Recovery::evaluate(&tx, &ty, &inputs, Some(&values), 200, &mut rng)
+}
+
+/// The setup after members 1 and 2 each evaluated one more point (uniform
+/// in the box, public stream 99), with the model and output scaling kept.
+fn one_more_point_each(s: &Setup) -> Setup {
+    let mut after = setup();
+    let mut rng = ChaCha20Rng::seed_from_u64(99);
+    for c in &mut after.clients[1..] {
+        let x: Vec<f64> = (0..DIM).map(|_| rand::Rng::gen(&mut rng)).collect();
+        c.evaluate(&s.task, x).unwrap();
+    }
+    after
+}
+
+/// Attack (b), differences of consecutive releases: a member that holds
+/// the others' earlier points finds each one's next point and value from
+/// the difference of two noise-free summaries, and from two private
+/// releases whose noise was reused (the noise cancels); with fresh noise in
+/// each private release (ε = 4 spent on each) it finds nothing.
+#[test]
+fn consecutive_releases_give_the_new_points_away_only_without_fresh_noise() {
+    let s = setup();
+    let after = one_more_point_each(&s);
+    let r = difference_recovery(&s, &after, &s.summaries(), &after.summaries());
+    row("attack (b), noise-free summaries", &r);
+    assert!(r.inputs_1pct >= 0.99 && r.both_1pct >= 0.99, "{r:?}");
+    assert!(!r.within_random_baseline(), "{r:?}");
+    let (dp, z) = private_setting(4.0);
+    let bound = s.bound(&dp);
+    let seeds = vec![[1; 32], [2; 32], [3; 32]];
+    // The same noise in both (each release from a stream started afresh).
+    let reused = difference_recovery(
+        &s,
+        &after,
+        &s.shares_from(&mut PrivateReleases::new(dp, z, seeds.clone()), bound)
+            .unwrap(),
+        &after
+            .shares_from(&mut PrivateReleases::new(dp, z, seeds.clone()), bound)
+            .unwrap(),
+    );
+    row(
+        "attack (b), private releases with the noise reused",
+        &reused,
+    );
+    assert!(reused.inputs_1pct >= 0.99, "{reused:?}");
+    // As the product makes them: one ledger, its streams going on.
+    let mut releases = PrivateReleases::new(dp, z, seeds);
+    let earlier = s.shares_from(&mut releases, bound).unwrap();
+    let later = after.shares_from(&mut releases, bound).unwrap();
+    let fresh = difference_recovery(&s, &after, &earlier, &later);
+    row("attack (b), private releases at ε = 4, fresh noise", &fresh);
+    assert!(fresh.within_random_baseline(), "{fresh:?}");
+    assert_eq!(fresh.inputs_5pct, 0.0, "{fresh:?}");
 }
 
 fn row(label: &str, r: &Recovery) {

@@ -101,7 +101,7 @@ fn seed_agent(root: &Path, name: &str, index: usize, study: &str) {
     let file = serde_json::json!({
         "study": study,
         "member": name,
-        "private_seed": hex::encode(seed.to_le_bytes()),
+        "private_seed": hex::encode(seed.expose_bytes()),
     });
     let mut f = std::fs::OpenOptions::new()
         .create_new(true)

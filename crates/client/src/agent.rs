@@ -42,7 +42,9 @@ use crate::keys::{self, KeyDir};
 use crate::member::{verify_ceremony, MemberSession, NetworkSum};
 use crate::policy::MemberPolicy;
 use crate::{Client, ClientError};
-use fedhe_algorithms::{AlgorithmError, FederatedMethod, Roster, RoundProgress, RunResult};
+use fedhe_algorithms::{
+    AlgorithmError, FederatedMethod, PrivateSeed, Roster, RoundProgress, RunResult,
+};
 use fedhe_crypto::MemberId;
 use fedhe_tasks::{Evaluation, Problem, Sense, Task, TaskError};
 use rand_chacha::ChaCha8Rng;
@@ -622,16 +624,19 @@ fn create_private_dir(path: &Path) -> Result<(), ClientError> {
         .map_err(|e| ClientError::Keys(format!("{}: {e}", path.display())))
 }
 
-/// The private seed of this member in this study, created on first use.
-fn private_seed(state: &Path, study: &str, member: &str) -> Result<u64, ClientError> {
+/// The private seed of this member in this study, created on first use:
+/// 32 bytes from the operating system's entropy. A folder an older agent
+/// made holds an 8-byte seed, which is still read (its study replays as
+/// before) but gives its noise only 64 bits of entropy.
+fn private_seed(state: &Path, study: &str, member: &str) -> Result<PrivateSeed, ClientError> {
     let path = state.join(AGENT_FILE);
     if !path.exists() {
-        let mut seed = [0u8; 8];
-        fedhe_ring::Csprng::from_entropy().fill_bytes(&mut seed);
+        let mut seed = zeroize::Zeroizing::new([0u8; 32]);
+        fedhe_ring::Csprng::from_entropy().fill_bytes(seed.as_mut());
         let file = AgentFile {
             study: study.into(),
             member: member.into(),
-            private_seed: hex::encode(seed),
+            private_seed: hex::encode(seed.as_slice()),
         };
         let bytes =
             serde_json::to_vec_pretty(&file).map_err(|e| ClientError::Decode(e.to_string()))?;
@@ -649,16 +654,19 @@ fn private_seed(state: &Path, study: &str, member: &str) -> Result<u64, ClientEr
             file.study
         )));
     }
-    let seed: [u8; 8] = fedhe_api::signing::decode_hex(&file.private_seed)
-        .ok()
-        .and_then(|b| b.try_into().ok())
-        .ok_or_else(|| {
-            ClientError::Decode(format!(
-                "{}: private_seed is not 8 hex bytes",
-                path.display()
-            ))
-        })?;
-    Ok(u64::from_le_bytes(seed))
+    let bytes = zeroize::Zeroizing::new(
+        fedhe_api::signing::decode_hex(&file.private_seed).unwrap_or_default(),
+    );
+    if let Ok(seed) = <[u8; 32]>::try_from(bytes.as_slice()) {
+        return Ok(PrivateSeed::from_bytes(seed));
+    }
+    if let Ok(legacy) = <[u8; 8]>::try_from(bytes.as_slice()) {
+        return Ok(PrivateSeed::from(u64::from_le_bytes(legacy)));
+    }
+    Err(ClientError::Decode(format!(
+        "{}: private_seed is not 32 hex bytes",
+        path.display()
+    )))
 }
 
 /// What `fedhe agent run` needs.
@@ -1534,6 +1542,49 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("not a finite number"), "{e}");
+    }
+
+    /// Issue 44: a new agent's private seed is 32 bytes of fresh entropy,
+    /// kept 0600 and read back the same; a legacy 8-byte seed still reads as
+    /// the stream it gave; any other length is refused naming the field.
+    #[test]
+    fn the_private_seed_is_256_bits_and_a_legacy_seed_still_reads() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a");
+        create_private_dir(&a).unwrap();
+        let seed = private_seed(&a, "s", "m1").unwrap();
+        let file: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(a.join(AGENT_FILE)).unwrap()).unwrap();
+        let stored = file["private_seed"].as_str().unwrap();
+        assert_eq!(stored.len(), 64, "{stored}");
+        assert_eq!(stored, hex::encode(seed.expose_bytes()));
+        let mode = std::fs::metadata(a.join(AGENT_FILE))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+        assert_eq!(private_seed(&a, "s", "m1").unwrap(), seed);
+        let b = dir.path().join("b");
+        create_private_dir(&b).unwrap();
+        assert_ne!(private_seed(&b, "s", "m1").unwrap(), seed);
+        for (hex_seed, expected) in [
+            ("0700000000000000", Some(PrivateSeed::from(7u64))),
+            ("0700", None),
+            ("zz", None),
+        ] {
+            let c = dir.path().join(format!("c{}", hex_seed.len()));
+            create_private_dir(&c).unwrap();
+            let body = serde_json::json!({"study": "s", "member": "m1", "private_seed": hex_seed});
+            std::fs::write(c.join(AGENT_FILE), body.to_string()).unwrap();
+            match expected {
+                Some(e) => assert_eq!(private_seed(&c, "s", "m1").unwrap(), e),
+                None => {
+                    let err = private_seed(&c, "s", "m1").unwrap_err().to_string();
+                    assert!(err.contains("private_seed is not 32 hex bytes"), "{err}");
+                }
+            }
+        }
     }
 
     /// Issue 45, finding 8: `tell` refuses a value beyond the pending point's

@@ -52,8 +52,9 @@ pub fn run(
 /// Stream indices of the run's randomness (see [`mix`]).
 const FEATURES_STREAM: u64 = 0;
 const SERVER_STREAM: u64 = u64::MAX;
-/// The stream of a member's Poisson coin and noise shares, from its private seed.
-const MEMBER_NOISE_STREAM: u64 = 1 << 32;
+/// The domain of a member's Poisson coin and noise shares, drawn from its
+/// private seed.
+const MEMBER_NOISE_DOMAIN: [u8; 8] = *b"ftsde-nz";
 
 /// Refuses what a member running alone cannot do: central noise needs a
 /// trusted server to draw the batch and add the noise, which an agent's
@@ -123,7 +124,7 @@ pub fn run_roster(
     let mut member_rngs: Vec<Csprng> = roster
         .local()
         .iter()
-        .map(|l| Csprng::from_u128_seed(u128::from(mix(l.private_seed, MEMBER_NOISE_STREAM))))
+        .map(|l| l.private_seed.csprng(MEMBER_NOISE_DOMAIN))
         .collect();
     let mut server = DpFtsDeServer::new(channel, params, server_rng)?;
     let own_coin = PoissonSampling::new(params.mechanism.sampling_rate())?;

@@ -15,7 +15,7 @@ use fedhe_gp::trend::{QuadraticTrend, TrendSums};
 use fedhe_gp::{ExactGp, ExactGpParams, Kernel};
 use fedhe_tasks::{Evaluation, Task};
 use nalgebra::{DMatrix, DVector};
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 /// The clamp on a client's per-point log-likelihood contributions.
@@ -46,14 +46,14 @@ pub struct Client {
 impl Client {
     /// Client number `index` of the federation (which of a task's per-client
     /// objectives it evaluates), without data, with its own seeded RNG.
-    pub fn new(id: MemberId, index: usize, seed: u64) -> Self {
+    pub fn new(id: MemberId, index: usize, seed: impl Into<crate::roster::PrivateSeed>) -> Self {
         Self {
             id,
             index,
             x: Vec::new(),
             observed: Vec::new(),
             best_noise_free: None,
-            rng: ChaCha8Rng::seed_from_u64(seed),
+            rng: seed.into().rng(),
             trust_region: None,
         }
     }

@@ -146,7 +146,7 @@ pub fn run_observed(
 
 /// The private seed [`run`] gives client `index` of a federation seeded with
 /// `seed` (so a run of [`run_member`] per member can reproduce it).
-pub fn simulated_client_seed(seed: u64, index: usize) -> u64 {
+pub fn simulated_client_seed(seed: u64, index: usize) -> crate::roster::PrivateSeed {
     crate::roster::simulated_private_seed(seed, index)
 }
 
@@ -192,7 +192,7 @@ pub fn run_member(
     members: &[MemberId],
     me: &MemberId,
     seed: u64,
-    private_seed: u64,
+    private_seed: crate::roster::PrivateSeed,
     observer: &mut dyn FnMut(&RoundEvent),
 ) -> Result<RunResult, AlgorithmError> {
     let roster = crate::roster::Roster::member(members, me, private_seed)?;

@@ -11,7 +11,6 @@ use fedhe_crypto::{MemberId, SecureSum};
 use fedhe_dp::GaussianMechanism;
 use fedhe_ring::Csprng;
 use fedhe_tasks::Task;
-use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use std::time::Instant;
@@ -29,12 +28,18 @@ pub struct Client {
 impl Client {
     /// Client `index` with noise streams from `seed`; `dp_sigma` is
     /// DP-Fed-PNE's per-reward noise `σ`.
-    pub fn new(id: MemberId, index: usize, seed: u64, dp_sigma: Option<f64>) -> Self {
+    pub fn new(
+        id: MemberId,
+        index: usize,
+        seed: impl Into<crate::roster::PrivateSeed>,
+        dp_sigma: Option<f64>,
+    ) -> Self {
+        let seed = seed.into();
         Self {
             id,
             index,
-            rng: ChaCha8Rng::seed_from_u64(seed),
-            dp_rng: Csprng::from_u128_seed(u128::from(seed) << 1 | 1),
+            rng: seed.rng(),
+            dp_rng: seed.csprng(*b"pne-dp-1"),
             dp_sigma,
         }
     }

@@ -33,11 +33,16 @@ pub struct Institution {
 
 impl Institution {
     /// Institution `id` with its own noise streams from `seed`.
-    pub fn new(id: MemberId, seed: u64, ctl: Option<ConvertToLaplace>) -> Self {
+    pub fn new(
+        id: MemberId,
+        seed: impl Into<crate::roster::PrivateSeed>,
+        ctl: Option<ConvertToLaplace>,
+    ) -> Self {
+        let seed = seed.into();
         Self {
             id,
-            noise_rng: ChaCha8Rng::seed_from_u64(seed),
-            dp_rng: Csprng::from_u128_seed(u128::from(seed) << 1 | 1),
+            noise_rng: seed.rng(),
+            dp_rng: seed.csprng(*b"ldp-bo-1"),
             ctl,
         }
     }
