@@ -263,7 +263,10 @@ impl FederatedMethod for FboFedGp {
         self.method.uses_channel()
     }
     fn check_networked_settings(&self) -> Result<(), AlgorithmError> {
-        fbo_fedgp::check_networked(&self.params)
+        fbo_fedgp::check_networked(&self.params)?;
+        // A private study's releases, refused by name before anything runs
+        // (its agents would refuse them at the first round).
+        fbo_fedgp::private::check_recipe(&self.params, self.method)
     }
     fn needs_every_contributor(&self) -> bool {
         self.params.global_trend == fbo_fedgp::GlobalTrend::QuadraticSpaced

@@ -455,13 +455,84 @@ fn the_server_logs_json_and_fedhe_audit_lists_the_trail() {
         "1",
         "--config",
         r#"{"objective": "x", "lower": [0], "upper": [1], "sense": "minimise", "seed": 1,
-            "fbo_fedgp": {"members": 2, "rounds": 1, "initial_points": 1, "support_size": 2}}"#,
+            "fbo_fedgp": {"members": 2, "rounds": 1, "initial_points": 1, "support_size": 2,
+                          "privacy": {"mode": "noise-free"}}}"#,
     ]);
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // A study needs only its space, sense and members (issue 46, item 4):
+    // the rest comes from the private recipe, at ε = 4 per member (issue
+    // 44), and `study show` prints every setting resolved.
+    let create = |id: &str, min: &str, config: &str| {
+        fedhe(&[
+            "study",
+            "create",
+            "--server",
+            &url,
+            "--admin-keys",
+            admin_keys,
+            "--id",
+            id,
+            "--ceremony",
+            "c1",
+            "--min-contributors",
+            min,
+            "--config",
+            config,
+        ])
+    };
+    let out = create(
+        "s2",
+        "2",
+        r#"{"lower": [0, 0], "upper": [1, 1], "sense": "minimise"}"#,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = fedhe(&["study", "show", "--server", &url, "--id", "s2"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let shown: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let settings = &shown["config"]["settings"];
+    assert_eq!(settings["privacy"]["mode"], "dp", "{shown}");
+    assert_eq!(settings["privacy"]["epsilon"], 4.0, "{shown}");
+    assert_eq!(settings["members"], 2, "{shown}");
+    assert_eq!(settings["rounds"], 15, "{shown}");
+    assert_eq!(settings["support_size"], 16, "{shown}");
+    assert_eq!(shown["config"]["objective"], "s2", "{shown}");
+    assert!(shown["config"]["seed"].as_u64().is_some(), "{shown}");
+    // A setting given replaces the recipe's; one the private recipe cannot
+    // release is refused, naming it.
+    let out = create(
+        "s3",
+        "2",
+        r#"{"lower": [0], "upper": [1], "sense": "maximise", "settings": {"rounds": 3}}"#,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = fedhe(&["study", "show", "--server", &url, "--id", "s3"]);
+    let shown: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(shown["config"]["settings"]["rounds"], 3, "{shown}");
+    let out = create(
+        "s4",
+        "2",
+        r#"{"lower": [0], "upper": [1], "sense": "minimise",
+            "settings": {"hyperparameters": "federated-mle"}}"#,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("hyperparameters"), "{err}");
     // An unsigned probe: refused, and the refusal logged.
     let probe = reqwest::blocking::get(format!("{url}/v1/studies/s1")).unwrap();
     assert_eq!(probe.status().as_u16(), 401);

@@ -714,6 +714,29 @@ impl FboFedGpParams {
         }
     }
 
+    /// The private recipe a study starts from (`fedhe demo`'s and `fedhe
+    /// study create`'s defaults): the paper's protocol for `members` and
+    /// `rounds`, a support set growing by 4 points a round from the global
+    /// posterior, every member stepping globally on the shared posterior
+    /// (one batch of `members`), and the settings tuned for it under DP on
+    /// the demo's protocol (length-scale 0.25, signal variance 4,
+    /// `p_t = 1 − t^−2`; `docs/results/privacy-2026-12-01`), made private at
+    /// `epsilon` per member by [`FboFedGpParams::private`].
+    pub fn private_recipe(members: usize, rounds: usize, epsilon: f64) -> Self {
+        Self {
+            members,
+            rounds,
+            support_growth: Some(SupportGrowth { step: 4, every: 1 }),
+            global_steps: GlobalSteps::Shared,
+            global_batch: members.max(1),
+            lengthscale: Some(0.25),
+            signal_variance: Some(4.0),
+            schedule_exponent: 2.0,
+            ..Self::paper_defaults()
+        }
+        .private(epsilon)
+    }
+
     /// These settings made a private study at `epsilon` per member (its
     /// whole data; δ = 1e-6, one colluder, clip 2): the releases `fbo_fedgp::private` allows — fixed public
     /// hyper-parameters (length-scale 1 in the unit cube, unit signal

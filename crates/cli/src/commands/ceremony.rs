@@ -378,6 +378,97 @@ pub fn run(command: CeremonyCommand) -> Result<(), CliError> {
 pub enum StudyCommand {
     /// Create a study under a complete ceremony (administrator).
     Create(StudyCreateArgs),
+    /// Print a study's signed spec as its members receive it, every
+    /// setting resolved (administrator).
+    Show(StudyShowArgs),
+}
+
+/// Arguments of `fedhe study show`.
+#[derive(Args, Debug)]
+pub struct StudyShowArgs {
+    #[command(flatten)]
+    server: ServerArgs,
+    /// Study id.
+    #[arg(long)]
+    id: String,
+}
+
+/// The private FBO-FedGP recipe's budget a study gets when its settings
+/// name none: ε per member for all its data (δ = 1e-6).
+pub const DEFAULT_STUDY_EPSILON: f64 = 4.0;
+
+/// The rounds an FBO-FedGP study runs when its settings name none.
+pub const DEFAULT_STUDY_ROUNDS: usize = 15;
+
+/// `config` with what it leaves out filled in (issue 46, item 4; issue 44:
+/// private by default): for `fbo-fedgp`, the method's settings start from
+/// [`FboFedGpParams::private_recipe`] for `settings.members`, else the
+/// ceremony's member count (`members`, asked only then) (ε =
+/// [`DEFAULT_STUDY_EPSILON`], [`DEFAULT_STUDY_ROUNDS`] rounds unless
+/// `settings.rounds` says otherwise), each setting given replacing the
+/// recipe's; `objective` defaults to the study id and `seed` to a fresh
+/// public seed. The space (`lower`, `upper`) and `sense` stay required. A
+/// noise-free study must say `"privacy": {"mode": "noise-free"}`.
+pub fn resolve_study_config(
+    mut config: serde_json::Value,
+    algorithm: &str,
+    study: &str,
+    members: impl FnOnce() -> Result<usize, CliError>,
+) -> Result<serde_json::Value, CliError> {
+    use fedhe_algorithms::fbo_fedgp::FboFedGpParams;
+    let object = config
+        .as_object_mut()
+        .ok_or_else(|| CliError::Usage("--config: not a JSON object".into()))?;
+    object
+        .entry("objective")
+        .or_insert_with(|| serde_json::Value::from(study));
+    if !object.contains_key("seed") {
+        let seed = fedhe_ring::Csprng::from_entropy().next_u64() >> 11;
+        object.insert("seed".into(), seed.into());
+    }
+    if algorithm != "fbo-fedgp" {
+        return Ok(config);
+    }
+    let given = match object
+        .remove("settings")
+        .or_else(|| object.remove("fbo_fedgp"))
+    {
+        None => serde_json::Map::new(),
+        Some(serde_json::Value::Object(map)) => map,
+        Some(_) => {
+            return Err(CliError::Usage(
+                "--config settings: not a JSON object".into(),
+            ))
+        }
+    };
+    let rounds = match given.get("rounds") {
+        None => DEFAULT_STUDY_ROUNDS,
+        Some(r) => r
+            .as_u64()
+            .and_then(|r| usize::try_from(r).ok())
+            .ok_or_else(|| CliError::Usage("--config settings.rounds: not a count".into()))?,
+    };
+    let members = match given.get("members") {
+        None => members()?,
+        Some(m) => m
+            .as_u64()
+            .and_then(|m| usize::try_from(m).ok())
+            .ok_or_else(|| CliError::Usage("--config settings.members: not a count".into()))?,
+    };
+    let recipe = FboFedGpParams::private_recipe(members, rounds, DEFAULT_STUDY_EPSILON);
+    let mut settings = match serde_json::to_value(recipe) {
+        Ok(serde_json::Value::Object(map)) => map,
+        _ => {
+            return Err(CliError::Usage(
+                "the default settings did not serialise".into(),
+            ))
+        }
+    };
+    for (k, v) in given {
+        settings.insert(k, v);
+    }
+    object.insert("settings".into(), serde_json::Value::Object(settings));
+    Ok(config)
 }
 
 /// Arguments of `fedhe study create`.
@@ -430,9 +521,23 @@ pub struct StudyCreateArgs {
 /// Runs `fedhe study ...`.
 pub fn run_study(command: StudyCommand) -> Result<(), CliError> {
     match command {
+        StudyCommand::Show(a) => {
+            let status = admin_client(&a.server)?.study(&a.id)?;
+            say(&serde_json::to_string_pretty(&status.spec).unwrap_or_default());
+            Ok(())
+        }
         StudyCommand::Create(a) => {
             let config: serde_json::Value = serde_json::from_str(&a.config)
                 .map_err(|e| CliError::Usage(format!("--config: {e}")))?;
+            // The ceremony is asked for its member count only when the
+            // settings leave it out, so a refusal needs no server.
+            let mut ceremony = None;
+            let config = resolve_study_config(config, &a.algorithm, &a.id, || {
+                let c = admin_client(&a.server)?.ceremony(&a.ceremony)?;
+                let n = c.members.len();
+                ceremony = Some(c);
+                Ok(n)
+            })?;
             // The agents refuse a study whose method they cannot run: say so
             // now, by the agent's own check, before anything is signed or sent.
             let valid = serde_json::from_value::<fedhe_client::agent::StudyConfig>(config.clone())
@@ -442,7 +547,10 @@ pub fn run_study(command: StudyCommand) -> Result<(), CliError> {
             let method = valid.method;
             let bound = a.bound.unwrap_or_else(|| method.channel_bound());
             let client = admin_client(&a.server)?;
-            let ceremony = client.ceremony(&a.ceremony)?;
+            let ceremony = match ceremony {
+                Some(c) => c,
+                None => client.ceremony(&a.ceremony)?,
+            };
             if ceremony.members.len() != method.members() {
                 return Err(CliError::Usage(format!(
                     "--config settings.members: {} configured, but ceremony {} has {} members",

@@ -102,26 +102,20 @@ pub fn run(args: DemoArgs) -> Result<(), CliError> {
 ///   hyper-parameters scored by the global model's evidence — sums from
 ///   which the attack suite reconstructs the others' points.
 pub(super) fn settings(args: &DemoArgs) -> Result<FboFedGpParams, CliError> {
-    let mut settings = FboFedGpParams::paper_defaults();
-    settings.members = args.members;
-    settings.rounds = args.rounds;
-    settings.support_growth = Some(SupportGrowth { step: 4, every: 1 });
-    settings.global_steps = GlobalSteps::Penalised;
-    settings.global_batch = args.members.max(1);
-    if args.noise_free {
+    let settings = if args.noise_free {
+        let mut settings = FboFedGpParams::paper_defaults();
+        settings.members = args.members;
+        settings.rounds = args.rounds;
+        settings.support_growth = Some(SupportGrowth { step: 4, every: 1 });
+        settings.global_steps = GlobalSteps::Penalised;
+        settings.global_batch = args.members.max(1);
         settings.prior_mean = PriorMean::Constant;
         settings.hyper_likelihood = HyperLikelihood::Sparse;
         settings.privacy = Privacy::NoiseFree;
+        settings
     } else {
-        // Tuned on the demo's protocol under DP (docs/results/
-        // privacy-2026-12-01): shorter length-scales, and few global steps,
-        // whose noisy global posterior helps little yet.
-        settings.lengthscale = Some(0.25);
-        settings.signal_variance = Some(4.0);
-        settings.schedule_exponent = 2.0;
-        settings.global_steps = GlobalSteps::Shared;
-        settings = settings.private(args.epsilon);
-    }
+        FboFedGpParams::private_recipe(args.members, args.rounds, args.epsilon)
+    };
     settings.clone().validate()?;
     Ok(settings)
 }
