@@ -86,6 +86,14 @@
 //! `u(x)` off the difference's column space, and its value follows from
 //! `Δṁ`. See the module for the formulas.
 //!
+//! # Attack (c): a whole run at once
+//!
+//! [`reconstruction_attack`] ([`reconstruction`]): every other member's
+//! points fitted to every summary a run decrypted (values by least squares
+//! for given inputs, inputs by Levenberg–Marquardt from random starts and
+//! an iterated local search), needing no rank condition and no earlier
+//! points. See the module.
+//!
 //! # What the tests show
 //!
 //! `tests/subspace.rs`, on [`Federation::synthetic`] (Matérn 5/2,
@@ -126,10 +134,12 @@
 pub mod difference;
 mod lm;
 mod metrics;
+pub mod reconstruction;
 mod synthetic;
 
 pub use difference::{difference_attack, ConsecutiveView, DifferenceOptions, NewPoints};
 pub use metrics::Recovery;
+pub use reconstruction::{reconstruction_attack, Reconstruction, ReconstructionOptions, RunView};
 pub use synthetic::{noised, test_function, Federation};
 
 use fedhe_gp::kernels::Kernel;

@@ -18,8 +18,9 @@ use fedhe_algorithms::fbo_fedgp::{
 use fedhe_algorithms::privacy::{PrivateReleases, ValidDp};
 use fedhe_algorithms::AlgorithmError;
 use fedhe_attacks::{
-    difference_attack, subspace_attack, AttackOptions, BlockScales, ConsecutiveView,
-    DifferenceOptions, Federation, MemberView, Recovery, ValueMethod,
+    difference_attack, reconstruction_attack, subspace_attack, AttackOptions, BlockScales,
+    ConsecutiveView, DifferenceOptions, Federation, MemberView, ReconstructionOptions, Recovery,
+    RunView, ValueMethod,
 };
 use fedhe_crypto::{MemberId, PlainSum};
 use fedhe_dp::ClipParams;
@@ -30,11 +31,27 @@ use nalgebra::{DMatrix, DVector};
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 
-const DIM: usize = 10;
+/// The shape of a federation under attack.
+#[derive(Debug, Clone, Copy)]
+struct Shape {
+    dim: usize,
+    members: usize,
+    points: usize,
+    support: usize,
+}
+
+/// The demo's: 3 members in 10-D, 4 points each, |S| = 16.
+const DEMO: Shape = Shape {
+    dim: 10,
+    members: 3,
+    points: 4,
+    support: 16,
+};
 /// The demo's cap on one member's evaluations: 4 initial points + 15 rounds.
 const N_MAX: f64 = 19.0;
 
 struct Setup {
+    shape: Shape,
     task: Task,
     clients: Vec<Client>,
     scaling: OutputScaling,
@@ -45,9 +62,16 @@ struct Setup {
 }
 
 fn setup() -> Setup {
-    let fed = Federation::synthetic(DIM, 3, 4, 16, 7).unwrap();
-    let task = fedhe_tasks::by_name("cec2005-f1", DIM, 0).unwrap();
-    let mut clients: Vec<Client> = (0..3)
+    setup_for(DEMO)
+}
+
+/// The federation of `shape` (the synthetic points of seed 7, CEC-2005 F1
+/// values), its members' data evaluated.
+fn setup_for(shape: Shape) -> Setup {
+    let dim = shape.dim;
+    let fed = Federation::synthetic(dim, shape.members, shape.points, shape.support, 7).unwrap();
+    let task = fedhe_tasks::by_name("cec2005-f1", dim, 0).unwrap();
+    let mut clients: Vec<Client> = (0..shape.members)
         .map(|i| {
             Client::new(
                 MemberId::new(format!("site-{i}")).unwrap(),
@@ -73,8 +97,8 @@ fn setup() -> Setup {
         .collect();
     let scaling =
         OutputScaling::from_sums(&server.aggregate("statistics", stats).unwrap()).unwrap();
-    let hyper = Hyperparameters::new(vec![0.25 * (DIM as f64).sqrt(); DIM], 1.0, 1e-2).unwrap();
-    let family = Matern52::new(KernelParams::isotropic(DIM, 1.0, 1.0).unwrap());
+    let hyper = Hyperparameters::new(vec![0.25 * (dim as f64).sqrt(); dim], 1.0, 1e-2).unwrap();
+    let family = Matern52::new(KernelParams::isotropic(dim, 1.0, 1.0).unwrap());
     let model = Dpitc::new(
         hyper.kernel(&family).unwrap(),
         hyper.noise(),
@@ -82,8 +106,9 @@ fn setup() -> Setup {
         fed.support.clone(),
     )
     .unwrap();
-    let channel = SummaryScaling::new(16, &hyper, N_MAX);
+    let channel = SummaryScaling::new(shape.support, &hyper, N_MAX);
     Setup {
+        shape,
         task,
         clients,
         scaling,
@@ -122,13 +147,14 @@ impl Setup {
             .channel
             .from_channel(others)
             .map_err(|e| e.to_string())?;
-        let family = Matern52::new(KernelParams::isotropic(DIM, 1.0, 1.0).unwrap());
+        let dim = self.shape.dim;
+        let family = Matern52::new(KernelParams::isotropic(dim, 1.0, 1.0).unwrap());
         let view = MemberView {
             kernel: self.hyper.kernel(&family).unwrap(),
             noise_variance: self.hyper.noise(),
             prior_mean: 0.0,
             support: self.support.clone(),
-            x: DMatrix::zeros(0, DIM),
+            x: DMatrix::zeros(0, dim),
             y: DVector::zeros(0),
             sum,
             others_count: sizes.iter().sum(),
@@ -207,7 +233,7 @@ impl Setup {
             .iter()
             .map(|c| {
                 let (x, y) = c.data(&self.task, OutputWarping::SignedLog, &self.scaling);
-                let mut total = vec![0.0; fedhe_gp::sparse::packed_len(16)];
+                let mut total = vec![0.0; fedhe_gp::sparse::packed_len(self.shape.support)];
                 for j in 0..x.nrows() {
                     let point = x.rows(j, 1).into_owned();
                     let value = DVector::from_element(1, y[j]);
@@ -228,7 +254,7 @@ impl Setup {
     /// The private release at `epsilon` spent on one summary: each
     /// member's noisy share of its clipped summary.
     fn private_shares(&self, epsilon: f64) -> Vec<Vec<f64>> {
-        let (dp, z) = private_setting(epsilon);
+        let (dp, z) = private_setting_for(self.shape, epsilon);
         self.shares_at(dp, z)
     }
 
@@ -242,7 +268,7 @@ impl Setup {
     /// [`Setup::shares_at`], or the mechanism's refusal (a noise below its
     /// grid).
     fn try_shares_at(&self, dp: ValidDp, z: f64) -> Result<Vec<Vec<f64>>, AlgorithmError> {
-        let mut releases = PrivateReleases::new(dp, z, vec![[1; 32], [2; 32], [3; 32]]);
+        let mut releases = PrivateReleases::new(dp, z, noise_seeds(self.shape.members));
         self.shares_from(&mut releases, self.bound(&dp))
     }
 
@@ -274,22 +300,35 @@ impl Setup {
 /// The validated DP setting at `epsilon` (δ = 1e-6) spent on one summary
 /// and the noise multiplier the product calibrates for it.
 fn private_setting(epsilon: f64) -> (ValidDp, f64) {
-    try_private_setting(epsilon).unwrap()
+    private_setting_for(DEMO, epsilon)
 }
 
-/// [`private_setting`], or the product's refusal of `epsilon`.
-fn try_private_setting(epsilon: f64) -> Result<(ValidDp, f64), AlgorithmError> {
+/// [`private_setting`] for a federation of `shape`.
+fn private_setting_for(shape: Shape, epsilon: f64) -> (ValidDp, f64) {
+    try_private_setting(shape, epsilon).unwrap()
+}
+
+/// Each member's noise seed of one ledger (member `i`: 32 bytes of `i + 1`).
+fn noise_seeds(members: usize) -> Vec<[u8; 32]> {
+    (1..=members).map(|i| [i as u8; 32]).collect()
+}
+
+/// [`private_setting_for`], or the product's refusal of `epsilon`.
+fn try_private_setting(shape: Shape, epsilon: f64) -> Result<(ValidDp, f64), AlgorithmError> {
     let params = FboFedGpParams {
-        members: 3,
+        members: shape.members,
         rounds: 15,
         initial_points: 4,
-        support_size: 16,
-        lengthscale: Some(0.25 * (DIM as f64).sqrt()),
+        support_size: shape.support,
+        lengthscale: Some(0.25 * (shape.dim as f64).sqrt()),
         ..FboFedGpParams::paper_defaults()
     }
     .private(epsilon)
     .validate()?;
-    let dp = params.privacy.validate(3)?.expect("a private setting");
+    let dp = params
+        .privacy
+        .validate(shape.members)?
+        .expect("a private setting");
     // The whole budget on one summary (and the statistics): the least noise
     // a release at ε can carry, whatever the schedule.
     let rounds = [1];
@@ -513,7 +552,7 @@ fn difference_recovery(
     earlier: &[Vec<f64>],
     later: &[Vec<f64>],
 ) -> Recovery {
-    let family = Matern52::new(KernelParams::isotropic(DIM, 1.0, 1.0).unwrap());
+    let family = Matern52::new(KernelParams::isotropic(s.shape.dim, 1.0, 1.0).unwrap());
     let data = |c: &Client| c.data(&s.task, OutputWarping::SignedLog, &s.scaling);
     let view = ConsecutiveView {
         kernel: s.hyper.kernel(&family).unwrap(),
@@ -547,10 +586,10 @@ fn difference_recovery(
 /// The setup after members 1 and 2 each evaluated one more point (uniform
 /// in the box, public stream 99), with the model and output scaling kept.
 fn one_more_point_each(s: &Setup) -> Setup {
-    let mut after = setup();
+    let mut after = setup_for(s.shape);
     let mut rng = ChaCha20Rng::seed_from_u64(99);
     for c in &mut after.clients[1..] {
-        let x: Vec<f64> = (0..DIM).map(|_| rand::Rng::gen(&mut rng)).collect();
+        let x: Vec<f64> = (0..s.shape.dim).map(|_| rand::Rng::gen(&mut rng)).collect();
         c.evaluate(&s.task, x).unwrap();
     }
     after
@@ -571,7 +610,7 @@ fn consecutive_releases_give_the_new_points_away_only_without_fresh_noise() {
     assert!(!r.within_random_baseline(), "{r:?}");
     let (dp, z) = private_setting(4.0);
     let bound = s.bound(&dp);
-    let seeds = vec![[1; 32], [2; 32], [3; 32]];
+    let seeds = noise_seeds(s.shape.members);
     // The same noise in both (each release from a stream started afresh).
     let reused = difference_recovery(
         &s,
@@ -612,7 +651,7 @@ fn recovery_against_epsilon() {
     let s = setup();
     for epsilon in [1.0, 4.0, 16.0, 64.0, 1e3, 1e5, 1e7, 1e9, 1e11, 1e12] {
         let shares =
-            try_private_setting(epsilon).and_then(|(dp, z)| Ok((z, s.try_shares_at(dp, z)?)));
+            try_private_setting(DEMO, epsilon).and_then(|(dp, z)| Ok((z, s.try_shares_at(dp, z)?)));
         match shares {
             Ok((z, v)) => row(
                 &format!("ε = {epsilon:e} (z = {z:.3e})"),
@@ -636,5 +675,183 @@ fn recovery_against_noise_multiplier() {
             Ok(v) => row(&label, &s.attack(&Setup::others(&v), vec![4, 4])),
             Err(e) => eprintln!("{label}: refused ({e})"),
         }
+    }
+}
+
+/// Attack (c) on a run of two releases (`earlier`, then `later` after every
+/// other member added a point): the others' points and values fitted to
+/// both summaries from random starts, the attacker knowing none of them.
+/// Scored against every point the others hold at the end.
+fn reconstruction_recovery(
+    s: &Setup,
+    after: &Setup,
+    earlier: &[Vec<f64>],
+    later: &[Vec<f64>],
+) -> Recovery {
+    let family = Matern52::new(KernelParams::isotropic(s.shape.dim, 1.0, 1.0).unwrap());
+    let others = s.shape.members - 1;
+    let view = RunView {
+        kernel: s.hyper.kernel(&family).unwrap(),
+        noise_variance: s.hyper.noise(),
+        prior_mean: 0.0,
+        support: s.support.clone(),
+        releases: vec![
+            (
+                s.channel.from_channel(&Setup::others(earlier)).unwrap(),
+                vec![s.shape.points; others],
+            ),
+            (
+                s.channel.from_channel(&Setup::others(later)).unwrap(),
+                vec![s.shape.points + 1; others],
+            ),
+        ],
+    };
+    let mut rng = ChaCha20Rng::seed_from_u64(17);
+    let found =
+        reconstruction_attack(&view, &[], &ReconstructionOptions::default(), &mut rng).unwrap();
+    {
+        // The cost at the true points, beside the fit's: with noise the fit
+        // beats the truth (the noise is what it fits).
+        let truth: Vec<Vec<Vec<f64>>> = after.clients[1..]
+            .iter()
+            .map(|c| {
+                let (x, _) = c.data(&s.task, OutputWarping::SignedLog, &s.scaling);
+                (0..x.nrows())
+                    .map(|r| x.row(r).iter().copied().collect())
+                    .collect()
+            })
+            .collect();
+        let opts = ReconstructionOptions {
+            starts: 0,
+            max_iter: 0,
+            hops: 0,
+        };
+        let at = reconstruction_attack(&view, &[truth], &opts, &mut rng).unwrap();
+        eprintln!("cost found {:e}, at the truth {:e}", found.cost, at.cost);
+    }
+    let (mut tx, mut ty) = (Vec::new(), Vec::new());
+    for c in &after.clients[1..] {
+        let (x, y) = c.data(&s.task, OutputWarping::SignedLog, &s.scaling);
+        for r in 0..x.nrows() {
+            tx.push(x.row(r).iter().copied().collect::<Vec<f64>>());
+            ty.push(y[r]);
+        }
+    }
+    let inputs: Vec<Vec<f64>> = found.inputs.into_iter().flatten().collect();
+    let values: Vec<f64> = found.values.into_iter().flatten().collect();
+    let mut rng = ChaCha20Rng::seed_from_u64(5);
+    Recovery::evaluate(&tx, &ty, &inputs, Some(&values), 200, &mut rng)
+}
+
+/// Attack (c), a general reconstruction from every summary a run
+/// decrypts: in 2-D (3 members, 4 then 5 points each, |S| = 16) the fit from
+/// random starts finds the others' points and values from two noise-free
+/// summaries, and nothing from the same two releases made private at ε = 4
+/// (one ledger, fresh noise in each).
+#[test]
+fn a_whole_runs_summaries_fitted_at_once_give_nothing_away_once_private() {
+    let shape = Shape {
+        dim: 2,
+        members: 3,
+        points: 4,
+        support: 16,
+    };
+    let s = setup_for(shape);
+    let after = one_more_point_each(&s);
+    let r = reconstruction_recovery(&s, &after, &s.summaries(), &after.summaries());
+    row("attack (c), noise-free summaries", &r);
+    assert!(r.inputs_1pct >= 0.9 && r.both_1pct >= 0.9, "{r:?}");
+    assert!(!r.within_random_baseline(), "{r:?}");
+    let (dp, z) = private_setting_for(shape, 4.0);
+    let bound = s.bound(&dp);
+    let mut ledger = PrivateReleases::new(dp, z, noise_seeds(shape.members));
+    let earlier = s.shares_from(&mut ledger, bound).unwrap();
+    let later = after.shares_from(&mut ledger, bound).unwrap();
+    let r = reconstruction_recovery(&s, &after, &earlier, &later);
+    row("attack (c), private releases at ε = 4", &r);
+    assert!(r.within_random_baseline(), "{r:?}");
+}
+
+/// One cell of the attack × setting table: recovery within 1 % / 5 % of the
+/// box (inputs; inputs and values) and the random baseline's upper limit,
+/// or why the attack cannot start.
+fn cell(r: Result<Recovery, String>) -> String {
+    match r {
+        Ok(r) => format!(
+            "{:.0} / {:.0} ; {:.0} / {:.0} (random ≤ {:.0})",
+            100.0 * r.inputs_1pct,
+            100.0 * r.inputs_5pct,
+            100.0 * r.both_1pct,
+            100.0 * r.both_5pct,
+            100.0 * r.baseline_upper
+        ),
+        Err(e) if e.contains("not identifiable") => "not identifiable (others ≥ |S|)".into(),
+        Err(e) => format!("cannot start ({e})"),
+    }
+}
+
+/// The attack × setting table of SECURITY.md and
+/// `docs/results/attacks-2026-12-02` (printed as Markdown rows;
+/// `cargo test -p fedhe-attacks --release --test product_releases -- --ignored attack_table --nocapture`;
+/// `FEDHE_ATTACK_TABLE=dim,members,support` runs one shape). Per shape
+/// (4 points a member, the attacker member 0, CEC-2005 F1 values) and
+/// release (the noise-free summary a noise-free study sends; the private
+/// release at ε = 4 spent on it), attack (a) on one release and attack (b)
+/// on two consecutive ones (every other member adding one point; the
+/// attacker holding their earlier points).
+#[test]
+#[ignore]
+fn attack_table() {
+    let mut shapes = Vec::new();
+    for dim in [2, 10] {
+        for members in [3, 5, 10] {
+            for support in [16, 32, 64] {
+                shapes.push(Shape {
+                    dim,
+                    members,
+                    points: 4,
+                    support,
+                });
+            }
+        }
+    }
+    if let Ok(one) = std::env::var("FEDHE_ATTACK_TABLE") {
+        let v: Vec<usize> = one.split(',').map(|x| x.parse().unwrap()).collect();
+        shapes = vec![Shape {
+            dim: v[0],
+            members: v[1],
+            points: 4,
+            support: v[2],
+        }];
+    }
+    println!("| D | members | \\|S\\| | release | (a) one release: inputs 1 % / 5 % ; with values 1 % / 5 % | (b) consecutive releases: the same |");
+    println!("| ---: | ---: | ---: | --- | --- | --- |");
+    for shape in shapes {
+        let started = std::time::Instant::now();
+        let s = setup_for(shape);
+        let after = one_more_point_each(&s);
+        let sizes = vec![shape.points; shape.members - 1];
+        let options = AttackOptions::default();
+        let (dp, z) = private_setting_for(shape, 4.0);
+        let bound = s.bound(&dp);
+        let mut ledger = PrivateReleases::new(dp, z, noise_seeds(shape.members));
+        let private_earlier = s.shares_from(&mut ledger, bound).unwrap();
+        let private_later = after.shares_from(&mut ledger, bound).unwrap();
+        for (label, earlier, later) in [
+            ("noise-free summary", s.summaries(), after.summaries()),
+            ("private, ε = 4", private_earlier, private_later),
+        ] {
+            let a = s.try_attack(&Setup::others(&earlier), sizes.clone(), &options, 1);
+            let b = difference_recovery(&s, &after, &earlier, &later);
+            println!(
+                "| {} | {} | {} | {label} | {} | {} |",
+                shape.dim,
+                shape.members,
+                shape.support,
+                cell(a),
+                cell(Ok(b))
+            );
+        }
+        eprintln!("{shape:?}: {:.1} s", started.elapsed().as_secs_f64());
     }
 }

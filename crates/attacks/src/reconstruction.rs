@@ -1,0 +1,299 @@
+//! Attack (c): a general reconstruction from every summary a run decrypts
+//! ([`reconstruction_attack`]).
+//!
+//! **Threat model.** The attacker of attack (a) after a whole run: it has
+//! every decrypted summary (its own part subtracted), the public model and
+//! support set, and the public schedule of how many points each other
+//! member held at each release, but none of their points. Unlike attack (a)
+//! it needs no rank condition (the others may hold more points than `|S|`)
+//! and unlike attack (b) no earlier points.
+//!
+//! **Formulas.** For the others' inputs `X_j` (member `j`'s first `c_rj`
+//! points at release `r`), the model predicts release `r` as
+//! `K̇_r = Σ_j B_rj A_rjᵀ` and `ṁ_r = Σ_j B_rj (y_j[..c_rj] − μ)` with
+//! `A = k(S, X)`, `B = A C⁻¹` and `C` the PITC block (paper 004, eqs. 6-7).
+//! `ṁ` is linear in the values, so for given inputs the values are the
+//! least-squares solution over every release (variable projection), and
+//! the inputs minimise
+//!
+//! `Σ_r ‖K̇_r − K̇_r(X)‖² + ‖ṁ_r − ṁ_r(X, y(X))‖²`
+//!
+//! (each release divided by its norm), by box-constrained Levenberg–Marquardt
+//! from random starts in `[0, 1]^{m·D}` and from any points given (attack
+//! (a)'s or (b)'s), then an iterated local search from the best fit (one
+//! point moved anywhere, the whole fit refined, kept if better); the fit of
+//! least cost is the answer, whatever its cost: the attacker has nothing
+//! better.
+
+use crate::lm;
+use crate::AttackError;
+use fedhe_gp::kernels::Kernel;
+use fedhe_gp::sparse::LocalSummary;
+use nalgebra::{DMatrix, DVector};
+use rand::Rng;
+
+/// What the attacker of [`reconstruction_attack`] knows after a run.
+#[derive(Debug, Clone)]
+pub struct RunView<K: Kernel> {
+    /// The public kernel (hyper-parameters included), the same in every release.
+    pub kernel: K,
+    /// The public noise variance `σ_n²`.
+    pub noise_variance: f64,
+    /// The public constant prior mean `μ`.
+    pub prior_mean: f64,
+    /// The public support set `S`, one point per row.
+    pub support: DMatrix<f64>,
+    /// Every release: the others' part of its summary, and per other member
+    /// how many of its points (its first ones) the release covers.
+    pub releases: Vec<(LocalSummary, Vec<usize>)>,
+}
+
+/// Tuning of [`reconstruction_attack`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReconstructionOptions {
+    /// Random starts.
+    pub starts: usize,
+    /// Levenberg–Marquardt iterations per start.
+    pub max_iter: usize,
+    /// Hops of the iterated local search from the best start: one point
+    /// moved to a random place, the whole fit refined, kept if better.
+    pub hops: usize,
+}
+
+impl Default for ReconstructionOptions {
+    fn default() -> Self {
+        Self {
+            starts: 20,
+            max_iter: 100,
+            hops: 150,
+        }
+    }
+}
+
+/// What [`reconstruction_attack`] returns: every other member's points and
+/// values (member by member, in the order of the release counts) and the
+/// fit's relative cost.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reconstruction {
+    /// Per other member, its points' inputs.
+    pub inputs: Vec<Vec<Vec<f64>>>,
+    /// Per other member, its points' values.
+    pub values: Vec<Vec<f64>>,
+    /// The fit's cost, each release's residual relative to its norm.
+    pub cost: f64,
+}
+
+struct Fit<'a, K: Kernel> {
+    view: &'a RunView<K>,
+    srows: Vec<Vec<f64>>,
+    sigma_ss_inv: DMatrix<f64>,
+    /// Per other member, its most points in any release.
+    sizes: Vec<usize>,
+    dim: usize,
+    /// Per release, `1 / ‖(K̇, ṁ)‖`.
+    weights: Vec<f64>,
+}
+
+impl<K: Kernel> Fit<'_, K> {
+    fn kvec(&self, x: &[f64]) -> DVector<f64> {
+        DVector::from_fn(self.srows.len(), |i, _| {
+            self.view.kernel.eval(&self.srows[i], x)
+        })
+    }
+
+    /// The points of `flat` (every member's, in order) as rows per member.
+    fn points<'f>(&self, flat: &'f [f64]) -> Vec<Vec<&'f [f64]>> {
+        let mut at = 0;
+        self.sizes
+            .iter()
+            .map(|&n| {
+                (0..n)
+                    .map(|_| {
+                        let p = &flat[at..at + self.dim];
+                        at += self.dim;
+                        p
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// `B = A C⁻¹` and `A` of `points` (PITC block, noise on the diagonal),
+    /// or `None` when the block is not positive definite.
+    fn block(&self, points: &[&[f64]]) -> Option<(DMatrix<f64>, DMatrix<f64>)> {
+        let n = points.len();
+        let ks: Vec<DVector<f64>> = points.iter().map(|p| self.kvec(p)).collect();
+        let a = DMatrix::from_fn(self.srows.len(), n, |i, j| ks[j][i]);
+        let c = DMatrix::from_fn(n, n, |i, j| {
+            let q = ks[i].dot(&(&self.sigma_ss_inv * &ks[j]));
+            let noise = if i == j {
+                self.view.noise_variance
+            } else {
+                0.0
+            };
+            self.view.kernel.eval(points[i], points[j]) + noise - q
+        });
+        let chol = c.cholesky()?;
+        let b = chol.solve(&a.transpose()).transpose();
+        Some((b, a))
+    }
+
+    /// The residual of `flat` and the values that minimise it.
+    fn evaluate(&self, flat: &[f64]) -> (Vec<f64>, Vec<Vec<f64>>) {
+        let points = self.points(flat);
+        let s = self.srows.len();
+        let total: usize = self.sizes.iter().sum();
+        let offsets: Vec<usize> = self
+            .sizes
+            .iter()
+            .scan(0, |at, &n| {
+                let o = *at;
+                *at += n;
+                Some(o)
+            })
+            .collect();
+        let mut residual = Vec::new();
+        // The values' linear system over every release: ṁ_r = Σ_j B_rj (y_j − μ).
+        let mut design = DMatrix::zeros(s * self.view.releases.len(), total);
+        let mut target = DVector::zeros(s * self.view.releases.len());
+        for (r, (summary, counts)) in self.view.releases.iter().enumerate() {
+            let w = self.weights[r];
+            let mut k = DMatrix::zeros(s, s);
+            for (j, &c) in counts.iter().enumerate() {
+                if c == 0 {
+                    continue;
+                }
+                let Some((b, a)) = self.block(&points[j][..c]) else {
+                    return (
+                        vec![1e3; self.view.releases.len() * (s * (s + 1) / 2 + s)],
+                        Vec::new(),
+                    );
+                };
+                k += &b * a.transpose();
+                for col in 0..c {
+                    for i in 0..s {
+                        design[(r * s + i, offsets[j] + col)] = w * b[(i, col)];
+                    }
+                }
+            }
+            for i in 0..s {
+                for l in i..s {
+                    residual.push(w * (summary.k_ss[(i, l)] - k[(i, l)]));
+                }
+                target[r * s + i] = w * summary.m_s[i];
+            }
+        }
+        let y = design
+            .clone()
+            .svd(true, true)
+            .solve(&target, 1e-12)
+            .unwrap_or_else(|_| DVector::zeros(total));
+        let fitted = &design * &y;
+        residual.extend((&target - fitted).iter().copied());
+        let values = self
+            .sizes
+            .iter()
+            .zip(&offsets)
+            .map(|(&n, &o)| (0..n).map(|i| y[o + i] + self.view.prior_mean).collect())
+            .collect();
+        (residual, values)
+    }
+}
+
+/// Attack (c): every other member's points and values from every summary a
+/// run decrypted (see the module docs), the fit started at random and from
+/// `from` (candidate points per member, each of its full count, e.g. attack
+/// (a)'s).
+pub fn reconstruction_attack<K: Kernel, R: Rng + ?Sized>(
+    view: &RunView<K>,
+    from: &[Vec<Vec<Vec<f64>>>],
+    options: &ReconstructionOptions,
+    rng: &mut R,
+) -> Result<Reconstruction, AttackError> {
+    let s = view.support.nrows();
+    let dim = view.support.ncols();
+    let members = view
+        .releases
+        .first()
+        .map(|(_, c)| c.len())
+        .ok_or(AttackError::Dimension("no release"))?;
+    let mut sizes = vec![0; members];
+    for (summary, counts) in &view.releases {
+        if counts.len() != members {
+            return Err(AttackError::Dimension(
+                "release counts of another member list",
+            ));
+        }
+        if summary.m_s.len() != s || summary.k_ss.nrows() != s || summary.k_ss.ncols() != s {
+            return Err(AttackError::Dimension("release vs support set"));
+        }
+        for (m, &c) in sizes.iter_mut().zip(counts) {
+            *m = (*m).max(c);
+        }
+    }
+    let weights = view
+        .releases
+        .iter()
+        .map(|(summary, _)| {
+            let norm = (summary.k_ss.norm_squared() + summary.m_s.norm_squared()).sqrt();
+            1.0 / norm.max(f64::MIN_POSITIVE)
+        })
+        .collect();
+    let fit = Fit {
+        view,
+        srows: (0..s)
+            .map(|i| view.support.row(i).iter().copied().collect())
+            .collect(),
+        sigma_ss_inv: crate::sigma_ss_inv_of(&view.kernel, &view.support),
+        sizes: sizes.clone(),
+        dim,
+        weights,
+    };
+    let unknowns = sizes.iter().sum::<usize>() * dim;
+    let mut starts: Vec<Vec<f64>> = from
+        .iter()
+        .filter(|c| c.len() == members && c.iter().zip(&sizes).all(|(p, &n)| p.len() == n))
+        .map(|c| c.iter().flatten().flatten().copied().collect())
+        .filter(|v: &Vec<f64>| v.len() == unknowns)
+        .collect();
+    for _ in 0..options.starts {
+        starts.push((0..unknowns).map(|_| rng.gen::<f64>()).collect());
+    }
+    let mut best: Option<(f64, Vec<f64>)> = None;
+    for x0 in starts {
+        let (x, cost) = lm::minimise(|x| fit.evaluate(x).0, &x0, options.max_iter);
+        if cost.is_finite() && best.as_ref().is_none_or(|b| cost < b.0) {
+            best = Some((cost, x));
+        }
+    }
+    let (mut cost, mut flat) = best.ok_or(AttackError::Dimension("no start was fitted"))?;
+    // Iterated local search: a point at a wrong local minimum is moved
+    // anywhere and the whole fit refined.
+    let points = unknowns / dim.max(1);
+    for _ in 0..options.hops {
+        if points == 0 {
+            break;
+        }
+        let p = rng.gen_range(0..points);
+        let mut x0 = flat.clone();
+        for v in &mut x0[p * dim..(p + 1) * dim] {
+            *v = rng.gen::<f64>();
+        }
+        let (x, c) = lm::minimise(|x| fit.evaluate(x).0, &x0, options.max_iter);
+        if c.is_finite() && c < cost {
+            cost = c;
+            flat = x;
+        }
+    }
+    let values = fit.evaluate(&flat).1;
+    let inputs = fit
+        .points(&flat)
+        .into_iter()
+        .map(|m| m.into_iter().map(<[f64]>::to_vec).collect())
+        .collect();
+    Ok(Reconstruction {
+        inputs,
+        values,
+        cost,
+    })
+}
