@@ -785,7 +785,7 @@ fn cell(r: Result<Recovery, String>) -> String {
             100.0 * r.both_5pct,
             100.0 * r.baseline_upper
         ),
-        Err(e) if e.contains("not identifiable") => "not identifiable (others ≥ |S|)".into(),
+        Err(e) if e.contains("not identifiable") => "not identifiable (others ≥ \\|S\\|)".into(),
         Err(e) => format!("cannot start ({e})"),
     }
 }
