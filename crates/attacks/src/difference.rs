@@ -29,6 +29,7 @@
 //! `y'_j = μ + cᵀ C_j⁻¹ (y_j − μ) + s_j w_j`.
 
 use crate::lm;
+use crate::pitc::Pitc;
 use crate::AttackError;
 use fedhe_gp::kernels::Kernel;
 use fedhe_gp::sparse::LocalSummary;
@@ -108,35 +109,20 @@ struct Block {
 }
 
 struct Model<'a, K: Kernel> {
-    view: &'a ConsecutiveView<K>,
-    srows: Vec<Vec<f64>>,
-    sigma_ss_inv: DMatrix<f64>,
+    pitc: Pitc<'a, K>,
+    prior_mean: f64,
 }
 
 impl<K: Kernel> Model<'_, K> {
-    fn kvec(&self, x: &[f64]) -> DVector<f64> {
-        DVector::from_fn(self.srows.len(), |i, _| {
-            self.view.kernel.eval(&self.srows[i], x)
-        })
-    }
-
-    /// The PITC conditional covariance `C(a, b)`, noise included on the
-    /// diagonal (`same`).
-    fn cond(&self, a: &[f64], ka: &DVector<f64>, b: &[f64], kb: &DVector<f64>, same: bool) -> f64 {
-        let q = ka.dot(&(&self.sigma_ss_inv * kb));
-        let noise = if same { self.view.noise_variance } else { 0.0 };
-        self.view.kernel.eval(a, b) + noise - q
-    }
-
     fn block(&self, x: &DMatrix<f64>, y: &DVector<f64>) -> Result<Block, AttackError> {
         let rows: Vec<Vec<f64>> = (0..x.nrows())
             .map(|i| x.row(i).iter().copied().collect())
             .collect();
-        let ks: Vec<DVector<f64>> = rows.iter().map(|r| self.kvec(r)).collect();
+        let ks: Vec<DVector<f64>> = rows.iter().map(|r| self.pitc.kvec(r)).collect();
         let n = rows.len();
-        let a = DMatrix::from_fn(self.srows.len(), n, |i, j| ks[j][i]);
+        let a = DMatrix::from_fn(self.pitc.srows.len(), n, |i, j| ks[j][i]);
         let c = DMatrix::from_fn(n, n, |i, j| {
-            self.cond(&rows[i], &ks[i], &rows[j], &ks[j], i == j)
+            self.pitc.cond(&rows[i], &ks[i], &rows[j], &ks[j], i == j)
         });
         let c_inv = c
             .cholesky()
@@ -144,7 +130,7 @@ impl<K: Kernel> Model<'_, K> {
                 "a known block that is not positive definite",
             ))?
             .inverse();
-        let r = y.map(|v| v - self.view.prior_mean);
+        let r = y.map(|v| v - self.prior_mean);
         let c_inv_r = &c_inv * r;
         Ok(Block {
             rows,
@@ -157,12 +143,12 @@ impl<K: Kernel> Model<'_, K> {
     /// `u(x) = a − A C⁻¹ c`, `s(x) = γ − cᵀ C⁻¹ c` and `cᵀ C⁻¹ (y − μ)` for a
     /// new point `x` of `block`'s member.
     fn update(&self, block: &Block, x: &[f64]) -> (DVector<f64>, f64, f64) {
-        let kx = self.kvec(x);
+        let kx = self.pitc.kvec(x);
         let c = DVector::from_fn(block.rows.len(), |i, _| {
             let ki = block.a.column(i).into_owned();
-            self.cond(&block.rows[i], &ki, x, &kx, false)
+            self.pitc.cond(&block.rows[i], &ki, x, &kx, false)
         });
-        let gamma = self.cond(x, &kx, x, &kx, true);
+        let gamma = self.pitc.cond(x, &kx, x, &kx, true);
         let ci_c = &block.c_inv * &c;
         let u = &kx - &block.a * &ci_c;
         (u, gamma - c.dot(&ci_c), c.dot(&block.c_inv_r))
@@ -192,11 +178,8 @@ pub fn difference_attack<K: Kernel, R: Rng + ?Sized>(
         });
     }
     let model = Model {
-        view,
-        srows: (0..s)
-            .map(|i| view.support.row(i).iter().copied().collect())
-            .collect(),
-        sigma_ss_inv: crate::sigma_ss_inv_of(&view.kernel, &view.support),
+        pitc: Pitc::new(&view.kernel, view.noise_variance, &view.support),
+        prior_mean: view.prior_mean,
     };
     let blocks = view
         .known

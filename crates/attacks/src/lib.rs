@@ -134,6 +134,7 @@
 pub mod difference;
 mod lm;
 mod metrics;
+mod pitc;
 pub mod reconstruction;
 mod synthetic;
 
@@ -316,10 +317,8 @@ struct Others {
 /// The public model and the others' part of a release.
 struct Context<'a, K: Kernel> {
     view: &'a MemberView<K>,
-    /// The support points as rows.
-    srows: Vec<Vec<f64>>,
-    /// `Σ_SS⁻¹`.
-    sigma_ss_inv: DMatrix<f64>,
+    /// The public model: `k(S, x)`, `C(a, b)`, `Σ_SS⁻¹`.
+    pitc: pitc::Pitc<'a, K>,
     /// Directions to project out besides the column space's complement
     /// (known points): orthonormal `|S| × q`, possibly empty.
     known: DMatrix<f64>,
@@ -330,21 +329,19 @@ struct Context<'a, K: Kernel> {
 
 impl<K: Kernel> Context<'_, K> {
     fn kvec(&self, x: &[f64]) -> DVector<f64> {
-        DVector::from_fn(self.srows.len(), |i, _| {
-            self.view.kernel.eval(&self.srows[i], x)
-        })
+        self.pitc.kvec(x)
     }
 
     /// `k(S, x)` and its Jacobian `∂k(S, x)/∂x` (`|S| × D`).
     fn kvec_jac(&self, x: &[f64]) -> (DVector<f64>, DMatrix<f64>) {
-        let s = self.srows.len();
+        let s = self.pitc.srows.len();
         let k = self.kvec(x);
         let mut jac = DMatrix::zeros(s, x.len());
         for i in 0..s {
             for (d, g) in self
                 .view
                 .kernel
-                .grad_x(x, &self.srows[i])
+                .grad_x(x, &self.pitc.srows[i])
                 .into_iter()
                 .enumerate()
             {
@@ -374,7 +371,7 @@ impl<K: Kernel> Context<'_, K> {
         if r.len() > s {
             let sf = self.view.kernel.signal_variance();
             // d(C − G)/dx = −2 kᵀ (Σ_SS⁻¹ + M⁺) J.
-            let w = (&self.sigma_ss_inv + &self.others.pinv) * &k;
+            let w = (&self.pitc.sigma_ss_inv + &self.others.pinv) * &k;
             let g = w.transpose() * &jk;
             for d in 0..x.len() {
                 jac[(s, d)] = -2.0 * g[(0, d)] / sf;
@@ -395,11 +392,7 @@ impl<K: Kernel> Context<'_, K> {
 
     /// The PITC conditional covariance `C(a, b)` (noise on the diagonal when `same`).
     fn cond(&self, a: &[f64], ka: &DVector<f64>, b: &[f64], kb: &DVector<f64>, same: bool) -> f64 {
-        let mut c = self.view.kernel.eval(a, b) - ka.dot(&(&self.sigma_ss_inv * kb));
-        if same {
-            c += self.view.noise_variance;
-        }
-        c
+        self.pitc.cond(a, ka, b, kb, same)
     }
 
     /// Per-point residual: the relative part of `k(S, x)` outside the column
@@ -480,7 +473,7 @@ impl<K: Kernel> Context<'_, K> {
             let sf = self.view.kernel.signal_variance();
             return (g / sf, dg.iter().map(|v| v / sf).collect());
         }
-        let sk = &self.sigma_ss_inv * kb;
+        let sk = &self.pitc.sigma_ss_inv * kb;
         let c = self.cond(a, ka, b, kb, false);
         let dc0 = self.view.kernel.grad_x(a, b);
         let dsk = sk.transpose() * ja;
@@ -575,7 +568,7 @@ impl<K: Kernel> Context<'_, K> {
     }
 }
 
-fn rows_of(x: &DMatrix<f64>) -> Vec<Vec<f64>> {
+pub(crate) fn rows_of(x: &DMatrix<f64>) -> Vec<Vec<f64>> {
     (0..x.nrows())
         .map(|i| x.row(i).iter().copied().collect())
         .collect()
@@ -641,12 +634,8 @@ fn build_others<K: Kernel>(
     })
 }
 
-fn sigma_ss_inv<K: Kernel>(view: &MemberView<K>) -> DMatrix<f64> {
-    sigma_ss_inv_of(&view.kernel, &view.support)
-}
-
 /// `Σ_SS⁻¹` of `kernel` on `support` (a 1e-10 relative jitter).
-fn sigma_ss_inv_of<K: Kernel>(kernel: &K, support: &DMatrix<f64>) -> DMatrix<f64> {
+pub(crate) fn sigma_ss_inv_of<K: Kernel>(kernel: &K, support: &DMatrix<f64>) -> DMatrix<f64> {
     let mut g = kernel.gram(support);
     for i in 0..g.nrows() {
         g[(i, i)] += 1e-10 * kernel.signal_variance();
@@ -707,7 +696,7 @@ fn search<K: Kernel, R: Rng + ?Sized>(
 fn pair_errors<K: Kernel>(ctx: &Context<'_, K>, cands: &[Vec<f64>]) -> Vec<Vec<f64>> {
     let ks: Vec<DVector<f64>> = cands.iter().map(|p| ctx.kvec(p)).collect();
     let pk: Vec<DVector<f64>> = ks.iter().map(|k| &ctx.others.pinv * k).collect();
-    let sk: Vec<DVector<f64>> = ks.iter().map(|k| &ctx.sigma_ss_inv * k).collect();
+    let sk: Vec<DVector<f64>> = ks.iter().map(|k| &ctx.pitc.sigma_ss_inv * k).collect();
     let diag: Vec<f64> = (0..cands.len())
         .map(|i| {
             ctx.cond(&cands[i], &ks[i], &cands[i], &ks[i], true)
@@ -865,8 +854,7 @@ pub fn subspace_attack<K: Kernel, R: Rng + ?Sized>(
     let rank = others.basis.ncols();
     let ctx = Context {
         view,
-        srows: rows_of(&view.support),
-        sigma_ss_inv: sigma_ss_inv(view),
+        pitc: pitc::Pitc::new(&view.kernel, view.noise_variance, &view.support),
         known: DMatrix::zeros(view.support.nrows(), 0),
         others,
         scaled: options.block_scales == BlockScales::Unknown,
@@ -892,7 +880,7 @@ fn recover_values<K: Kernel>(
         return (None, None);
     }
     let ks: Vec<DVector<f64>> = inputs.iter().map(|p| ctx.kvec(p)).collect();
-    let a = DMatrix::from_fn(ctx.srows.len(), n, |i, j| ks[j][i]);
+    let a = DMatrix::from_fn(ctx.pitc.srows.len(), n, |i, j| ks[j][i]);
     // z = A⁺ ṁ (least squares; A has full column rank).
     let Ok(svd) = a.clone().svd(true, true).pseudo_inverse(1e-12) else {
         return (None, None);

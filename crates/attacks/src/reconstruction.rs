@@ -26,6 +26,7 @@
 //! better.
 
 use crate::lm;
+use crate::pitc::Pitc;
 use crate::AttackError;
 use fedhe_gp::kernels::Kernel;
 use fedhe_gp::sparse::LocalSummary;
@@ -85,8 +86,7 @@ pub struct Reconstruction {
 
 struct Fit<'a, K: Kernel> {
     view: &'a RunView<K>,
-    srows: Vec<Vec<f64>>,
-    sigma_ss_inv: DMatrix<f64>,
+    pitc: Pitc<'a, K>,
     /// Per other member, its most points in any release.
     sizes: Vec<usize>,
     dim: usize,
@@ -95,12 +95,6 @@ struct Fit<'a, K: Kernel> {
 }
 
 impl<K: Kernel> Fit<'_, K> {
-    fn kvec(&self, x: &[f64]) -> DVector<f64> {
-        DVector::from_fn(self.srows.len(), |i, _| {
-            self.view.kernel.eval(&self.srows[i], x)
-        })
-    }
-
     /// The points of `flat` (every member's, in order) as rows per member.
     fn points<'f>(&self, flat: &'f [f64]) -> Vec<Vec<&'f [f64]>> {
         let mut at = 0;
@@ -122,16 +116,10 @@ impl<K: Kernel> Fit<'_, K> {
     /// or `None` when the block is not positive definite.
     fn block(&self, points: &[&[f64]]) -> Option<(DMatrix<f64>, DMatrix<f64>)> {
         let n = points.len();
-        let ks: Vec<DVector<f64>> = points.iter().map(|p| self.kvec(p)).collect();
-        let a = DMatrix::from_fn(self.srows.len(), n, |i, j| ks[j][i]);
+        let ks: Vec<DVector<f64>> = points.iter().map(|p| self.pitc.kvec(p)).collect();
+        let a = DMatrix::from_fn(self.pitc.srows.len(), n, |i, j| ks[j][i]);
         let c = DMatrix::from_fn(n, n, |i, j| {
-            let q = ks[i].dot(&(&self.sigma_ss_inv * &ks[j]));
-            let noise = if i == j {
-                self.view.noise_variance
-            } else {
-                0.0
-            };
-            self.view.kernel.eval(points[i], points[j]) + noise - q
+            self.pitc.cond(points[i], &ks[i], points[j], &ks[j], i == j)
         });
         let chol = c.cholesky()?;
         let b = chol.solve(&a.transpose()).transpose();
@@ -141,7 +129,7 @@ impl<K: Kernel> Fit<'_, K> {
     /// The residual of `flat` and the values that minimise it.
     fn evaluate(&self, flat: &[f64]) -> (Vec<f64>, Vec<Vec<f64>>) {
         let points = self.points(flat);
-        let s = self.srows.len();
+        let s = self.pitc.srows.len();
         let total: usize = self.sizes.iter().sum();
         let offsets: Vec<usize> = self
             .sizes
@@ -241,10 +229,7 @@ pub fn reconstruction_attack<K: Kernel, R: Rng + ?Sized>(
         .collect();
     let fit = Fit {
         view,
-        srows: (0..s)
-            .map(|i| view.support.row(i).iter().copied().collect())
-            .collect(),
-        sigma_ss_inv: crate::sigma_ss_inv_of(&view.kernel, &view.support),
+        pitc: Pitc::new(&view.kernel, view.noise_variance, &view.support),
         sizes: sizes.clone(),
         dim,
         weights,

@@ -162,14 +162,7 @@ impl Setup {
         };
         let mut rng = ChaCha20Rng::seed_from_u64(11);
         let rec = subspace_attack(&view, options, &mut rng).map_err(|e| e.to_string())?;
-        let (mut tx, mut ty) = (Vec::new(), Vec::new());
-        for c in &self.clients[first..] {
-            let (x, y) = c.data(&self.task, OutputWarping::SignedLog, &self.scaling);
-            for r in 0..x.nrows() {
-                tx.push(x.row(r).iter().copied().collect::<Vec<f64>>());
-                ty.push(y[r]);
-            }
-        }
+        let (tx, ty) = self.points_of(&self.clients[first..]);
         let mut rng = ChaCha20Rng::seed_from_u64(5);
         Ok(Recovery::evaluate(
             &tx,
@@ -179,6 +172,20 @@ impl Setup {
             200,
             &mut rng,
         ))
+    }
+
+    /// Every point of `clients` (unit cube) and its value in this setup's
+    /// warping and output scaling: what an attack is scored against.
+    fn points_of(&self, clients: &[Client]) -> (Vec<Vec<f64>>, Vec<f64>) {
+        let (mut tx, mut ty) = (Vec::new(), Vec::new());
+        for c in clients {
+            let (x, y) = c.data(&self.task, OutputWarping::SignedLog, &self.scaling);
+            for r in 0..x.nrows() {
+                tx.push(x.row(r).iter().copied().collect::<Vec<f64>>());
+                ty.push(y[r]);
+            }
+        }
+        (tx, ty)
     }
 
     /// Σ_{i ≠ 0} of the members' vectors.
@@ -729,14 +736,7 @@ fn reconstruction_recovery(
         let at = reconstruction_attack(&view, &[truth], &opts, &mut rng).unwrap();
         eprintln!("cost found {:e}, at the truth {:e}", found.cost, at.cost);
     }
-    let (mut tx, mut ty) = (Vec::new(), Vec::new());
-    for c in &after.clients[1..] {
-        let (x, y) = c.data(&s.task, OutputWarping::SignedLog, &s.scaling);
-        for r in 0..x.nrows() {
-            tx.push(x.row(r).iter().copied().collect::<Vec<f64>>());
-            ty.push(y[r]);
-        }
-    }
+    let (tx, ty) = s.points_of(&after.clients[1..]);
     let inputs: Vec<Vec<f64>> = found.inputs.into_iter().flatten().collect();
     let values: Vec<f64> = found.values.into_iter().flatten().collect();
     let mut rng = ChaCha20Rng::seed_from_u64(5);

@@ -197,17 +197,6 @@ fn idle_connections_do_not_keep_healthz_out() {
     drop(idle);
 }
 
-/// The server's resident memory, KiB.
-fn rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status
-        .lines()
-        .find(|l| l.starts_with("VmRSS:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .unwrap()
-}
-
 /// Attack: four unsigned 200 MiB uploads at once (the server's default
 /// limit is 256 MiB). Refused from the headers: the server's resident
 /// memory grows by less than 64 MiB while they are sent.
@@ -222,14 +211,14 @@ fn unsigned_200_mib_uploads_do_not_raise_the_server_memory() {
     for _ in 0..20 {
         healthz(&addr, Duration::from_secs(2)).unwrap();
     }
-    let before = rss_kib(pid);
+    let before = server_process::rss_kib(pid);
     let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let peak = {
         let done = done.clone();
         std::thread::spawn(move || {
             let mut peak = 0;
             while !done.load(std::sync::atomic::Ordering::Relaxed) {
-                peak = peak.max(rss_kib(pid));
+                peak = peak.max(server_process::rss_kib(pid));
                 std::thread::sleep(Duration::from_millis(20));
             }
             peak
@@ -440,32 +429,6 @@ fn the_server_logs_json_and_fedhe_audit_lists_the_trail() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let out = fedhe(&[
-        "study",
-        "create",
-        "--server",
-        &url,
-        "--admin-keys",
-        admin_keys,
-        "--id",
-        "s1",
-        "--ceremony",
-        "c1",
-        "--min-contributors",
-        "1",
-        "--config",
-        r#"{"objective": "x", "lower": [0], "upper": [1], "sense": "minimise", "seed": 1,
-            "fbo_fedgp": {"members": 2, "rounds": 1, "initial_points": 1, "support_size": 2,
-                          "privacy": {"mode": "noise-free"}}}"#,
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    // A study needs only its space, sense and members (issue 46, item 4):
-    // the rest comes from the private recipe, at ε = 4 per member (issue
-    // 44), and `study show` prints every setting resolved.
     let create = |id: &str, min: &str, config: &str| {
         fedhe(&[
             "study",
@@ -484,6 +447,21 @@ fn the_server_logs_json_and_fedhe_audit_lists_the_trail() {
             config,
         ])
     };
+    let out = create(
+        "s1",
+        "1",
+        r#"{"objective": "x", "lower": [0], "upper": [1], "sense": "minimise", "seed": 1,
+            "fbo_fedgp": {"members": 2, "rounds": 1, "initial_points": 1, "support_size": 2,
+                          "privacy": {"mode": "noise-free"}}}"#,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A study needs only its space, sense and members (issue 46, item 4):
+    // the rest comes from the private recipe, at ε = 4 per member (issue
+    // 44), and `study show` prints every setting resolved.
     let out = create(
         "s2",
         "2",
@@ -657,7 +635,7 @@ fn forged_slow_bodies_on_1030_connections_do_not_hold_the_server() {
     for _ in 0..20 {
         healthz(&addr, Duration::from_secs(2)).unwrap();
     }
-    let before = rss_kib(pid);
+    let before = server_process::rss_kib(pid);
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let opened = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
     let forged = {
@@ -710,7 +688,7 @@ fn forged_slow_bodies_on_1030_connections_do_not_hold_the_server() {
         std::thread::spawn(move || {
             let mut peak = 0;
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                peak = peak.max(rss_kib(pid));
+                peak = peak.max(server_process::rss_kib(pid));
                 std::thread::sleep(Duration::from_millis(100));
             }
             peak

@@ -48,30 +48,48 @@ fn head_without_body(
     digest: &str,
     len: usize,
 ) -> (Option<u16>, String, Duration) {
+    use std::io::Write;
+    let addr = url.trim_start_matches("http://").trim_end_matches('/');
+    let head = signed_put_head(addr, who, member, path, digest, len);
+    let started = std::time::Instant::now();
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream.write_all(head.as_bytes()).unwrap();
+    let (status, body) = read_answer(&mut stream, Duration::from_secs(10));
+    (status, body, started.elapsed())
+}
+
+/// The head of a `PUT path` to `addr` signed by `who` for `member`,
+/// declaring a body of `len` bytes with BLAKE3 digest `digest`.
+fn signed_put_head(
+    addr: &str,
+    who: &Identity,
+    member: &str,
+    path: &str,
+    digest: &str,
+    len: usize,
+) -> String {
     use fedhe_api::signing::{
         fresh_nonce, now_ms, request_message_for_digest, HEADER_CONTENT_DIGEST, HEADER_MEMBER,
         HEADER_NONCE, HEADER_SIGNATURE, HEADER_TIMESTAMP,
     };
-    use std::io::{Read, Write};
-    let addr = url.trim_start_matches("http://").trim_end_matches('/');
     let ts = now_ms();
     let nonce = fresh_nonce();
     let sig = who.sign_hex(&request_message_for_digest("PUT", path, digest, ts, &nonce));
-    let head = format!(
+    format!(
         "PUT {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/octet-stream\r\n\
          Content-Length: {len}\r\n{HEADER_MEMBER}: {member}\r\n{HEADER_TIMESTAMP}: {ts}\r\n\
          {HEADER_NONCE}: {nonce}\r\n{HEADER_SIGNATURE}: {sig}\r\n\
          {HEADER_CONTENT_DIGEST}: {digest}\r\n\r\n"
-    );
-    let started = std::time::Instant::now();
-    let mut stream = std::net::TcpStream::connect(addr).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
-    stream.write_all(head.as_bytes()).unwrap();
+    )
+}
+
+/// The status and body of the first answer on `stream` (read for at most
+/// `timeout`; `None` when nothing came).
+fn read_answer(stream: &mut std::net::TcpStream, timeout: Duration) -> (Option<u16>, String) {
+    use std::io::Read;
+    stream.set_read_timeout(Some(timeout)).unwrap();
     let mut buf = [0u8; 4096];
     let n = stream.read(&mut buf).unwrap_or(0);
-    let took = started.elapsed();
     let text = String::from_utf8_lossy(&buf[..n]).into_owned();
     let status = text
         .split_whitespace()
@@ -81,7 +99,7 @@ fn head_without_body(
         .split_once("\r\n\r\n")
         .map(|(_, b)| b.to_string())
         .unwrap_or_default();
-    (status, body, took)
+    (status, body)
 }
 
 /// The toy t-of-n ceremony `c1` of `names` (identity keys `identities`),
@@ -944,17 +962,6 @@ fn an_equivocating_server_gets_at_most_one_aggregate_per_round_decrypted() {
     assert!(combine_threshold(&access, &other, &b).is_err());
 }
 
-/// The server's resident memory (KiB) from `/proc`.
-fn rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status
-        .lines()
-        .find(|l| l.starts_with("VmRSS:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .unwrap()
-}
-
 /// Issue 45's acceptance for findings 2 and 3, measured (ignored: real
 /// parameters; `cargo test -p fedhe-cli --test threshold_process -- --ignored
 /// sixty --nocapture`). A 5-member 3-of-5 ceremony at n8192-q124, m5 played
@@ -968,7 +975,7 @@ fn rss_kib(pid: u32) -> u64 {
 #[test]
 #[ignore]
 fn sixty_held_forged_dealings_and_180_resends_leave_the_server_memory_alone() {
-    use std::io::{Read, Write};
+    use std::io::Write;
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
     let work = tempfile::tempdir().unwrap();
     let server = server_process::serve_sqlite(work.path(), TOKEN);
@@ -1007,31 +1014,10 @@ fn sixty_held_forged_dealings_and_180_resends_leave_the_server_memory_alone() {
     let addr_ref = addr.as_str();
     let path = "/v1/ceremonies/c1/dealings/m5";
     let head = |who: &Identity, digest: &str, len: usize| {
-        use fedhe_api::signing::{
-            fresh_nonce, now_ms, request_message_for_digest, HEADER_CONTENT_DIGEST, HEADER_MEMBER,
-            HEADER_NONCE, HEADER_SIGNATURE, HEADER_TIMESTAMP,
-        };
-        let ts = now_ms();
-        let nonce = fresh_nonce();
-        let sig = who.sign_hex(&request_message_for_digest("PUT", path, digest, ts, &nonce));
-        format!(
-            "PUT {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/octet-stream\r\n\
-             Content-Length: {len}\r\n{HEADER_MEMBER}: m5\r\n{HEADER_TIMESTAMP}: {ts}\r\n\
-             {HEADER_NONCE}: {nonce}\r\n{HEADER_SIGNATURE}: {sig}\r\n\
-             {HEADER_CONTENT_DIGEST}: {digest}\r\n\r\n"
-        )
+        signed_put_head(addr_ref, who, "m5", path, digest, len)
     };
-    let status_of = |stream: &mut std::net::TcpStream| -> Option<u16> {
-        stream
-            .set_read_timeout(Some(Duration::from_secs(60)))
-            .unwrap();
-        let mut buf = [0u8; 1024];
-        let n = stream.read(&mut buf).unwrap_or(0);
-        String::from_utf8_lossy(&buf[..n])
-            .split_whitespace()
-            .nth(1)
-            .and_then(|s| s.parse().ok())
-    };
+    let status_of =
+        |stream: &mut std::net::TcpStream| read_answer(stream, Duration::from_secs(60)).0;
     let peak = Arc::new(AtomicU64::new(0));
     let sampling = Arc::new(AtomicBool::new(true));
     std::thread::scope(|s| {
@@ -1080,12 +1066,12 @@ fn sixty_held_forged_dealings_and_180_resends_leave_the_server_memory_alone() {
         .unwrap()
         .to_bytes(&params);
         let digest = blake3::hash(&bytes).to_hex().to_string();
-        let before = rss_kib(pid);
+        let before = server_process::rss_kib(pid);
         {
             let (peak, sampling) = (peak.clone(), sampling.clone());
             s.spawn(move || {
                 while sampling.load(Ordering::Relaxed) {
-                    peak.fetch_max(rss_kib(pid), Ordering::Relaxed);
+                    peak.fetch_max(server_process::rss_kib(pid), Ordering::Relaxed);
                     std::thread::sleep(Duration::from_millis(20));
                 }
             });
@@ -1136,7 +1122,9 @@ fn sixty_held_forged_dealings_and_180_resends_leave_the_server_memory_alone() {
         );
         drop(held);
         sampling.store(false, Ordering::Relaxed);
-        let peak = peak.load(Ordering::Relaxed).max(rss_kib(pid));
+        let peak = peak
+            .load(Ordering::Relaxed)
+            .max(server_process::rss_kib(pid));
         eprintln!(
             "dealing {} bytes; server RSS {:.1} MiB before, peak {:.1} MiB during 60 held forged \
              heads and 180 resends (growth {:.1} MiB)",

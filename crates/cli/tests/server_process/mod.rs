@@ -49,3 +49,15 @@ pub fn serve_sqlite(root: &std::path::Path, admin_token: &str) -> ServerProcess 
         .env("FEDHE_ADMIN_TOKEN", admin_token);
     spawn(command)
 }
+
+/// The resident memory (KiB) of process `pid`, from `/proc`.
+#[allow(dead_code)]
+pub fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap()
+}
