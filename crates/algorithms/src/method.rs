@@ -111,6 +111,13 @@ pub trait FederatedMethod: std::fmt::Debug + Send + Sync {
     fn privacy_quorum(&self) -> Option<usize> {
         None
     }
+    /// Whether it can search a typed space (issue 46): its members propose
+    /// points of the cube and evaluate [`Task::canonical`] of each. Methods
+    /// that search a fixed grid or a partition of the box (LDP-BO, Fed-PNE)
+    /// cannot, and a study giving them a space is refused by name.
+    fn takes_space(&self) -> bool {
+        false
+    }
     /// Runs the members of `roster` on `task` from the public `seed`, summing
     /// through `channel` (whose members must be the roster's), calling
     /// `observer` after every round. The result's `best` and
@@ -244,6 +251,9 @@ pub struct FboFedGp {
 }
 
 impl FederatedMethod for FboFedGp {
+    fn takes_space(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         self.method.name()
     }
@@ -324,6 +334,9 @@ pub struct Fts {
 }
 
 impl FederatedMethod for Fts {
+    fn takes_space(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         self.variant.name()
     }
@@ -376,6 +389,9 @@ impl FederatedMethod for Fts {
 pub struct DpFtsDe(pub dp_fts_de::ValidParams);
 
 impl FederatedMethod for DpFtsDe {
+    fn takes_space(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         dp_fts_de::METHOD
     }

@@ -220,7 +220,8 @@ impl RffAgent {
         &mut self.rng
     }
 
-    /// Queries `x` and adds the observation to the history; `counts` says
+    /// Queries `x` ([`Task::canonical`] of it when the task has a typed
+    /// space) and adds the observation to the history; `counts` says
     /// whether the query adds to the cumulative regret (not the initial design).
     pub fn query(
         &mut self,
@@ -228,6 +229,7 @@ impl RffAgent {
         x: Vec<f64>,
         counts: bool,
     ) -> Result<Evaluation, AlgorithmError> {
+        let x = task.canonical(x);
         let e = task.evaluate(self.index, &x, &mut self.rng)?;
         let u = task.utility(e.noise_free);
         self.best = self.best.max(u);

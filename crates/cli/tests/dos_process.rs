@@ -511,6 +511,109 @@ fn the_server_logs_json_and_fedhe_audit_lists_the_trail() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("hyperparameters"), "{err}");
+    // Issue 46: `--space FILE` reads a TOML space into the signed config,
+    // and `study show` prints it; a bad space is refused naming the field,
+    // and no study is created.
+    let space = dir.path().join("space.toml");
+    std::fs::write(
+        &space,
+        r#"
+[[params]]
+name = "lr"
+type = "float"
+low = 1e-5
+high = 0.1
+log = true
+
+[[params]]
+name = "depth"
+type = "int"
+low = 2
+high = 12
+
+[[params]]
+name = "kernel"
+type = "categorical"
+choices = ["rbf", "poly", "linear"]
+"#,
+    )
+    .unwrap();
+    let with_space = |id: &str, file: &std::path::Path, config: &str| {
+        fedhe(&[
+            "study",
+            "create",
+            "--server",
+            &url,
+            "--admin-keys",
+            admin_keys,
+            "--id",
+            id,
+            "--ceremony",
+            "c1",
+            "--min-contributors",
+            "2",
+            "--config",
+            config,
+            "--space",
+            file.to_str().unwrap(),
+        ])
+    };
+    let out = with_space("s5", &space, r#"{"sense": "minimise"}"#);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = fedhe(&["study", "show", "--server", &url, "--id", "s5"]);
+    let shown: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let params = &shown["config"]["space"]["params"];
+    assert_eq!(params[0]["name"], "lr", "{shown}");
+    assert_eq!(params[0]["log"], true, "{shown}");
+    assert_eq!(params[1]["type"], "int", "{shown}");
+    assert_eq!(params[2]["choices"][1], "poly", "{shown}");
+    assert!(shown["config"].get("lower").is_none(), "{shown}");
+    let bad = dir.path().join("bad.json");
+    for (id, text, expect) in [
+        (
+            "s6",
+            r#"{"params": [{"name": "k", "type": "categorical", "choices": []}]}"#,
+            "params[0] (k).choices",
+        ),
+        (
+            "s7",
+            r#"{"params": [{"name": "x", "type": "float", "low": 1, "high": 1}]}"#,
+            "params[0] (x)",
+        ),
+        (
+            "s8",
+            r#"{"params": [{"name": "x", "type": "float", "low": 0, "high": 1, "log": true}]}"#,
+            "params[0] (x)",
+        ),
+        (
+            "s9",
+            r#"{"params": [{"name": "n", "type": "int", "low": 3, "high": 3}]}"#,
+            "params[0] (n)",
+        ),
+    ] {
+        std::fs::write(&bad, text).unwrap();
+        let out = with_space(id, &bad, r#"{"sense": "minimise"}"#);
+        assert_eq!(out.status.code(), Some(2), "{id}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(expect) && err.contains("bad.json"),
+            "{id}: {err}"
+        );
+        let out = fedhe(&["study", "show", "--server", &url, "--id", id]);
+        assert!(!out.status.success(), "{id} was created");
+    }
+    let out = with_space(
+        "s6",
+        &space,
+        r#"{"sense": "minimise", "lower": [0], "upper": [1]}"#,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("lower/upper"), "{err}");
     // An unsigned probe: refused, and the refusal logged.
     let probe = reqwest::blocking::get(format!("{url}/v1/studies/s1")).unwrap();
     assert_eq!(probe.status().as_u16(), 401);

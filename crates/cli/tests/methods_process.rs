@@ -50,8 +50,59 @@ fn base_task() -> Task {
     fedhe_tasks::by_name("garland", 1, 0).unwrap()
 }
 
+/// What the members evaluate: the Garland function on a box, or (issue 46)
+/// a mixed typed space of a log float, an int and a categorical, whose
+/// objective reads named values.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Objective {
+    Garland,
+    Mixed,
+}
+
+/// The mixed space (issue 46): what `fedhe study create --space` reads.
+fn mixed_space() -> serde_json::Value {
+    serde_json::json!({"params": [
+        {"name": "lr", "type": "float", "low": 1e-5, "high": 0.1, "log": true},
+        {"name": "depth", "type": "int", "low": 2, "high": 12},
+        {"name": "kernel", "type": "categorical", "choices": ["rbf", "poly", "linear"]},
+    ]})
+}
+
+/// The mixed objective at named values; [`MIXED_COMMAND`] computes the same
+/// in Python, operation for operation, so the values agree bit for bit.
+fn mixed_value(p: &serde_json::Map<String, serde_json::Value>) -> f64 {
+    let a = 100.0 * p["lr"].as_f64().unwrap() - 0.3;
+    let d = p["depth"].as_f64().unwrap() - 7.0;
+    let penalty = match p["kernel"].as_str().unwrap() {
+        "rbf" => 0.0,
+        "poly" => 0.5,
+        _ => 1.0,
+    };
+    a * a + 0.1 * (d * d) + penalty
+}
+
+/// The member's objective command for [`Objective::Mixed`]: it reads the
+/// JSON object of named values on stdin.
+const MIXED_COMMAND: &str = "python3 -c 'import json,sys; p=json.load(sys.stdin); \
+    a=100.0*p[\"lr\"]-0.3; d=p[\"depth\"]-7.0; \
+    print(repr(a*a+0.1*(d*d)+{\"rbf\":0.0,\"poly\":0.5,\"linear\":1.0}[p[\"kernel\"]]))'";
+
 /// The study's configuration: the public problem and the method's settings.
 fn study_config(settings: serde_json::Value) -> serde_json::Value {
+    study_config_on(Objective::Garland, settings)
+}
+
+/// [`study_config`] for `objective`.
+fn study_config_on(objective: Objective, settings: serde_json::Value) -> serde_json::Value {
+    if objective == Objective::Mixed {
+        return serde_json::json!({
+            "objective": "mixed",
+            "space": mixed_space(),
+            "sense": "minimise",
+            "seed": SEED,
+            "settings": settings,
+        });
+    }
     let task = base_task();
     serde_json::json!({
         "objective": "garland",
@@ -66,13 +117,24 @@ fn study_config(settings: serde_json::Value) -> serde_json::Value {
 
 /// Creates study `id` running `method` with `settings`.
 fn create_study(url: &str, id: &str, method: &str, settings: &serde_json::Value) -> f64 {
+    create_study_on(Objective::Garland, url, id, method, settings)
+}
+
+/// [`create_study`] for `objective`.
+fn create_study_on(
+    objective: Objective,
+    url: &str,
+    id: &str,
+    method: &str,
+    settings: &serde_json::Value,
+) -> f64 {
     let configured = fedhe_algorithms::configure(method, settings.clone()).unwrap();
     let admin = Client::new(url, Auth::Admin(ADMIN.to_string().into())).unwrap();
     let spec = StudySpec {
         id: id.into(),
         ceremony: "c".into(),
         algorithm: method.into(),
-        config: study_config(settings.clone()),
+        config: study_config_on(objective, settings.clone()),
         min_contributors: MEMBERS.len() as u32,
         round_timeout_secs: 600,
         decrypt_timeout_secs: 600,
@@ -118,10 +180,25 @@ fn agent(url: &str, root: &Path, name: &str, study: &str) -> Child {
 
 /// `fedhe agent run` for `name`, its objective taking `delay` seconds more.
 fn agent_with_delay(url: &str, root: &Path, name: &str, study: &str, delay: f64) -> Child {
-    let objective = format!(
-        "sleep {delay}; exec '{}' objective value --function garland --dim 1",
-        env!("CARGO_BIN_EXE_fedhe")
-    );
+    agent_on(Objective::Garland, url, root, name, study, delay)
+}
+
+/// [`agent_with_delay`] evaluating `objective`.
+fn agent_on(
+    objective: Objective,
+    url: &str,
+    root: &Path,
+    name: &str,
+    study: &str,
+    delay: f64,
+) -> Child {
+    let objective = match objective {
+        Objective::Garland => format!(
+            "sleep {delay}; exec '{}' objective value --function garland --dim 1",
+            env!("CARGO_BIN_EXE_fedhe")
+        ),
+        Objective::Mixed => format!("sleep {delay}; {MIXED_COMMAND}"),
+    };
     Command::new(env!("CARGO_BIN_EXE_fedhe"))
         .args(["agent", "run", "--server", url, "--study", study, "--json"])
         .args(["--allow-insecure", "--objective", &objective, "--keys"])
@@ -163,6 +240,9 @@ fn journal(root: &Path, name: &str, study: &str) -> Vec<Evaluated> {
 #[derive(Debug)]
 struct Recorder {
     base: Task,
+    /// The typed space of [`Objective::Mixed`]: the point is then the unit
+    /// point, as the agent journals it, and the value [`mixed_value`]'s.
+    space: Option<Arc<fedhe_tasks::Space>>,
     log: Mutex<Vec<Vec<Evaluated>>>,
 }
 
@@ -177,6 +257,11 @@ impl Problem for Recorder {
         unit: &[f64],
         rng: &mut ChaCha8Rng,
     ) -> Result<Evaluation, TaskError> {
+        if let Some(space) = &self.space {
+            let e = Evaluation::exact(mixed_value(&space.decode(unit)));
+            self.log.lock().unwrap()[client].push((unit.to_vec(), e.noise_free));
+            return Ok(e);
+        }
         let e = self.base.evaluate(0, unit, rng)?;
         // The agent maps a unit point to the box as the task does.
         self.log.lock().unwrap()[client].push((self.base.to_domain(unit), e.noise_free));
@@ -189,6 +274,9 @@ impl Problem for Recorder {
         unit: &[f64],
         rng: &mut ChaCha8Rng,
     ) -> Result<f64, TaskError> {
+        if let Some(space) = &self.space {
+            return Ok(mixed_value(&space.decode(unit)));
+        }
         self.base.noise_free(0, unit, rng)
     }
 }
@@ -224,19 +312,44 @@ struct Simulated {
 }
 
 /// The in-process simulation of `method` with the study's seeds over `HeSum`.
-fn simulate(method: &str, settings: &serde_json::Value, bound: f64) -> Simulated {
+fn simulate(
+    objective: Objective,
+    method: &str,
+    settings: &serde_json::Value,
+    bound: f64,
+) -> Simulated {
     let base = base_task();
+    let space = (objective == Objective::Mixed).then(|| {
+        Arc::new(
+            serde_json::from_value::<fedhe_tasks::SpaceSpec>(mixed_space())
+                .unwrap()
+                .validate()
+                .unwrap(),
+        )
+    });
     let recorder = Arc::new(Recorder {
         base: base.clone(),
+        space: space.clone(),
         log: Mutex::new(vec![Vec::new(); MEMBERS.len()]),
     });
-    let task = Task::per_client(
-        "garland",
-        1,
-        base.sense(),
-        Some(base.optimum()),
-        recorder.clone(),
-    );
+    let task = match &space {
+        None => Task::per_client(
+            "garland",
+            1,
+            base.sense(),
+            Some(base.optimum()),
+            recorder.clone(),
+        ),
+        Some(space) => Task::per_client(
+            "mixed",
+            space.dim(),
+            fedhe_tasks::Sense::Minimise,
+            None,
+            recorder.clone(),
+        )
+        .with_space(Arc::clone(space))
+        .unwrap(),
+    };
     let members: Vec<MemberId> = MEMBERS.iter().map(|m| MemberId::new(*m).unwrap()).collect();
     let params = ParameterSet::by_name(PARAMS)
         .unwrap()
@@ -287,7 +400,7 @@ fn decrypted_sums(root: &Path, name: &str, study: &str, rounds: usize) -> Vec<Ve
 /// Runs `method` as a study of three agent processes and compares each
 /// member with the simulation; returns the agents' final JSON lines.
 fn study_equals_simulation(method: &str, settings: serde_json::Value) -> Vec<serde_json::Value> {
-    run_study(method, settings, None)
+    run_study(Objective::Garland, method, settings, None)
 }
 
 /// The last round `name`'s agent recorded as finished.
@@ -305,6 +418,7 @@ fn progress_round(root: &Path, name: &str, study: &str) -> Option<u64> {
 /// started again (every evaluation then takes 0.2 s, so the kill lands
 /// mid-study).
 fn run_study(
+    objective: Objective,
     method: &str,
     settings: serde_json::Value,
     kill_after: Option<u64>,
@@ -314,7 +428,7 @@ fn run_study(
     let url = server.url.clone();
     ceremony(&url, root.path());
     let study = format!("study-{method}");
-    let bound = create_study(&url, &study, method, &settings);
+    let bound = create_study_on(objective, &url, &study, method, &settings);
     for (i, name) in MEMBERS.iter().enumerate() {
         seed_agent(root.path(), name, i, &study);
     }
@@ -322,7 +436,7 @@ fn run_study(
     let mut agents = Killed(
         MEMBERS
             .iter()
-            .map(|n| agent_with_delay(&url, root.path(), n, &study, delay))
+            .map(|n| agent_on(objective, &url, root.path(), n, &study, delay))
             .collect(),
     );
     if let Some(round) = kill_after {
@@ -339,7 +453,7 @@ fn run_study(
         let at = progress_round(root.path(), MEMBERS[0], &study).unwrap();
         let rounds = settings["rounds"].as_u64().unwrap();
         assert!(at < rounds, "{method}: killed after the study ended");
-        agents.0[0] = agent_with_delay(&url, root.path(), MEMBERS[0], &study, delay);
+        agents.0[0] = agent_on(objective, &url, root.path(), MEMBERS[0], &study, delay);
     }
     let mut lines = Vec::new();
     for (child, name) in agents.0.iter_mut().zip(MEMBERS) {
@@ -360,7 +474,7 @@ fn run_study(
             serde_json::from_str(text.lines().last().expect("a JSON line")).unwrap();
         lines.push(line);
     }
-    let simulated = simulate(method, &settings, bound);
+    let simulated = simulate(objective, method, &settings, bound);
     let result = &simulated.result;
     assert!(result.aggregations > 0, "{method} aggregated nothing");
     assert_eq!(simulated.sums.len(), result.aggregations);
@@ -375,6 +489,32 @@ fn run_study(
             networked, simulated.evaluations[i],
             "{method}: member {name}'s evaluations differ from its simulated client's"
         );
+        if objective == Objective::Mixed {
+            // The command was given the named values the journal records
+            // beside each unit point, and they are the point's decoding.
+            let space = serde_json::from_value::<fedhe_tasks::SpaceSpec>(mixed_space())
+                .unwrap()
+                .validate()
+                .unwrap();
+            let path = keys_of(root.path(), name)
+                .join("studies")
+                .join(&study)
+                .join("evaluations.jsonl");
+            for (line, (x, y)) in std::fs::read_to_string(path)
+                .unwrap()
+                .lines()
+                .zip(&networked)
+            {
+                let entry: serde_json::Value = serde_json::from_str(line).unwrap();
+                let params = entry["params"].as_object().expect("named values");
+                assert_eq!(params, &space.decode(x), "{method}: {line}");
+                // The method evaluated the point that stands for the values
+                // (an integer at its cell's centre, a choice at its vertex).
+                assert_eq!(&space.canonical(x), x, "{method}: {line}");
+                assert_eq!(mixed_value(params), *y, "{method}: {line}");
+                assert!(params["depth"].is_i64() && params["kernel"].is_string());
+            }
+        }
         assert_eq!(
             decrypted_sums(root.path(), name, &study, result.aggregations),
             simulated.sums,
@@ -462,6 +602,26 @@ fn a_private_fbo_fedgp_study_equals_its_simulation_and_reports_epsilon() {
     assert!(epsilon > 0.0 && epsilon <= 4.0 + 1e-9, "{}", lines[0]);
 }
 
+/// Issue 46: a study of a typed space (a log float, an int, a categorical)
+/// whose members' commands read named values equals its simulation bit for
+/// bit, for FBO-FedGP and FTS.
+#[test]
+fn studies_of_a_typed_space_equal_their_simulations() {
+    run_study(
+        Objective::Mixed,
+        "fbo-fedgp",
+        serde_json::json!({
+            "members": 3,
+            "rounds": 4,
+            "initial_points": 3,
+            "support_size": 6,
+            "acq_candidates": 200,
+        }),
+        None,
+    );
+    run_study(Objective::Mixed, "fts", rff_settings(), None);
+}
+
 #[test]
 fn fts_as_a_study_equals_its_simulation() {
     study_equals_simulation("fts", rff_settings());
@@ -512,7 +672,7 @@ fn a_dp_fts_de_agent_killed_mid_study_resumes_and_still_equals_the_simulation() 
     settings["subregions"] = 2.into();
     settings["noise"] = "distributed".into();
     settings["rounds"] = 6.into();
-    run_study("dp-fts-de", settings, Some(2));
+    run_study(Objective::Garland, "dp-fts-de", settings, Some(2));
 }
 
 #[test]

@@ -76,10 +76,17 @@ pub const PENDING_FILE: &str = "pending.json";
 pub struct StudyConfig {
     /// A name for the objective (reports only).
     pub objective: String,
-    /// Lower corner of the search box, one entry per dimension.
+    /// Lower corner of the search box, one entry per dimension (a box of
+    /// unnamed floats; empty when `space` is given).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lower: Vec<f64>,
     /// Upper corner of the search box.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub upper: Vec<f64>,
+    /// The typed, named search space (issue 46), instead of the box: the
+    /// objective receives a JSON object of named values.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub space: Option<fedhe_tasks::SpaceSpec>,
     /// `"minimise"` or `"maximise"`.
     pub sense: String,
     /// The optimum value when known (reports regret).
@@ -104,6 +111,8 @@ pub struct ValidStudyConfig {
     pub sense: Sense,
     /// The method, configured and validated.
     pub method: std::sync::Arc<dyn FederatedMethod>,
+    /// The validated typed space, when the config has one.
+    pub space: Option<Arc<fedhe_tasks::Space>>,
 }
 
 fn invalid(field: &str, reason: impl std::fmt::Display) -> ClientError {
@@ -111,6 +120,32 @@ fn invalid(field: &str, reason: impl std::fmt::Display) -> ClientError {
 }
 
 impl ValidStudyConfig {
+    /// The dimension of the unit cube the method searches: the space's
+    /// encoding, or the box's.
+    pub fn dim(&self) -> usize {
+        match &self.space {
+            Some(space) => space.dim(),
+            None => self.config.lower.len(),
+        }
+    }
+
+    /// What the objective receives for the cube point `unit`: the named
+    /// values of the space as a JSON object, or the box point as an array.
+    pub fn point(&self, unit: &[f64]) -> serde_json::Value {
+        match &self.space {
+            Some(space) => serde_json::Value::Object(space.decode(unit)),
+            None => self
+                .config
+                .lower
+                .iter()
+                .zip(&self.config.upper)
+                .zip(unit)
+                .map(|((l, h), u)| l + (h - l) * u)
+                .collect::<Vec<f64>>()
+                .into(),
+        }
+    }
+
     /// Refuses settings whose privacy argument needs every member's
     /// contribution in every round ([`FederatedMethod::needs_every_contributor`])
     /// in a study that decrypts rounds with `min_contributors` of `members`.
@@ -168,7 +203,19 @@ impl StudyConfig {
     /// the settings of `method`, and that a member can run it alone over the
     /// network (what `fedhe study create` checks before it asks the server).
     pub fn check(self, method: &str) -> Result<ValidStudyConfig, ClientError> {
-        if self.lower.is_empty() || self.lower.len() != self.upper.len() {
+        let space = match &self.space {
+            Some(_) if !(self.lower.is_empty() && self.upper.is_empty()) => {
+                return Err(invalid(
+                    "lower/upper",
+                    "a study with a `space` has no box: give one or the other",
+                ))
+            }
+            Some(spec) => Some(Arc::new(
+                spec.clone().validate().map_err(|e| invalid("space", e))?,
+            )),
+            None => None,
+        };
+        if space.is_none() && (self.lower.is_empty() || self.lower.len() != self.upper.len()) {
             return Err(invalid(
                 "lower/upper",
                 format!(
@@ -197,10 +244,21 @@ impl StudyConfig {
         configured
             .check_networked()
             .map_err(|e| invalid("settings", e))?;
+        if space.is_some() && !configured.takes_space() {
+            return Err(invalid(
+                "space",
+                format!(
+                    "method {} cannot search a typed space (it searches a fixed grid or a \
+                     partition of a box of floats): give `lower` and `upper`",
+                    configured.name()
+                ),
+            ));
+        }
         Ok(ValidStudyConfig {
             config: self,
             sense,
             method: configured.into(),
+            space,
         })
     }
 }
@@ -208,7 +266,12 @@ impl StudyConfig {
 /// One journaled evaluation.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 struct JournalEntry {
+    /// The point: in the study's box, or the unit-cube point of a typed
+    /// space (issue 46).
     x: Vec<f64>,
+    /// The named values `x` stands for, in a study with a typed space.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    params: Option<serde_json::Map<String, serde_json::Value>>,
     y: f64,
     /// Told as failed (`fedhe agent tell --failed`): `y` is the failure value.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -293,9 +356,15 @@ impl Journal {
     }
 
     /// Appends a new evaluation and syncs it before the value is used.
-    fn record(&mut self, x: &[f64], y: f64) -> Result<(), TaskError> {
+    fn record(
+        &mut self,
+        x: &[f64],
+        params: Option<serde_json::Map<String, serde_json::Value>>,
+        y: f64,
+    ) -> Result<(), TaskError> {
         self.append(JournalEntry {
             x: x.to_vec(),
+            params,
             y,
             failed: false,
         })
@@ -327,8 +396,9 @@ impl Journal {
 /// How an institution evaluates a point.
 #[derive(Clone, Copy, Debug)]
 pub enum Evaluator<'a> {
-    /// A command run by `sh -c` that reads the point (in the study's box) as
-    /// a JSON array on stdin and prints one number (`fedhe agent run`).
+    /// A command run by `sh -c` that reads the point on stdin and prints one
+    /// number (`fedhe agent run`): a JSON array in the study's box, or a JSON
+    /// object of named values in a study with a typed space.
     Command(&'a str),
     /// Ask and tell (`fedhe agent ask`, `fedhe agent tell`): a point not in
     /// the journal is written to [`PENDING_FILE`] and the agent stops; `tell`
@@ -344,8 +414,17 @@ pub struct PendingPoint {
     pub study: String,
     /// Which evaluation of this member it is (1-based: the journal's next line).
     pub evaluation: usize,
-    /// The point, in the study's box.
+    /// The point: in the study's box, or the unit-cube point of a typed
+    /// space.
     pub point: Vec<f64>,
+    /// The named values the objective is asked for, in a study with a typed
+    /// space (issue 46): `{"lr": 0.0031, "depth": 7, "kernel": "rbf"}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<serde_json::Map<String, serde_json::Value>>,
+    /// The study's typed space, so `tell` can check a told point against it
+    /// without the server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub space: Option<fedhe_tasks::SpaceSpec>,
     /// What `tell --failed` records: the worst value journaled so far (the
     /// largest when minimising), none before any value.
     pub failure_value: Option<f64>,
@@ -363,8 +442,8 @@ pub struct PendingPoint {
 struct MemberObjective {
     evaluator: OwnedEvaluator,
     study: String,
-    lower: Vec<f64>,
-    upper: Vec<f64>,
+    /// The study's validated config: its box or typed space.
+    config: ValidStudyConfig,
     members: usize,
     index: usize,
     /// [`fedhe_algorithms::FederatedMethod::value_bound`]: a command's value
@@ -405,8 +484,7 @@ impl MemberObjective {
         Ok(Self {
             evaluator,
             study: study.to_string(),
-            lower: config.config.lower.clone(),
-            upper: config.config.upper.clone(),
+            config: config.clone(),
             members,
             index,
             value_bound: config.method.value_bound(),
@@ -414,8 +492,8 @@ impl MemberObjective {
         })
     }
 
-    /// Runs the command at `x` (the study's box).
-    fn run_command(&self, command: &str, x: &[f64]) -> Result<f64, TaskError> {
+    /// Runs the command at `point` (what [`ValidStudyConfig::point`] gives).
+    fn run_command(&self, command: &str, point: &serde_json::Value) -> Result<f64, TaskError> {
         use std::process::{Command, Stdio};
         let fail =
             |what: String| TaskError::Evaluation(format!("objective command `{command}`: {what}"));
@@ -430,7 +508,7 @@ impl MemberObjective {
             .stderr(Stdio::piped())
             .spawn()
             .map_err(|e| fail(format!("cannot start: {e}")))?;
-        let point = serde_json::to_string(x).map_err(|e| fail(e.to_string()))?;
+        let point = serde_json::to_string(point).map_err(|e| fail(e.to_string()))?;
         if let Some(mut stdin) = child.stdin.take() {
             // A command that does not read its input may close stdin early.
             let _ = stdin.write_all(point.as_bytes());
@@ -521,11 +599,21 @@ impl Problem for MemberObjective {
                 self.index
             )));
         }
-        let x: Vec<f64> = unit
-            .iter()
-            .zip(self.lower.iter().zip(&self.upper))
-            .map(|(u, (l, h))| l + (h - l) * u)
-            .collect();
+        // What the objective is asked for, and what the journal records: the
+        // box point, or the unit point with its named values.
+        let shown = self.config.point(unit);
+        let (x, params): (Vec<f64>, _) = match &shown {
+            serde_json::Value::Object(named) => (unit.to_vec(), Some(named.clone())),
+            _ => (
+                shown
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|v| v.as_f64())
+                    .collect(),
+                None,
+            ),
+        };
         let mut journal = self
             .journal
             .lock()
@@ -533,7 +621,7 @@ impl Problem for MemberObjective {
         let y = match (journal.replay(&x)?, &self.evaluator) {
             (Some(y), _) => y,
             (None, OwnedEvaluator::Command(command)) => {
-                let y = self.run_command(command, &x)?;
+                let y = self.run_command(command, &shown)?;
                 if y.abs() > self.value_bound {
                     return Err(TaskError::Evaluation(format!(
                         "objective command `{command}`: its value {y:e} is beyond ±{:e}, the \
@@ -542,7 +630,7 @@ impl Problem for MemberObjective {
                         self.study
                     )));
                 }
-                journal.record(&x, y)?;
+                journal.record(&x, params, y)?;
                 y
             }
             (None, OwnedEvaluator::Ask { state, sense }) => {
@@ -550,6 +638,8 @@ impl Problem for MemberObjective {
                     study: self.study.clone(),
                     evaluation: journal.entries.len() + 1,
                     point: x,
+                    params,
+                    space: self.config.config.space.clone(),
                     failure_value: journal.worst(*sense),
                     value_bound: Some(self.value_bound),
                 };
@@ -751,13 +841,18 @@ pub fn run_agent(
         index,
         &state,
     )?;
-    let task = Task::per_client(
+    let mut task = Task::per_client(
         valid.config.objective.clone(),
-        valid.config.lower.len(),
+        valid.dim(),
         valid.sense,
         valid.config.optimum,
         Arc::new(objective),
     );
+    if let Some(space) = &valid.space {
+        task = task
+            .with_space(Arc::clone(space))
+            .map_err(|e| invalid("space", e))?;
+    }
     let policy = MemberPolicy::load(keys)?.overridden_by(options.policy.clone())?;
     // Before anything is evaluated or sent.
     policy.check_privacy(options.study, valid.method.privacy_budget())?;
@@ -977,6 +1072,9 @@ pub struct TellReceipt {
     pub evaluation: usize,
     /// The point.
     pub point: Vec<f64>,
+    /// Its named values, in a study with a typed space.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<serde_json::Map<String, serde_json::Value>>,
     /// The value journaled.
     pub value: f64,
     /// Whether it was told as failed.
@@ -987,8 +1085,16 @@ pub struct TellReceipt {
 
 /// `fedhe agent tell`: journals the value of the point `ask` handed out
 /// (synced before it returns). Telling the same answer again is a no-op;
-/// another answer for a point already answered is refused.
-pub fn tell_agent(keys: &KeyDir, study: &str, told: Told) -> Result<TellReceipt, ClientError> {
+/// another answer for a point already answered is refused. `at`, when given,
+/// names the values the objective was evaluated at (`--params`, the Python
+/// sampler's trial): they must lie in the study's typed space and be the
+/// pending point's, or nothing is journaled.
+pub fn tell_agent(
+    keys: &KeyDir,
+    study: &str,
+    told: Told,
+    at: Option<&serde_json::Map<String, serde_json::Value>>,
+) -> Result<TellReceipt, ClientError> {
     let state = state_dir(keys, study)?;
     if !state.is_dir() {
         return Err(ClientError::Usage(format!(
@@ -1029,11 +1135,15 @@ pub fn tell_agent(keys: &KeyDir, study: &str, told: Told) -> Result<TellReceipt,
         return Ok(TellReceipt {
             evaluation: journal.entries.len(),
             point: last.x.clone(),
+            params: last.params.clone(),
             value: last.y,
             failed: last.failed,
             recorded: false,
         });
     };
+    if let Some(at) = at {
+        check_told_point(&p, at)?;
+    }
     if journal.entries.len() + 1 != p.evaluation {
         return Err(ClientError::Usage(format!(
             "{PENDING_FILE} is for evaluation {} but the journal holds {}: the state folder was changed by hand",
@@ -1065,6 +1175,7 @@ pub fn tell_agent(keys: &KeyDir, study: &str, told: Told) -> Result<TellReceipt,
     journal
         .append(JournalEntry {
             x: p.point.clone(),
+            params: p.params.clone(),
             y: value,
             failed,
         })
@@ -1074,6 +1185,7 @@ pub fn tell_agent(keys: &KeyDir, study: &str, told: Told) -> Result<TellReceipt,
     Ok(TellReceipt {
         evaluation: p.evaluation,
         point: p.point,
+        params: p.params,
         value,
         failed,
         recorded: true,
@@ -1091,6 +1203,44 @@ pub struct AgentStatus {
     pub rounds_with_result: usize,
     /// The last progress record, if any round finished.
     pub progress: Option<Progress>,
+}
+
+/// Refuses told values `at` that lie outside the pending point's typed space
+/// (naming the parameter) or are not the pending point's values.
+fn check_told_point(
+    p: &PendingPoint,
+    at: &serde_json::Map<String, serde_json::Value>,
+) -> Result<(), ClientError> {
+    let (Some(spec), Some(asked)) = (&p.space, &p.params) else {
+        return Err(ClientError::Usage(format!(
+            "--params: study {} searches a box of unnamed floats, not a typed space",
+            p.study
+        )));
+    };
+    let space = spec.clone().validate().map_err(|e| invalid("space", e))?;
+    space
+        .encode(at)
+        .map_err(|e| ClientError::Usage(format!("--params: {e}")))?;
+    // Values compare as numbers (7 and 7.0 are one integer); a log float's
+    // re-encoding may move by an ulp, so the values, not their codes, are
+    // compared.
+    let same = |a: Option<&serde_json::Value>, b: Option<&serde_json::Value>| match (a, b) {
+        (Some(a), Some(b)) if a.is_number() && b.is_number() => a.as_f64() == b.as_f64(),
+        (a, b) => a == b,
+    };
+    if let Some(q) = space
+        .params()
+        .iter()
+        .find(|q| !same(at.get(&q.name), asked.get(&q.name)))
+    {
+        let differs = q.name.as_str();
+        return Err(ClientError::Usage(format!(
+            "--params: the told values are not the pending point's (evaluation {}): `{differs}` \
+             differs; nothing was journaled",
+            p.evaluation
+        )));
+    }
+    Ok(())
 }
 
 /// Reads an agent's records of `study` from its key folder.
@@ -1131,7 +1281,7 @@ pub fn agent_status(keys: &KeyDir, study: &str) -> Result<AgentStatus, ClientErr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rand::SeedableRng;
+    use rand::{Rng, SeedableRng};
 
     fn config() -> StudyConfig {
         let mut p = fedhe_algorithms::FboFedGpParams::paper_defaults();
@@ -1140,6 +1290,7 @@ mod tests {
             objective: "sphere".into(),
             lower: vec![-2.0, 0.0],
             upper: vec![2.0, 10.0],
+            space: None,
             sense: "minimise".into(),
             optimum: None,
             seed: 1,
@@ -1477,7 +1628,7 @@ mod tests {
         let absolute = outside.path().to_str().unwrap().to_string();
         let nested = format!("../{}", "x");
         for study in [absolute.as_str(), "..", ".", nested.as_str(), "", "a/b"] {
-            let e = tell_agent(&keys, study, Told::Value(1.0))
+            let e = tell_agent(&keys, study, Told::Value(1.0), None)
                 .unwrap_err()
                 .to_string();
             assert!(e.contains("is not 1 to 64 characters"), "{study}: {e}");
@@ -1517,6 +1668,8 @@ mod tests {
             study: "s".into(),
             evaluation,
             point: vec![0.5, -1.0],
+            params: None,
+            space: None,
             failure_value,
             value_bound: None,
         }
@@ -1525,12 +1678,16 @@ mod tests {
     #[test]
     fn tell_journals_the_pending_point_once_and_refuses_another_answer() {
         let (_d, keys) = asked("{\"x\":[1.0,2.0],\"y\":7.0}\n", Some(pending(2, Some(7.0))));
-        let r = tell_agent(&keys, "s", Told::Value(3.5)).unwrap();
+        let r = tell_agent(&keys, "s", Told::Value(3.5), None).unwrap();
         assert_eq!((r.evaluation, r.value, r.recorded), (2, 3.5, true));
         // Again: a no-op; another value, or a failure: refused.
-        assert!(!tell_agent(&keys, "s", Told::Value(3.5)).unwrap().recorded);
+        assert!(
+            !tell_agent(&keys, "s", Told::Value(3.5), None)
+                .unwrap()
+                .recorded
+        );
         for other in [Told::Value(4.0), Told::Failed] {
-            let e = tell_agent(&keys, "s", other).unwrap_err().to_string();
+            let e = tell_agent(&keys, "s", other, None).unwrap_err().to_string();
             assert!(e.contains("no point of study s waits"), "{e}");
         }
         let journal =
@@ -1538,7 +1695,7 @@ mod tests {
         assert_eq!(journal.entries.len(), 2);
         assert_eq!(journal.entries[1].x, vec![0.5, -1.0]);
         assert!(!state_dir(&keys, "s").unwrap().join(PENDING_FILE).exists());
-        let e = tell_agent(&keys, "s", Told::Value(f64::NAN))
+        let e = tell_agent(&keys, "s", Told::Value(f64::NAN), None)
             .unwrap_err()
             .to_string();
         assert!(e.contains("not a finite number"), "{e}");
@@ -1595,7 +1752,7 @@ mod tests {
         p.value_bound = Some(7.9e13);
         let (_d, keys) = asked("{\"x\":[1.0,2.0],\"y\":7.0}\n", Some(p));
         for v in [1e308, -8e13] {
-            let e = tell_agent(&keys, "s", Told::Value(v))
+            let e = tell_agent(&keys, "s", Told::Value(v), None)
                 .unwrap_err()
                 .to_string();
             assert!(
@@ -1612,7 +1769,7 @@ mod tests {
             1
         );
         assert!(state.join(PENDING_FILE).exists());
-        let r = tell_agent(&keys, "s", Told::Value(-7.8e13)).unwrap();
+        let r = tell_agent(&keys, "s", Told::Value(-7.8e13), None).unwrap();
         assert_eq!((r.evaluation, r.value, r.recorded), (2, -7.8e13, true));
     }
 
@@ -1626,12 +1783,12 @@ mod tests {
         assert_eq!(journal.worst(Sense::Minimise), Some(9.0));
         assert_eq!(journal.worst(Sense::Maximise), Some(7.0));
         let (_d, keys) = asked(lines, Some(pending(3, Some(9.0))));
-        let r = tell_agent(&keys, "s", Told::Failed).unwrap();
+        let r = tell_agent(&keys, "s", Told::Failed, None).unwrap();
         assert_eq!((r.value, r.failed, r.recorded), (9.0, true, true));
-        assert!(!tell_agent(&keys, "s", Told::Failed).unwrap().recorded);
+        assert!(!tell_agent(&keys, "s", Told::Failed, None).unwrap().recorded);
         // The first evaluation has nothing to stand for a failure.
         let (_d, keys) = asked("", Some(pending(1, None)));
-        let e = tell_agent(&keys, "s", Told::Failed)
+        let e = tell_agent(&keys, "s", Told::Failed, None)
             .unwrap_err()
             .to_string();
         assert!(e.contains("cannot be told as failed"), "{e}");
@@ -1651,6 +1808,7 @@ mod tests {
             j.entries,
             vec![JournalEntry {
                 x: vec![1.0],
+                params: None,
                 y: 2.0,
                 failed: false,
             }]
@@ -1662,5 +1820,154 @@ mod tests {
         std::fs::write(&path, "garbage\n{\"x\":[1.0],\"y\":2.0}\n").unwrap();
         let err = Journal::open(path, false).unwrap_err().to_string();
         assert!(err.contains("line 1"), "{err}");
+    }
+
+    /// Issue 46: a mixed space of a log float, an int, a categorical and a
+    /// fixed value.
+    fn spaced_config() -> StudyConfig {
+        StudyConfig {
+            lower: vec![],
+            upper: vec![],
+            space: Some(
+                serde_json::from_str(
+                    r#"{"params": [
+                        {"name": "lr", "type": "float", "low": 1e-5, "high": 0.1, "log": true},
+                        {"name": "depth", "type": "int", "low": 2, "high": 12},
+                        {"name": "kernel", "type": "categorical", "choices": ["rbf", "poly", "linear"]},
+                        {"name": "epochs", "type": "fixed", "value": 5}
+                    ]}"#,
+                )
+                .unwrap(),
+            ),
+            ..config()
+        }
+    }
+
+    /// Issue 46: the command reads a JSON object of named values (the
+    /// space's decoding of the point the method proposed), the journal
+    /// records them beside the unit point, and a restart replays them.
+    #[test]
+    fn a_spaced_command_receives_named_values_and_the_journal_records_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let seen = dir.path().join("seen");
+        let cmd = format!(
+            "python3 -c 'import json,sys; p=json.load(sys.stdin); open(\"{}\",\"a\").write(json.dumps(p)+\"\\n\"); \
+             print(p[\"lr\"]*1000 + p[\"depth\"] + 10*(p[\"kernel\"]==\"poly\") + p[\"epochs\"])'",
+            seen.display()
+        );
+        let valid = spaced_config().validate("fbo-fedgp", 3).unwrap();
+        assert_eq!(valid.dim(), 1 + 1 + 3);
+        let obj =
+            MemberObjective::new(Evaluator::Command(&cmd), "s", &valid, 3, 1, dir.path()).unwrap();
+        let mut rng = ChaCha8Rng::seed_from_u64(0);
+        // lr = 1e-5·10^(4·0.5) = 1e-3; depth: 1.5 + 11·0.5 = 7 (the centre
+        // of the cell [6.5, 7.5)); kernel: argmax = poly.
+        let unit = [0.5, 0.5, 0.1, 0.9, 0.3];
+        let e = obj.evaluate(1, &unit, &mut rng).unwrap();
+        let got: serde_json::Value =
+            serde_json::from_str(std::fs::read_to_string(&seen).unwrap().trim()).unwrap();
+        let want = valid.point(&unit);
+        assert_eq!(got, want);
+        assert_eq!(got["depth"], 7);
+        assert_eq!(got["kernel"], "poly");
+        assert_eq!(got["epochs"], 5);
+        let lr = got["lr"].as_f64().unwrap();
+        assert!((lr - 1e-3).abs() < 1e-15, "{lr}");
+        assert!((e.observed - (lr * 1000.0 + 7.0 + 10.0 + 5.0)).abs() < 1e-9);
+        drop(obj);
+        let journal = Journal::open(dir.path().join(JOURNAL_FILE), false).unwrap();
+        assert_eq!(journal.entries.len(), 1);
+        assert_eq!(journal.entries[0].x, unit.to_vec());
+        assert_eq!(
+            serde_json::Value::Object(journal.entries[0].params.clone().unwrap()),
+            want
+        );
+        // A restart replays the journal without running the command.
+        let obj =
+            MemberObjective::new(Evaluator::Command(&cmd), "s", &valid, 3, 1, dir.path()).unwrap();
+        assert_eq!(
+            obj.evaluate(1, &unit, &mut rng).unwrap().observed,
+            e.observed
+        );
+        assert_eq!(std::fs::read_to_string(&seen).unwrap().lines().count(), 1);
+    }
+
+    /// Issue 46: `tell --params` takes the pending point's own values (over
+    /// 500 random points of a log float, whose re-encoding may move by an
+    /// ulp), and refuses, journaling nothing, values outside the space or
+    /// not the pending point's, naming the parameter, and named values for a
+    /// study that searches a box.
+    #[test]
+    fn tell_params_must_be_the_pending_points_values_in_the_space() {
+        let valid = spaced_config().validate("fbo-fedgp", 3).unwrap();
+        let space = valid.space.clone().unwrap();
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let spaced = |unit: Vec<f64>| PendingPoint {
+            study: "s".into(),
+            evaluation: 1,
+            params: Some(space.decode(&unit)),
+            point: unit,
+            space: valid.config.space.clone(),
+            failure_value: None,
+            value_bound: None,
+        };
+        for _ in 0..500 {
+            let unit: Vec<f64> = (0..5).map(|_| rng.gen::<f64>()).collect();
+            let p = spaced(unit);
+            let (_d, keys) = asked("", Some(p.clone()));
+            let r = tell_agent(&keys, "s", Told::Value(1.0), p.params.as_ref()).unwrap();
+            assert!(r.recorded);
+            assert_eq!(r.params, p.params);
+        }
+        let p = spaced(vec![0.5, 0.5, 0.1, 0.9, 0.3]);
+        let told = p.params.clone().unwrap();
+        let with = |name: &str, v: serde_json::Value| {
+            let mut m = told.clone();
+            m.insert(name.into(), v);
+            m
+        };
+        let mut missing = told.clone();
+        missing.remove("kernel");
+        for (at, expect) in [
+            (with("lr", 0.5.into()), "lr"),
+            (with("depth", 13.into()), "depth"),
+            (with("depth", 7.5.into()), "depth"),
+            (with("kernel", "sigmoid".into()), "kernel"),
+            (with("epochs", 6.into()), "epochs"),
+            (with("momentum", 0.9.into()), "momentum"),
+            (missing, "kernel"),
+            (with("depth", 9.into()), "`depth` differs"),
+            (with("kernel", "rbf".into()), "`kernel` differs"),
+        ] {
+            let (_d, keys) = asked("", Some(p.clone()));
+            let e = tell_agent(&keys, "s", Told::Value(1.0), Some(&at))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("--params") && e.contains(expect),
+                "{expect}: {e}"
+            );
+            let journal =
+                Journal::open(state_dir(&keys, "s").unwrap().join(JOURNAL_FILE), false).unwrap();
+            assert!(journal.entries.is_empty(), "{expect}");
+            assert!(state_dir(&keys, "s").unwrap().join(PENDING_FILE).exists());
+        }
+        // 7 and 7.0 are one integer.
+        let (_d, keys) = asked("", Some(p.clone()));
+        assert!(
+            tell_agent(
+                &keys,
+                "s",
+                Told::Value(1.0),
+                Some(&with("depth", 7.0.into()))
+            )
+            .unwrap()
+            .recorded
+        );
+        let (_d, keys) = asked("", Some(pending(1, None)));
+        let e = tell_agent(&keys, "s", Told::Value(1.0), Some(&told))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("searches a box of unnamed floats"), "{e}");
     }
 }

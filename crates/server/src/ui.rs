@@ -347,6 +347,95 @@ fn privacy_label(algorithm: &str, config: &serde_json::Value) -> String {
     }
 }
 
+/// The most search-space rows the study page lists.
+const MAX_SPACE_ROWS: usize = 64;
+
+/// The study's search space from its signed config (issue 46): each typed
+/// parameter's name, type and range, or the box of unnamed floats. The
+/// space is public (every member encodes it the same way); no point or value
+/// is shown, since the server learns none.
+fn space_table(config: &serde_json::Value) -> String {
+    let text = |v: Option<&serde_json::Value>| match v {
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(v) => v.to_string(),
+        None => String::new(),
+    };
+    let short = |s: String| -> String {
+        if s.chars().count() > 60 {
+            s.chars().take(60).chain("…".chars()).collect()
+        } else {
+            s
+        }
+    };
+    let mut rows = Vec::new();
+    let total;
+    if let Some(params) = config
+        .get("space")
+        .and_then(|s| s.get("params"))
+        .and_then(|p| p.as_array())
+    {
+        total = params.len();
+        for p in params.iter().take(MAX_SPACE_ROWS) {
+            let kind = text(p.get("type"));
+            let log = p.get("log").and_then(|l| l.as_bool()) == Some(true);
+            let range = match kind.as_str() {
+                "float" | "int" => format!(
+                    "[{}, {}]{}",
+                    text(p.get("low")),
+                    text(p.get("high")),
+                    if log { " log" } else { "" }
+                ),
+                "categorical" => {
+                    let choices: Vec<String> = p
+                        .get("choices")
+                        .and_then(|c| c.as_array())
+                        .into_iter()
+                        .flatten()
+                        .map(|c| text(Some(c)))
+                        .collect();
+                    format!("{{{}}}", choices.join(", "))
+                }
+                "fixed" => format!("= {}", text(p.get("value"))),
+                _ => String::new(),
+            };
+            rows.push([text(p.get("name")), kind, range]);
+        }
+    } else {
+        let corner = |k: &str| -> Vec<String> {
+            config
+                .get(k)
+                .and_then(|v| v.as_array())
+                .into_iter()
+                .flatten()
+                .map(|v| text(Some(v)))
+                .collect()
+        };
+        let (lower, upper) = (corner("lower"), corner("upper"));
+        total = lower.len();
+        for (i, (l, h)) in lower.iter().zip(&upper).take(MAX_SPACE_ROWS).enumerate() {
+            rows.push([format!("x{i}"), "float".into(), format!("[{l}, {h}]")]);
+        }
+    }
+    if rows.is_empty() {
+        return "<p>Search space: not given in the config.</p>".into();
+    }
+    let mut out = format!("<h2>Search space ({total} parameters)</h2><table><tr><th>name</th><th>type</th><th>range</th></tr>");
+    for [name, kind, range] in rows {
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&short(name)),
+            esc(&short(kind)),
+            esc(&short(range))
+        );
+    }
+    out.push_str("</table>");
+    if total > MAX_SPACE_ROWS {
+        let _ = write!(out, "<p>… and {} more.</p>", total - MAX_SPACE_ROWS);
+    }
+    out
+}
+
 /// `GET /ui/studies/{study}`: the study's rounds and its members.
 pub async fn study(
     State(state): State<Arc<AppState>>,
@@ -368,6 +457,7 @@ pub async fn study(
         spec.bound,
         esc(&privacy_label(&spec.algorithm, &spec.config))
     );
+    body.push_str(&space_table(&spec.config));
     if latest == 0 {
         body.push_str("<p>No round has been opened yet.</p>");
     } else {
@@ -485,6 +575,54 @@ mod tests {
         for junk in ["", ".", "1000", "x.y", "1000.zz"] {
             assert!(!verify(&key, "ticket", junk, 0), "{junk:?}");
         }
+    }
+
+    /// Issue 46: the study page lists the typed space (names, types,
+    /// ranges), escaped and bounded, or the box; never a point or a value.
+    #[test]
+    fn the_study_page_shows_the_space_escaped_and_bounded() {
+        let spaced = serde_json::json!({"space": {"params": [
+            {"name": "lr", "type": "float", "low": 1e-5, "high": 0.1, "log": true},
+            {"name": "depth", "type": "int", "low": 2, "high": 12},
+            {"name": "<b>k</b>", "type": "categorical", "choices": ["rbf", "poly", true, 3]},
+            {"name": "epochs", "type": "fixed", "value": 5}
+        ]}, "lower": [], "upper": []});
+        let t = space_table(&spaced);
+        assert!(t.contains("(4 parameters)"), "{t}");
+        assert!(
+            t.contains("<td>lr</td><td>float</td><td>[0.00001, 0.1] log</td>"),
+            "{t}"
+        );
+        assert!(
+            t.contains("<td>depth</td><td>int</td><td>[2, 12]</td>"),
+            "{t}"
+        );
+        assert!(
+            t.contains("&lt;b&gt;k&lt;/b&gt;") && !t.contains("<b>"),
+            "{t}"
+        );
+        assert!(t.contains("{rbf, poly, true, 3}"), "{t}");
+        assert!(
+            t.contains("<td>epochs</td><td>fixed</td><td>= 5</td>"),
+            "{t}"
+        );
+        let boxed = serde_json::json!({"lower": [0, -1.5], "upper": [1, 2]});
+        let t = space_table(&boxed);
+        assert!(
+            t.contains("<td>x1</td><td>float</td><td>[-1.5, 2]</td>"),
+            "{t}"
+        );
+        let many: Vec<serde_json::Value> = (0..500)
+            .map(|i| serde_json::json!({"name": format!("p{i}{}", "x".repeat(1000)), "type": "float", "low": 0, "high": 1}))
+            .collect();
+        let t = space_table(&serde_json::json!({"space": {"params": many}}));
+        assert_eq!(t.matches("<tr><td>").count(), MAX_SPACE_ROWS);
+        assert!(
+            t.contains("and 436 more") && t.len() < 20_000,
+            "{}",
+            t.len()
+        );
+        assert!(space_table(&serde_json::json!({})).contains("not given"));
     }
 
     #[test]

@@ -32,6 +32,15 @@ pub enum TaskError {
         /// What is wrong with it.
         reason: String,
     },
+    /// A search space (issue 46) is malformed, or a value lies outside it.
+    #[error("search space `{field}`: {reason}")]
+    Space {
+        /// The parameter and field, as `params[i] (name).field`, or the
+        /// parameter's name for a value.
+        field: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// An argument of a benchmark function is out of range.
     #[error("invalid {what}: {reason}")]
     Invalid {

@@ -10,6 +10,10 @@
 //! - [`benchmarks`]: CEC-2005 F1-F20, Garland and DoubleSine;
 //! - [`synthetic`]: the seeded federations, paper 000's GP sample and paper
 //!   001's kernel sums;
+//! - [`space`]: typed, named search spaces and their one encoding onto the
+//!   unit cube (issue 46);
+//! - [`mixed`]: the mixed benchmarks (Func2C, Func3C, Ackley-5C), each
+//!   searching its own typed space;
 //! - [`offsets`]: per-client offsets of a shared task (paper 003's local
 //!   objectives);
 //! - [`seir`]: the COVID-19 vaccine-dosage task of paper 003 (`covid-seir`);
@@ -23,10 +27,12 @@
 
 pub mod benchmarks;
 pub mod error;
+pub mod mixed;
 pub mod offsets;
 pub mod problem;
 pub mod registry;
 pub mod seir;
+pub mod space;
 #[cfg(feature = "svm")]
 pub mod svm;
 pub mod synthetic;
@@ -35,6 +41,7 @@ pub mod task;
 pub use error::TaskError;
 pub use problem::{Evaluation, Problem, Sense};
 pub use registry::{by_name, info, list, TaskInfo};
+pub use space::{Space, SpaceSpec};
 #[cfg(feature = "svm")]
 pub use svm::{names, spec, FederatedSvm, SvmHyperParams, TaskSpec, TASKS};
 pub use task::Task;

@@ -11,6 +11,7 @@
 //! | `gp-sample`, `gp-sample-<seed>` | [`crate::synthetic::gp_sample`] | any number |
 //! | `kernel-sum-se`, `kernel-sum-matern` | [`crate::synthetic::kernel_sum`] | any number, one function |
 //! | `support2-svm`, `pima-svm`, … (feature `svm`) | `crate::svm` | the task's own |
+//! | `func2c`, `func3c`, `ackley5c` (typed spaces) | [`crate::mixed`] | any number, one function |
 //! | `cec2005-f1` … `cec2005-f20`, `garland`, `doublesine` | [`crate::benchmarks`] | any number, one function |
 
 use crate::benchmarks::{self, cec2005, x_armed, Objective};
@@ -112,6 +113,29 @@ pub fn list() -> Vec<TaskInfo> {
         Some(seir::REGIONS),
         "percent infected in 180 days at a fractional vaccine dose, one SEIR region per client (paper 003)",
     ));
+    out.extend(crate::mixed::NAMES.iter().map(|name| {
+        let task = crate::mixed::task(name, crate::mixed::dim_of(name).unwrap_or(0))
+            .and_then(Result::ok)
+            .expect("every mixed benchmark builds");
+        let space = task.space().expect("a mixed benchmark has a space");
+        TaskInfo {
+            name: name.to_string(),
+            dimensions: vec![space.dim()],
+            bounds: vec![(0.0, 1.0)],
+            optimum: Some(task.optimum()),
+            sense: Sense::Minimise,
+            clients: None,
+            description: format!(
+                "a mixed benchmark (CoCaBO, ICML 2020) on a typed space: {}",
+                space
+                    .params()
+                    .iter()
+                    .map(|p| format!("{} {}", p.name, p.domain.describe()))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+        }
+    }));
     #[cfg(feature = "svm")]
     out.extend(crate::svm::TASKS.iter().map(|spec| TaskInfo {
         name: spec.name.to_string(),
@@ -181,6 +205,9 @@ pub fn by_name(name: &str, dim: usize, seed: u64) -> Result<Task, TaskError> {
                 format!("{name} is one-dimensional"),
             )),
         };
+    }
+    if let Some(task) = crate::mixed::task(name, dim) {
+        return task;
     }
     #[cfg(feature = "svm")]
     if crate::svm::spec(name).is_some() {

@@ -8,6 +8,7 @@
 
 use crate::benchmarks::Objective;
 use crate::problem::{Evaluation, Problem, Sense};
+use crate::space::Space;
 use crate::TaskError;
 use rand_chacha::ChaCha8Rng;
 use std::sync::Arc;
@@ -33,6 +34,8 @@ pub struct Task {
     sense: Sense,
     optimum: Option<f64>,
     objectives: Objectives,
+    /// The typed space the cube encodes (issue 46); none for a box of floats.
+    space: Option<Arc<Space>>,
 }
 
 impl Task {
@@ -51,6 +54,7 @@ impl Task {
             sense,
             optimum,
             objectives: Objectives::Shared { objective, bounds },
+            space: None,
         }
     }
 
@@ -68,6 +72,42 @@ impl Task {
             sense,
             optimum,
             objectives: Objectives::PerClient(objectives),
+            space: None,
+        }
+    }
+
+    /// The task searching the typed `space` (issue 46): its cube is the
+    /// space's encoding, so the dimensions must agree.
+    pub fn with_space(mut self, space: Arc<Space>) -> Result<Self, TaskError> {
+        if space.dim() != self.dim {
+            return Err(crate::error::config(
+                "space",
+                format!(
+                    "the space encodes to {} coordinates, but task {} has {}",
+                    space.dim(),
+                    self.name,
+                    self.dim
+                ),
+            ));
+        }
+        self.space = Some(space);
+        Ok(self)
+    }
+
+    /// The typed space, when the task has one.
+    pub fn space(&self) -> Option<&Space> {
+        self.space.as_deref()
+    }
+
+    /// The point a method evaluates and records for its proposal `unit`:
+    /// [`Space::canonical`] when the task has a typed space (an integer at its
+    /// cell, a choice at its vertex), `unit` itself otherwise. Every method
+    /// that takes a space calls it before [`Task::evaluate`], so its model
+    /// sees only points that can be evaluated.
+    pub fn canonical(&self, unit: Vec<f64>) -> Vec<f64> {
+        match &self.space {
+            Some(space) => space.canonical(&unit),
+            None => unit,
         }
     }
 

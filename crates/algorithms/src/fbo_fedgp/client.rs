@@ -89,9 +89,11 @@ impl Client {
         &mut self.rng
     }
 
-    /// Evaluates the task at `x` (unit cube) and adds the point to `D_i`
+    /// Evaluates the task at `x` (unit cube; its [`Task::canonical`] point
+    /// when the task has a typed space) and adds the point to `D_i`
     /// (Alg. 2, line 25).
     pub fn evaluate(&mut self, task: &Task, x: Vec<f64>) -> Result<Evaluation, AlgorithmError> {
+        let x = task.canonical(x);
         let e = task.evaluate(self.index, &x, &mut self.rng)?;
         self.record(task, x, &e);
         Ok(e)

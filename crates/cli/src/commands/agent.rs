@@ -158,6 +158,11 @@ pub struct AgentTellArgs {
     /// (the largest when minimising) for the point.
     #[arg(long)]
     failed: bool,
+    /// In a study with a typed space, the values (a JSON object, as `ask`
+    /// printed them) the objective was evaluated at: refused, and nothing
+    /// journaled, unless they lie in the space and are the pending point's.
+    #[arg(long, value_name = "JSON")]
+    params: Option<String>,
 }
 
 /// Arguments of `fedhe agent status`.
@@ -203,7 +208,9 @@ pub fn run(command: AgentCommand) -> Result<(), CliError> {
                     "member": member,
                     "study": p.study,
                     "evaluation": p.evaluation,
-                    "point": p.point,
+                    // Named values in a study with a typed space (issue 46).
+                    "point": p.params.map(serde_json::Value::Object)
+                        .unwrap_or_else(|| p.point.into()),
                 }),
                 Asked::Finished(outcome) => serde_json::json!({
                     "member": member,
@@ -222,7 +229,16 @@ pub fn run(command: AgentCommand) -> Result<(), CliError> {
                 Some(v) => Told::Value(v),
                 None => Told::Failed,
             };
-            let receipt = tell_agent(&dir, &a.study, told)?;
+            let at = match &a.params {
+                Some(text) => Some(
+                    serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(text)
+                        .map_err(|e| {
+                            CliError::Usage(format!("--params: not a JSON object: {e}"))
+                        })?,
+                ),
+                None => None,
+            };
+            let receipt = tell_agent(&dir, &a.study, told, at.as_ref())?;
             say!(
                 "{}",
                 serde_json::to_string(&receipt).map_err(|e| CliError::Usage(e.to_string()))?

@@ -501,10 +501,17 @@ pub struct StudyCreateArgs {
     /// (default: no cap).
     #[arg(long, value_name = "N")]
     round_cap: Option<u64>,
-    /// The study's configuration (JSON): `objective`, `lower`, `upper`,
-    /// `sense`, `optimum`, `seed` and the method's `settings`.
+    /// The study's configuration (JSON): `objective`, `lower`, `upper` (or
+    /// `space`), `sense`, `optimum`, `seed` and the method's `settings`.
     #[arg(long, default_value = "{}")]
     config: String,
+    /// The typed search space (issue 46): a TOML file of `[[params]]`
+    /// tables (`name`, `type` = float | int | categorical | fixed, `low`,
+    /// `high`, `log`, `choices`, `value`) or the same as JSON
+    /// (`{"params": [...]}`); it becomes the config's `space`, instead of
+    /// `lower` / `upper`.
+    #[arg(long, value_name = "FILE")]
+    space: Option<String>,
     /// The bound on every |value| members encrypt (fixes the encoding);
     /// default: the method's channel bound from its settings.
     #[arg(long)]
@@ -527,8 +534,23 @@ pub fn run_study(command: StudyCommand) -> Result<(), CliError> {
             Ok(())
         }
         StudyCommand::Create(a) => {
-            let config: serde_json::Value = serde_json::from_str(&a.config)
+            let mut config: serde_json::Value = serde_json::from_str(&a.config)
                 .map_err(|e| CliError::Usage(format!("--config: {e}")))?;
+            if let Some(path) = &a.space {
+                let space = super::json_input::read_space(path)?;
+                let object = config
+                    .as_object_mut()
+                    .ok_or_else(|| CliError::Usage("--config: not a JSON object".into()))?;
+                if object.contains_key("space") {
+                    return Err(CliError::Usage(
+                        "--space: the --config has a `space` already: give it once".into(),
+                    ));
+                }
+                object.insert(
+                    "space".into(),
+                    serde_json::to_value(space).map_err(|e| CliError::Usage(e.to_string()))?,
+                );
+            }
             // The ceremony is asked for its member count only when the
             // settings leave it out, so a refusal needs no server.
             let mut ceremony = None;

@@ -280,6 +280,7 @@ pub fn run(args: DemoArgs) -> Result<(), CliError> {
         objective: task.name().to_string(),
         lower,
         upper,
+        space: None,
         sense: task.sense().as_str().to_string(),
         optimum: Some(task.optimum()),
         seed: a.seed,
