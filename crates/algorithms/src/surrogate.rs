@@ -10,6 +10,7 @@ use fedhe_gp::exact::PointPrediction;
 use fedhe_gp::sparse::{Dpitc, GlobalSummary};
 use fedhe_gp::trend::QuadraticTrend;
 use fedhe_gp::{ExactGp, Kernel};
+use fedhe_tasks::Space;
 use nalgebra::{DMatrix, DVector};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -39,6 +40,91 @@ impl<K: Kernel> Surrogate for ExactGp<K> {
         rng: &mut ChaCha8Rng,
     ) -> Result<DVector<f64>, AlgorithmError> {
         Ok(ExactGp::sample_joint(self, xs, rng)?)
+    }
+}
+
+/// A surrogate seen through a typed space (issue 46): its prediction at `x`
+/// is `inner`'s at [`Space::canonical`]`(x)`, the point that stands for the
+/// values `x` decodes to (an integer at its cell's centre, a choice at its
+/// one-hot vertex). An acquisition on it is maximised over values that can
+/// be evaluated, the kernel reading the rounded input (Garrido-Merchán and
+/// Hernández-Lobato 2020, "Dealing with categorical and integer-valued
+/// variables in Bayesian optimization with Gaussian processes", eq. 5).
+/// Its gradient is `inner`'s in the float coordinates and zero in the others,
+/// where the prediction is piecewise constant: the optimiser's random
+/// candidates choose the discrete values, its gradient steps the floats.
+pub struct Projected<'a> {
+    inner: &'a dyn Surrogate,
+    space: &'a Space,
+    continuous: Vec<bool>,
+}
+
+impl<'a> Projected<'a> {
+    /// `inner` seen through `space`.
+    pub fn new(inner: &'a dyn Surrogate, space: &'a Space) -> Self {
+        Self {
+            inner,
+            space,
+            continuous: space.continuous(),
+        }
+    }
+
+    /// `surrogate` seen through `space` when there is one, else itself.
+    pub fn maybe(surrogate: &'a dyn Surrogate, space: Option<&'a Space>) -> ProjectedOr<'a> {
+        match space {
+            Some(space) => ProjectedOr::Projected(Self::new(surrogate, space)),
+            None => ProjectedOr::Plain(surrogate),
+        }
+    }
+}
+
+/// What [`Projected::maybe`] gives: a surrogate through a space, or as it is.
+pub enum ProjectedOr<'a> {
+    /// Seen through a typed space.
+    Projected(Projected<'a>),
+    /// A box of floats: the surrogate itself.
+    Plain(&'a dyn Surrogate),
+}
+
+impl<'a> ProjectedOr<'a> {
+    /// The surrogate to hand an acquisition step.
+    pub fn get(&self) -> &dyn Surrogate {
+        match self {
+            ProjectedOr::Projected(p) => p,
+            ProjectedOr::Plain(s) => *s,
+        }
+    }
+}
+
+impl Surrogate for Projected<'_> {
+    fn predict_point(&self, x: &[f64]) -> Result<PointPrediction, AlgorithmError> {
+        let mut p = self.inner.predict_point(&self.space.canonical(x))?;
+        for (k, continuous) in self.continuous.iter().enumerate() {
+            if !continuous {
+                if let Some(g) = p.mean_grad.get_mut(k) {
+                    *g = 0.0;
+                }
+                if let Some(g) = p.variance_grad.get_mut(k) {
+                    *g = 0.0;
+                }
+            }
+        }
+        Ok(p)
+    }
+
+    fn sample_joint(
+        &self,
+        xs: &DMatrix<f64>,
+        rng: &mut ChaCha8Rng,
+    ) -> Result<DVector<f64>, AlgorithmError> {
+        let mut projected = xs.clone();
+        for mut row in projected.row_iter_mut() {
+            let x: Vec<f64> = row.iter().copied().collect();
+            for (v, c) in row.iter_mut().zip(self.space.canonical(&x)) {
+                *v = c;
+            }
+        }
+        self.inner.sample_joint(&projected, rng)
     }
 }
 
@@ -300,6 +386,43 @@ mod tests {
             .noise_variance(1e-4)
             .fit(&x, &y)
             .unwrap()
+    }
+
+    /// Issue 46: through a space of a float and an int, the model is read
+    /// (and sampled) at the int's cell centre, and its gradient is zero along
+    /// the int.
+    #[test]
+    fn a_projected_surrogate_reads_the_model_at_the_canonical_point() {
+        let gp = peaked();
+        let space: fedhe_tasks::SpaceSpec = serde_json::from_value(serde_json::json!({
+            "params": [
+                {"name": "a", "type": "float", "low": 0.0, "high": 1.0},
+                {"name": "k", "type": "int", "low": 0, "high": 4},
+            ]
+        }))
+        .unwrap();
+        let space = space.validate().unwrap();
+        let projected = Projected::new(&gp, &space);
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        for _ in 0..200 {
+            let x = [rng.gen::<f64>(), rng.gen::<f64>()];
+            let c = space.canonical(&x);
+            assert_ne!(c[1], x[1]);
+            let p = projected.predict_point(&x).unwrap();
+            let q = gp.predict_point(&c).unwrap();
+            assert_eq!((p.mean, p.variance), (q.mean, q.variance));
+            assert_eq!(p.mean_grad[0], q.mean_grad[0]);
+            assert_eq!((p.mean_grad[1], p.variance_grad[1]), (0.0, 0.0));
+        }
+        let xs = DMatrix::from_fn(5, 2, |_, _| rng.gen::<f64>());
+        let canonical =
+            DMatrix::from_fn(5, 2, |r, j| space.canonical(&[xs[(r, 0)], xs[(r, 1)]])[j]);
+        let mut r1 = ChaCha8Rng::seed_from_u64(9);
+        let mut r2 = ChaCha8Rng::seed_from_u64(9);
+        assert_eq!(
+            projected.sample_joint(&xs, &mut r1).unwrap(),
+            gp.sample_joint(&canonical, &mut r2).unwrap()
+        );
     }
 
     fn step(kind: AcquisitionKind) -> AcquisitionStep {

@@ -427,6 +427,17 @@ impl Space {
         self.dim
     }
 
+    /// For each coordinate of the cube, whether it is a float's (continuous)
+    /// rather than an integer's or one of a categorical's one-hot coordinates.
+    pub fn continuous(&self) -> Vec<bool> {
+        let mut out = Vec::with_capacity(self.dim);
+        for p in &self.params {
+            let float = matches!(p.domain, Domain::Float { .. });
+            out.extend(std::iter::repeat_n(float, p.domain.width()));
+        }
+        out
+    }
+
     /// The space as written (what a signed spec carries).
     pub fn spec(&self) -> &SpaceSpec {
         &self.spec

@@ -3,7 +3,7 @@
 
 use super::model::{magnitude_contribution, warp_contribution, Warping};
 use super::{Hyperparameters, OutputScaling, OutputWarping};
-use crate::surrogate::{AcquisitionStep, Surrogate};
+use crate::surrogate::{AcquisitionStep, Projected, Surrogate};
 use crate::AlgorithmError;
 use fedhe_bo::clustering::local_kmeans;
 use fedhe_bo::trust_region::TrustRegion;
@@ -541,6 +541,10 @@ impl Client {
         trust_region: Option<&[f64]>,
         also_from: Option<Vec<f64>>,
     ) -> Result<Vec<f64>, AlgorithmError> {
+        // A typed space: the acquisition reads the model at the point that
+        // stands for each candidate's values (issue 46).
+        let projected = Projected::maybe(surrogate, task.space());
+        let surrogate = projected.get();
         let mut anchors = self.best_points(task, ANCHORS);
         anchors.extend(also_from);
         let best = self
@@ -583,9 +587,10 @@ impl Client {
         sample: usize,
         optimism: f64,
     ) -> Result<Vec<Vec<f64>>, AlgorithmError> {
+        let projected = Projected::maybe(surrogate, task.space());
         let anchors = self.best_points(task, ANCHORS);
         step.propose_batch(
-            surrogate,
+            projected.get(),
             t,
             incumbent,
             &anchors,

@@ -9,7 +9,7 @@ use super::params::{
 };
 use super::private::PrivateFbo;
 use super::{Client, Hyperparameters, OutputScaling, OutputWarping, Server, SummaryScaling};
-use crate::surrogate::{AcquisitionStep, GlobalPosterior, Surrogate};
+use crate::surrogate::{AcquisitionStep, GlobalPosterior, Projected, Surrogate};
 use crate::{AlgorithmError, RunResult};
 use fedhe_bo::clustering::{global_clustering, kmeans_plus_plus, uniform_random_support};
 use fedhe_bo::optim::Bounds;
@@ -587,8 +587,9 @@ impl<'a, K: Kernel> Federation<'a, K> {
             .map(|(_, z)| z)
             .collect();
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let projected = Projected::maybe(global, self.task.space());
         step.propose_batch(
-            global,
+            projected.get(),
             t,
             incumbent,
             &anchors,

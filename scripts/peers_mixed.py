@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""Lone peers on the mixed benchmarks (issue 46, item 6), under the
+federation's per-member budget: each peer is one institution alone,
+optimising CoCaBO's Func2C / Func3C (scripts/mixed_fixtures.py's
+definitions, the authors' code) over the same typed space fedhe signs
+(x1, x2 floats in [-1, 1]; h1, h2 (, h3) categoricals of 3, 5 (, 4) integer
+choices), with the same number of evaluations.
+
+- `optuna-tpe`: Optuna's TPESampler with its defaults (10 random start-up
+  trials), `seed` = the run's seed;
+- `optuna-random`: Optuna's RandomSampler;
+- `optuna-gp`: Optuna's GPSampler with its defaults (needs torch; skipped,
+  and said so, when torch is not installed);
+- `botorch-mixed`: BoTorch's MixedSingleTaskGP (a categorical kernel on the
+  categoricals, Matérn-5/2 on the floats) and LogEI, optimised by
+  `optimize_acqf_mixed` over every combination of the categoricals
+  (enumeration: 15 and 60 of them), after the protocol's 5 random initial
+  points (skipped, and said so, when botorch is not installed).
+
+Usage: peers_mixed.py --budget B --seeds S --out FILE.json
+Prints and writes, per task and peer, every seed's best value."""
+
+import argparse
+import importlib.util
+import itertools
+import json
+import statistics
+import os
+import sys
+
+import optuna
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mixed_fixtures import func2C, func3C  # noqa: E402
+
+TASKS = {
+    "func2c": (func2C, [3, 5]),
+    "func3c": (func3C, [3, 5, 4]),
+}
+
+
+def objective_for(name):
+    f, sizes = TASKS[name]
+
+    def objective(trial):
+        x = [trial.suggest_float("x1", -1.0, 1.0), trial.suggest_float("x2", -1.0, 1.0)]
+        h = [trial.suggest_categorical(f"h{k + 1}", list(range(n))) for k, n in enumerate(sizes)]
+        return f(h, x)
+
+    return objective
+
+
+def botorch_mixed(task, budget, seed, n_init=5):
+    import numpy as np
+    import torch
+    from botorch.acquisition import LogExpectedImprovement
+    from botorch.fit import fit_gpytorch_mll
+    from botorch.models import MixedSingleTaskGP
+    from botorch.models.transforms.outcome import Standardize
+    from botorch.optim import optimize_acqf_mixed
+    from gpytorch.mlls import ExactMarginalLogLikelihood
+
+    f, sizes = TASKS[task]
+    rng = np.random.default_rng(seed)
+    torch.manual_seed(seed)
+    d = 2 + len(sizes)
+
+    def evaluate(x):
+        return f([int(round(v)) for v in x[2:]], np.array(x[:2]))
+
+    xs, ys = [], []
+    for _ in range(n_init):
+        x = list(rng.uniform(-1, 1, 2)) + [int(rng.integers(k)) for k in sizes]
+        xs.append(x)
+        ys.append(evaluate(x))
+    bounds = torch.tensor(
+        [[-1.0, -1.0] + [0.0] * len(sizes), [1.0, 1.0] + [k - 1.0 for k in sizes]],
+        dtype=torch.double,
+    )
+    fixed = [
+        {2 + j: float(c[j]) for j in range(len(sizes))}
+        for c in itertools.product(*[range(k) for k in sizes])
+    ]
+    while len(ys) < budget:
+        tx = torch.tensor(xs, dtype=torch.double)
+        ty = -torch.tensor(ys, dtype=torch.double).unsqueeze(-1)
+        model = MixedSingleTaskGP(tx, ty, cat_dims=list(range(2, d)), outcome_transform=Standardize(m=1))
+        fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
+        acq = LogExpectedImprovement(model, best_f=ty.max())
+        cand, _ = optimize_acqf_mixed(
+            acq, bounds=bounds, q=1, num_restarts=2, raw_samples=32, fixed_features_list=fixed
+        )
+        x = cand[0].tolist()
+        x[2:] = [int(round(v)) for v in x[2:]]
+        xs.append(x)
+        ys.append(evaluate(x))
+    return min(ys)
+
+
+def sampler(peer, seed):
+    if peer == "optuna-tpe":
+        return optuna.samplers.TPESampler(seed=seed)
+    if peer == "optuna-random":
+        return optuna.samplers.RandomSampler(seed=seed)
+    return optuna.samplers.GPSampler(seed=seed)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--budget", type=int, required=True)
+    ap.add_argument("--seeds", type=int, default=10)
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args()
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    peers = ["optuna-tpe", "optuna-random"]
+    if importlib.util.find_spec("torch") is not None:
+        peers.append("optuna-gp")
+    else:
+        print("optuna-gp not run: torch is not installed", file=sys.stderr)
+    if importlib.util.find_spec("botorch") is not None:
+        peers.append("botorch-mixed")
+    else:
+        print("botorch-mixed not run: botorch is not installed", file=sys.stderr)
+    out = {"budget": args.budget, "seeds": args.seeds, "optuna": optuna.__version__, "best": {}}
+    for task in TASKS:
+        for peer in peers:
+            bests = []
+            for seed in range(args.seeds):
+                if peer == "botorch-mixed":
+                    bests.append(botorch_mixed(task, args.budget, seed))
+                    continue
+                study = optuna.create_study(direction="minimize", sampler=sampler(peer, seed))
+                study.optimize(objective_for(task), n_trials=args.budget)
+                bests.append(study.best_value)
+            out["best"].setdefault(task, {})[peer] = bests
+            print(task, peer, "median best", statistics.median(bests))
+    with open(args.out, "w") as f:
+        json.dump(out, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
