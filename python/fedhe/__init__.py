@@ -58,6 +58,8 @@ class Point:
     study's box."""
     space: Optional[Dict[str, Any]] = field(default=None, repr=False)
     """The study's typed space as signed (``{"params": [...]}``), if any."""
+    sense: Optional[str] = None
+    """``"minimise"`` or ``"maximise"``: what the study does with the values."""
 
 
 @dataclass(frozen=True)
@@ -151,6 +153,7 @@ class Agent:
             params=a.get("params"),
             point=a["point"],
             space=a.get("space"),
+            sense=a.get("sense"),
         )
 
     def tell(

@@ -28,7 +28,7 @@ from optuna.distributions import (
     IntDistribution,
 )
 from optuna.samplers import BaseSampler
-from optuna.study import Study
+from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
 from . import Agent, Finished, Point, SpaceMismatch, UsageError
@@ -149,6 +149,15 @@ class FedheSampler(BaseSampler):
                 f"study {asked.study} searches a box of unnamed floats: FedheSampler needs a "
                 "typed space (fedhe study create --space FILE)"
             )
+        want = {"minimise": StudyDirection.MINIMIZE, "maximise": StudyDirection.MAXIMIZE}.get(
+            asked.sense or ""
+        )
+        if want is not None and study.directions != [want]:
+            raise UsageError(
+                f"study {asked.study} {asked.sense}s its objective, but the Optuna study's "
+                f"direction is {', '.join(d.name.lower() for d in study.directions)}: create it "
+                f"with direction={want.name.lower()!r}"
+            )
         self._points[trial.number] = asked
 
     def infer_relative_search_space(
@@ -207,8 +216,6 @@ class FedheSampler(BaseSampler):
             # point waits for the next trial.
             self._mismatched.discard(trial.number)
             return
-        if len(study.directions) != 1:
-            raise UsageError("FedheSampler: a fedhe study has one objective")
         if state == TrialState.COMPLETE and values is not None:
             self._agent.tell(float(values[0]))
         else:

@@ -150,6 +150,7 @@ impl Agent {
                 "point": p.point,
                 "params": p.params,
                 "space": p.space,
+                "sense": p.sense,
             }),
             Asked::Finished(outcome) => serde_json::json!({
                 "member": member,

@@ -125,6 +125,12 @@ def test_an_objective_outside_the_signed_space_is_refused_naming_the_parameter(f
 
         return f
 
+    # An Optuna study that maximises a study the federation minimises.
+    study = optuna.create_study(direction="maximize", sampler=sampler())
+    with pytest.raises(fedhe.UsageError) as e:
+        study.optimize(objective(), n_trials=3)
+    assert "s2 minimises" in str(e.value) and "direction='minimize'" in str(e.value), str(e.value)
+
     for kwargs, name, signed in [
         ({"lr_low": 1e-4}, "'lr'", "float [1e-05, 0.1], log"),
         ({"depth_as_float": True}, "'depth'", "int [2, 12]"),

@@ -425,6 +425,11 @@ pub struct PendingPoint {
     /// without the server.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub space: Option<fedhe_tasks::SpaceSpec>,
+    /// Whether the study minimises or maximises (`"minimise"`,
+    /// `"maximise"`), so a client (the Optuna sampler) can check its own
+    /// direction; absent in a file written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sense: Option<String>,
     /// What `tell --failed` records: the worst value journaled so far (the
     /// largest when minimising), none before any value.
     pub failure_value: Option<f64>,
@@ -640,6 +645,7 @@ impl Problem for MemberObjective {
                     point: x,
                     params,
                     space: self.config.config.space.clone(),
+                    sense: Some(sense.as_str().to_string()),
                     failure_value: journal.worst(*sense),
                     value_bound: Some(self.value_bound),
                 };
@@ -1670,6 +1676,7 @@ mod tests {
             point: vec![0.5, -1.0],
             params: None,
             space: None,
+            sense: None,
             failure_value,
             value_bound: None,
         }
@@ -1908,6 +1915,7 @@ mod tests {
             params: Some(space.decode(&unit)),
             point: unit,
             space: valid.config.space.clone(),
+            sense: Some("minimise".into()),
             failure_value: None,
             value_bound: None,
         };
