@@ -10,7 +10,7 @@
 
 use fedhe_client::agent::Told;
 use fedhe_client::agent::{agent_status, ask_agent, tell_agent, AgentOptions, Asked, Evaluator};
-use fedhe_client::keys::{self, KeyDir};
+use fedhe_client::keys::KeyDir;
 use fedhe_client::policy::MemberPolicy;
 use fedhe_client::sealed::Passphrase;
 use fedhe_client::{Auth, Client, ClientError, Tls};
@@ -103,9 +103,7 @@ impl Agent {
 
     /// The member named in the key folder.
     fn member(dir: &KeyDir) -> Result<String, ClientError> {
-        let file: keys::MemberFile = serde_json::from_slice(&dir.read(keys::MEMBER_FILE)?)
-            .map_err(|e| ClientError::Keys(format!("{}: {e}", keys::MEMBER_FILE)))?;
-        Ok(file.member)
+        Ok(dir.read_member_file()?.member)
     }
 
     /// A client of the server signing as the member.

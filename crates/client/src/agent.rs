@@ -800,8 +800,7 @@ pub fn run_agent(
     options: &AgentOptions<'_>,
     on_round: &mut dyn FnMut(&RoundProgress, &ValidStudyConfig),
 ) -> Result<AgentOutcome, ClientError> {
-    let member_file: keys::MemberFile = serde_json::from_slice(&keys.read(keys::MEMBER_FILE)?)
-        .map_err(|e| ClientError::Keys(format!("{}: {e}", keys::MEMBER_FILE)))?;
+    let member_file = keys.read_member_file()?;
     let study = client.study(options.study)?;
     if study.spec.ceremony != member_file.ceremony {
         return Err(ClientError::Usage(format!(

@@ -214,6 +214,12 @@ impl KeyDir {
         Ok(sealed::is_sealed(&head[..n]))
     }
 
+    /// What `fedhe ceremony join` recorded of the member ([`MEMBER_FILE`]).
+    pub fn read_member_file(&self) -> Result<MemberFile, ClientError> {
+        serde_json::from_slice(&self.read(MEMBER_FILE)?)
+            .map_err(|e| ClientError::Keys(format!("{MEMBER_FILE}: {e}")))
+    }
+
     /// The member's identity ([`IDENTITY_FILE`], sealed or not).
     pub fn read_identity(&self) -> Result<Identity, ClientError> {
         let seed = self.read(IDENTITY_FILE)?;

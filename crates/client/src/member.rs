@@ -77,7 +77,7 @@ pub fn join_ceremony(
     }
     // Resume: reuse a share already made for this ceremony.
     let share_bytes = if keys.exists(keys::SECRET_SHARE_FILE) && !force {
-        let described = read_member_file(keys)?;
+        let described = keys.read_member_file()?;
         if described.ceremony != ceremony {
             return Err(ClientError::Keys(format!(
                 "{} holds keys of ceremony {}; use another folder or --force",
@@ -494,11 +494,6 @@ fn refuse(client: &Client, ceremony: &str, dealer: &MemberId, e: ChannelError) -
             "the Shamir share dealt by {dealer} was refused: {e} (the refusal could not be sent: {sent})"
         )),
     }
-}
-
-fn read_member_file(keys: &KeyDir) -> Result<keys::MemberFile, ClientError> {
-    serde_json::from_slice(&keys.read(keys::MEMBER_FILE)?)
-        .map_err(|e| ClientError::Keys(format!("{}: {e}", keys::MEMBER_FILE)))
 }
 
 /// What `verify_ceremony` established.
