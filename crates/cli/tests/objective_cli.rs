@@ -184,6 +184,74 @@ fn bad_input_exits_with_status_2() {
     assert_fails_with(&eval("garland", "2", &good), "one-dimensional");
 }
 
+/// Issue 46: a task with an objective per client and a typed space is
+/// evaluated for one client at named values, the value the task gives there
+/// (as a member would evaluate it in `fedhe simulate`); what is not in the
+/// space, another client and a task without a space are refused by name.
+#[test]
+fn eval_takes_a_client_and_named_values_of_a_typed_space() {
+    let params = serde_json::json!([
+        {"kernel": "poly", "C": 3.0, "gamma": 0.05, "degree": 3},
+        {"kernel": "linear", "C": 0.5, "gamma": 1.0, "degree": 2},
+    ]);
+    let named = temp_file(
+        "named.json",
+        &serde_json::json!({ "params": params }).to_string(),
+    );
+    let eval = |function: &str, dim: &str, client: &str, points: &str| {
+        fedhe(&[
+            "objective",
+            "eval",
+            "--function",
+            function,
+            "--dim",
+            dim,
+            "--client",
+            client,
+            "--points",
+            points,
+        ])
+    };
+    let out = eval("pima-svm-mixed", "6", "3", &named);
+    let values: Vec<f64> = serde_json::from_value(json_stdout(&out)["values"].clone()).unwrap();
+    let task = fedhe_tasks::by_name("pima-svm-mixed", 6, 0).unwrap();
+    let space = task.space().unwrap();
+    let units: Vec<Vec<f64>> = params
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| space.encode(p.as_object().unwrap()).unwrap())
+        .collect();
+    let expected: Vec<f64> = task
+        .evaluate_seeded(3, &units, 0)
+        .unwrap()
+        .iter()
+        .map(|e| e.noise_free)
+        .collect();
+    assert_eq!(values, expected);
+    assert_eq!(values.len(), 2);
+    // Client 1's objective is another clinic's.
+    let other: Vec<f64> = serde_json::from_value(
+        json_stdout(&eval("pima-svm-mixed", "6", "1", &named))["values"].clone(),
+    )
+    .unwrap();
+    assert_ne!(other, values);
+    let bad_kernel = temp_file(
+        "sigmoid.json",
+        r#"{"params": [{"kernel": "sigmoid", "C": 1.0, "gamma": 1.0, "degree": 2}]}"#,
+    );
+    assert_fails_with(&eval("pima-svm-mixed", "6", "0", &bad_kernel), "kernel");
+    assert_fails_with(&eval("pima-svm-mixed", "6", "5", &named), "client 5");
+    assert_fails_with(&eval("cec2005-f1", "2", "0", &named), "no typed space");
+    let both = temp_file(
+        "both.json",
+        &serde_json::json!({ "params": params, "x": [vec![0.5; 6]] }).to_string(),
+    );
+    assert_fails_with(&eval("pima-svm-mixed", "6", "0", &both), "exactly one");
+    let outside = temp_file("outside.json", r#"{"x": [[0.5, 0.5, 0.5, 0.5, 0.5, 1.5]]}"#);
+    assert_fails_with(&eval("pima-svm-mixed", "6", "0", &outside), "unit cube");
+}
+
 /// A reader that goes away (`fedhe objective list | head -1`) ends the
 /// listing quietly, as Unix tools do: no panic, no backtrace.
 #[test]

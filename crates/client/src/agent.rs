@@ -345,6 +345,27 @@ impl Journal {
         Ok(Some(e.y))
     }
 
+    /// The best evaluation journaled (the smallest value when minimising),
+    /// leaving out the evaluations told as failed.
+    fn best(&self, sense: Sense) -> Option<BestEvaluation> {
+        let better = |a: f64, b: f64| match sense {
+            Sense::Minimise => a < b,
+            Sense::Maximise => a > b,
+        };
+        self.entries
+            .iter()
+            .filter(|e| !e.failed)
+            .fold(None::<&JournalEntry>, |best, e| match best {
+                Some(b) if !better(e.y, b.y) => Some(b),
+                _ => Some(e),
+            })
+            .map(|e| BestEvaluation {
+                x: e.x.clone(),
+                params: e.params.clone(),
+                value: e.y,
+            })
+    }
+
     /// The worst value journaled so far (the largest when minimising), the
     /// value a failed evaluation stands for.
     fn worst(&self, sense: Sense) -> Option<f64> {
@@ -688,6 +709,23 @@ pub struct Progress {
     pub epsilon: Option<f64>,
     /// Whether the run finished.
     pub finished: bool,
+    /// The study's sense (`minimise` or `maximise`), which orders the
+    /// journal's values for [`AgentStatus::best_evaluation`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sense: Option<String>,
+}
+
+/// This member's best evaluation in its journal: the point, the named
+/// values it stands for in a typed space, and the value.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BestEvaluation {
+    /// The point (in the study's box, or the unit cube of a typed space).
+    pub x: Vec<f64>,
+    /// The named values, in a study with a typed space.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<serde_json::Map<String, serde_json::Value>>,
+    /// The value the objective gave.
+    pub value: f64,
 }
 
 /// Where an agent keeps its state for `study`: a folder of the key folder
@@ -919,6 +957,7 @@ pub fn run_agent(
             best,
             epsilon,
             finished,
+            sense: Some(valid.sense.as_str().to_string()),
         };
         if let Ok(bytes) = serde_json::to_vec_pretty(&p) {
             // Progress is informational; a failed write must not stop the run.
@@ -1208,6 +1247,10 @@ pub struct AgentStatus {
     pub rounds_with_result: usize,
     /// The last progress record, if any round finished.
     pub progress: Option<Progress>,
+    /// This member's best evaluation so far, with its named values in a
+    /// typed space (once a progress record gives the study's sense).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best_evaluation: Option<BestEvaluation>,
 }
 
 /// Refuses told values `at` that lie outside the pending point's typed space
@@ -1268,18 +1311,24 @@ pub fn agent_status(keys: &KeyDir, study: &str) -> Result<AgentStatus, ClientErr
             name.starts_with(&format!("{study}.")) && name.ends_with(suffix)
         })
         .count();
-    let progress = match std::fs::read(state.join(PROGRESS_FILE)) {
+    let progress: Option<Progress> = match std::fs::read(state.join(PROGRESS_FILE)) {
         Ok(bytes) => Some(
             serde_json::from_slice(&bytes)
                 .map_err(|e| ClientError::Decode(format!("{PROGRESS_FILE}: {e}")))?,
         ),
         Err(_) => None,
     };
+    let best_evaluation = progress
+        .as_ref()
+        .and_then(|p| p.sense.as_deref())
+        .and_then(Sense::from_name)
+        .and_then(|sense| journal.best(sense));
     Ok(AgentStatus {
         state_dir: state.display().to_string(),
         evaluations: journal.entries.len(),
         rounds_with_result,
         progress,
+        best_evaluation,
     })
 }
 
@@ -1705,6 +1754,45 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("not a finite number"), "{e}");
+    }
+
+    /// Issue 46: the status names this member's best evaluation by the
+    /// study's sense, with its named values, leaving out failed ones.
+    #[test]
+    fn the_status_names_the_best_evaluation_by_the_studys_sense() {
+        let journal = concat!(
+            "{\"x\":[0.1],\"params\":{\"kernel\":\"rbf\"},\"y\":0.3}\n",
+            "{\"x\":[0.2],\"params\":{\"kernel\":\"poly\"},\"y\":0.1}\n",
+            "{\"x\":[0.3],\"params\":{\"kernel\":\"linear\"},\"y\":0.9}\n",
+            "{\"x\":[0.4],\"y\":0.0,\"failed\":true}\n",
+        );
+        let (_d, keys) = asked(journal, None);
+        // No progress record yet: no sense to order by.
+        assert_eq!(agent_status(&keys, "s").unwrap().best_evaluation, None);
+        for (sense, x, kernel, value) in [
+            ("minimise", 0.2, "poly", 0.1),
+            ("maximise", 0.3, "linear", 0.9),
+        ] {
+            let progress = Progress {
+                study: "s".into(),
+                member: "m".into(),
+                rounds: 3,
+                round: 1,
+                best: value,
+                epsilon: None,
+                finished: false,
+                sense: Some(sense.into()),
+            };
+            let state = state_dir(&keys, "s").unwrap();
+            std::fs::write(
+                state.join(PROGRESS_FILE),
+                serde_json::to_vec(&progress).unwrap(),
+            )
+            .unwrap();
+            let best = agent_status(&keys, "s").unwrap().best_evaluation.unwrap();
+            assert_eq!((best.x, best.value), (vec![x], value), "{sense}");
+            assert_eq!(best.params.unwrap()["kernel"], kernel, "{sense}");
+        }
     }
 
     /// Issue 44: a new agent's private seed is 32 bytes of fresh entropy,

@@ -43,5 +43,5 @@ pub use problem::{Evaluation, Problem, Sense};
 pub use registry::{by_name, info, list, TaskInfo};
 pub use space::{Space, SpaceSpec};
 #[cfg(feature = "svm")]
-pub use svm::{names, spec, FederatedSvm, SvmHyperParams, TaskSpec, TASKS};
+pub use svm::{names, spec, FederatedSvm, SvmHyperParams, SvmKernel, TaskSpec, TASKS};
 pub use task::Task;

@@ -10,7 +10,7 @@
 //! | `covid-seir` | [`crate::seir`] | one per region |
 //! | `gp-sample`, `gp-sample-<seed>` | [`crate::synthetic::gp_sample`] | any number |
 //! | `kernel-sum-se`, `kernel-sum-matern` | [`crate::synthetic::kernel_sum`] | any number, one function |
-//! | `support2-svm`, `pima-svm`, … (feature `svm`) | `crate::svm` | the task's own |
+//! | `support2-svm`, `pima-svm`, …, `pima-svm-mixed`, … (feature `svm`) | `crate::svm` | the task's own |
 //! | `func2c`, `func3c`, `ackley5c` (typed spaces) | [`crate::mixed`] | any number, one function |
 //! | `cec2005-f1` … `cec2005-f20`, `garland`, `doublesine` | [`crate::benchmarks`] | any number, one function |
 
@@ -149,6 +149,28 @@ pub fn list() -> Vec<TaskInfo> {
         clients: Some(spec.clients()),
         description: format!("{} (log10 C, log10 γ of an RBF SVM)", spec.description),
     }));
+    #[cfg(feature = "svm")]
+    out.extend(crate::svm::TASKS.iter().map(|spec| {
+        let space = crate::svm::mixed_space();
+        TaskInfo {
+            name: format!("{}{}", spec.name, crate::svm::MIXED_SUFFIX),
+            dimensions: vec![space.dim()],
+            bounds: vec![(0.0, 1.0)],
+            optimum: None,
+            sense: Sense::Minimise,
+            clients: Some(spec.clients()),
+            description: format!(
+                "{} on a typed space: {}",
+                spec.description,
+                space
+                    .params()
+                    .iter()
+                    .map(|p| format!("{} {}", p.name, p.domain.describe()))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+        }
+    }));
     out
 }
 
@@ -210,7 +232,7 @@ pub fn by_name(name: &str, dim: usize, seed: u64) -> Result<Task, TaskError> {
         return task;
     }
     #[cfg(feature = "svm")]
-    if crate::svm::spec(name).is_some() {
+    if crate::svm::is_task(name) {
         return crate::svm::task(name, dim);
     }
     let objective = benchmark(name, dim)?;
@@ -265,10 +287,16 @@ mod tests {
             assert!(all.iter().any(|i| i.name == name), "{name}");
         }
         #[cfg(feature = "svm")]
-        assert!(all.iter().any(|i| i.name == "pima-svm"));
+        for name in ["pima-svm", "pima-svm-mixed"] {
+            assert!(all.iter().any(|i| i.name == name), "{name}");
+        }
         for i in all {
-            // The SVM tasks parse their data; one of them is enough here.
-            if i.clients.is_some() && i.name != seir::TASK_NAME && i.name != "pima-svm" {
+            // The SVM tasks parse their data; one of each kind is enough here.
+            if i.clients.is_some()
+                && i.name != seir::TASK_NAME
+                && i.name != "pima-svm"
+                && i.name != "pima-svm-mixed"
+            {
                 continue;
             }
             let t = by_name(&i.name, i.dimensions[0], 0).unwrap();

@@ -189,6 +189,23 @@ impl Task {
         }
     }
 
+    /// [`Self::evaluate`] by client `client` at each of `units` in order,
+    /// the noise from one ChaCha8 stream seeded by `seed`: what `fedhe
+    /// objective eval --client` prints.
+    pub fn evaluate_seeded(
+        &self,
+        client: usize,
+        units: &[Vec<f64>],
+        seed: u64,
+    ) -> Result<Vec<Evaluation>, TaskError> {
+        use rand::SeedableRng;
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        units
+            .iter()
+            .map(|u| self.evaluate(client, u, &mut rng))
+            .collect()
+    }
+
     /// Client `client`'s noise-free value at a point of the unit cube, for
     /// diagnostics ([`Problem::noise_free`]); `rng` is drawn from as
     /// [`Task::evaluate`] draws from it.

@@ -296,6 +296,10 @@ fn run_command(a: AgentRunArgs) -> Result<(), CliError> {
     })?;
     bar.finish_and_clear();
     let r = &outcome.result;
+    // This member's best evaluation, named in a typed space (the journal's).
+    let best_at = agent_status(&dir, &a.seat.study)
+        .ok()
+        .and_then(|s| s.best_evaluation);
     if a.json {
         say!(
             "{}",
@@ -304,6 +308,7 @@ fn run_command(a: AgentRunArgs) -> Result<(), CliError> {
                 "study": a.seat.study,
                 "rounds": r.rounds,
                 "best": r.best,
+                "best_evaluation": best_at,
                 "optimum": outcome.config.optimum,
                 "epsilon": r.epsilon.as_ref().and_then(|e| e.last()),
                 "aggregations": r.aggregations,
@@ -321,6 +326,13 @@ fn run_command(a: AgentRunArgs) -> Result<(), CliError> {
             r.aggregations,
             r.bytes_sent_per_member
         )?;
+        if let Some(b) = best_at {
+            let at = match &b.params {
+                Some(p) => serde_json::Value::Object(p.clone()).to_string(),
+                None => serde_json::to_string(&b.x).unwrap_or_default(),
+            };
+            say!("{member}: my best evaluation {} at {at}", b.value)?;
+        }
     }
     Ok(())
 }

@@ -16,7 +16,11 @@ pub enum ObjectiveCommand {
     List,
     /// Evaluate a function (noise-free) at the points of a JSON file
     /// `{"x": [[...], ...]}`; prints `{"values": [...]}` (and `"observed"`,
-    /// noisy where the function is, with `--noise-seed`).
+    /// noisy where the function is, with `--noise-seed`). A task with an
+    /// objective per client (`pima-svm`, …) is evaluated for `--client`; a
+    /// task with a typed space (`func2c`, `pima-svm-mixed`, …) takes its
+    /// points as named values, `{"params": [{"kernel": "rbf", …}, …]}`, or
+    /// as points `"x"` of its unit cube.
     Eval {
         /// Function name, e.g. `cec2005-f1` … `cec2005-f20`, `garland`, `doublesine`.
         #[arg(long)]
@@ -36,6 +40,10 @@ pub enum ObjectiveCommand {
         /// agents are.
         #[arg(long)]
         noise_seed: Option<u64>,
+        /// The client whose objective to evaluate (0-based), for a task
+        /// with an objective per client.
+        #[arg(long)]
+        client: Option<usize>,
     },
     /// Evaluate a function (noise-free) at one point read from stdin as a JSON
     /// array in the function's own box; prints one number. This is the form
@@ -53,7 +61,12 @@ pub enum ObjectiveCommand {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct PointsFile {
-    x: Vec<Vec<f64>>,
+    /// Points: in the function's box, or a task's unit cube.
+    #[serde(default)]
+    x: Option<Vec<Vec<f64>>>,
+    /// Named values, for a task with a typed space.
+    #[serde(default)]
+    params: Option<Vec<serde_json::Map<String, serde_json::Value>>>,
 }
 
 /// Runs `fedhe objective …`.
@@ -89,19 +102,25 @@ pub fn run(command: ObjectiveCommand) -> Result<(), CliError> {
             dim,
             points,
             noise_seed,
+            client,
         } => {
-            let objective = benchmark(&function, dim)?;
             let file: PointsFile = read_json(&points)?;
-            check_points(&points, &file.x, dim)?;
-            let values = file
-                .x
+            if client.is_some() || file.params.is_some() {
+                return eval_task(&function, dim, &points, file, client, noise_seed);
+            }
+            let objective = benchmark(&function, dim)?;
+            let x = file.x.ok_or_else(|| {
+                CliError::Usage(format!("{points}: no \"x\" (or \"params\") to evaluate"))
+            })?;
+            check_points(&points, &x, dim)?;
+            let values = x
                 .iter()
                 .map(|p| objective.evaluate(p))
                 .collect::<Result<Vec<f64>, _>>()?;
             match noise_seed {
                 None => print_stdout(&serde_json::json!({ "values": values }).to_string()),
                 Some(seed) => {
-                    let observed = objective.observe_seeded(&file.x, seed)?;
+                    let observed = objective.observe_seeded(&x, seed)?;
                     print_stdout(
                         &serde_json::json!({ "values": values, "observed": observed }).to_string(),
                     )
@@ -125,4 +144,61 @@ pub fn run(command: ObjectiveCommand) -> Result<(), CliError> {
             print_stdout(&objective.evaluate(&point)?.to_string())
         }
     }
+}
+
+/// `fedhe objective eval` of a task as `fedhe simulate` builds it (seed 0):
+/// client `client`'s values (client 0 when not given) at named values
+/// (`params`, a typed space's) or points of the unit cube (`x`), each
+/// evaluated at its canonical point, as a method would. With `noise_seed`,
+/// also what an optimiser observes.
+fn eval_task(
+    function: &str,
+    dim: usize,
+    path: &str,
+    file: PointsFile,
+    client: Option<usize>,
+    noise_seed: Option<u64>,
+) -> Result<(), CliError> {
+    let task = fedhe_tasks::by_name(function, dim, 0)?;
+    let units: Vec<Vec<f64>> = match (file.x, file.params) {
+        (Some(x), None) => {
+            check_points(path, &x, dim)?;
+            if let Some(i) = x
+                .iter()
+                .position(|p| p.iter().any(|u| !(0.0..=1.0).contains(u)))
+            {
+                return Err(CliError::Usage(format!(
+                    "{path}: point {i} is outside the unit cube {function}'s points \"x\" live in"
+                )));
+            }
+            x.into_iter().map(|p| task.canonical(p)).collect()
+        }
+        (None, Some(params)) => {
+            let space = task.space().ok_or_else(|| {
+                CliError::Usage(format!(
+                    "{path}: {function} has no typed space to name values in: give \"x\""
+                ))
+            })?;
+            if params.is_empty() {
+                return Err(CliError::Usage(format!("{path}: no points in \"params\"")));
+            }
+            params
+                .iter()
+                .map(|p| space.encode(p))
+                .collect::<Result<_, _>>()?
+        }
+        _ => {
+            return Err(CliError::Usage(format!(
+                "{path}: give exactly one of \"x\" and \"params\""
+            )))
+        }
+    };
+    let evaluations = task.evaluate_seeded(client.unwrap_or(0), &units, noise_seed.unwrap_or(0))?;
+    let values: Vec<f64> = evaluations.iter().map(|e| e.noise_free).collect();
+    let mut out = serde_json::json!({ "values": values });
+    if noise_seed.is_some() {
+        let observed: Vec<f64> = evaluations.iter().map(|e| e.observed).collect();
+        out["observed"] = observed.into();
+    }
+    print_stdout(&out.to_string())
 }

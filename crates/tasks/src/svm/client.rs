@@ -1,5 +1,6 @@
 //! One institution's private data and its objective: the validation error of
-//! an RBF support vector machine it trains on its own training split.
+//! a support vector machine (RBF, polynomial or linear kernel) it trains on
+//! its own training split.
 
 use super::data::DataSet;
 use crate::TaskError;
@@ -7,14 +8,33 @@ use linfa::prelude::*;
 use linfa_svm::Svm;
 use ndarray::{Array1, Array2};
 
-/// The hyper-parameters an institution tunes, mapped from the unit square:
+/// The kernel of the SVM, as scikit-learn's `SVC` names and defines them
+/// (with `coef0 = 1` for the polynomial).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SvmKernel {
+    /// `k(x, x') = exp(−γ‖x − x'‖²)`.
+    Rbf,
+    /// `k(x, x') = (γ⟨x, x'⟩ + 1)^degree`.
+    Polynomial {
+        /// The degree, at least 1.
+        degree: u32,
+    },
+    /// `k(x, x') = ⟨x, x'⟩` (γ unused).
+    Linear,
+}
+
+/// The hyper-parameters an institution tunes. The `*-svm` tasks search the
+/// RBF kernel's `(C, γ)` on the unit square ([`SvmHyperParams::from_unit`]):
 /// `log10 C = −2 + 5·u_0` (C ∈ [10⁻², 10³]) and `log10 γ = −4 + 5·u_1`
-/// (γ ∈ [10⁻⁴, 10], for features standardised to unit variance).
+/// (γ ∈ [10⁻⁴, 10], for features standardised to unit variance); the
+/// `*-svm-mixed` tasks search the kernel too, on a typed space.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SvmHyperParams {
+    /// The kernel.
+    pub kernel: SvmKernel,
     /// The box constraint C (the same for both classes).
     pub c: f64,
-    /// The RBF width γ in k(x, x') = exp(−γ‖x − x'‖²).
+    /// The kernel's γ (the RBF's width, the polynomial's scale).
     pub gamma: f64,
 }
 
@@ -30,8 +50,20 @@ impl SvmHyperParams {
     pub fn from_unit(unit: &[f64]) -> Self {
         let at = |u: f64, (lo, hi): (f64, f64)| 10f64.powf(lo + (hi - lo) * u.clamp(0.0, 1.0));
         Self {
+            kernel: SvmKernel::Rbf,
             c: at(unit[0], Self::LOG10_C),
             gamma: at(unit[1], Self::LOG10_GAMMA),
+        }
+    }
+}
+
+impl SvmKernel {
+    /// The kernel's name in the `*-svm-mixed` tasks' space (scikit-learn's).
+    pub fn name(&self) -> &'static str {
+        match self {
+            SvmKernel::Rbf => "rbf",
+            SvmKernel::Polynomial { .. } => "poly",
+            SvmKernel::Linear => "linear",
         }
     }
 }
@@ -110,30 +142,68 @@ impl ClientData {
         &self.train_x
     }
 
+    /// The training labels (for checks).
+    pub fn train_labels(&self) -> &Array1<bool> {
+        &self.train_y
+    }
+
+    /// The standardised validation features (for checks).
+    pub fn validation_features(&self) -> &Array2<f64> {
+        &self.validation_x
+    }
+
+    /// The validation labels (for checks).
+    pub fn validation_labels(&self) -> &Array1<bool> {
+        &self.validation_y
+    }
+
     /// The validation error, the fraction of validation rows misclassified by
-    /// a C-SVM with the RBF kernel exp(−γ‖x − x'‖²) trained on the training
-    /// split (linfa-svm, SMO with tolerance 10⁻³, no shrinking). In [0, 1].
-    /// A training split with one class only predicts that class.
+    /// a C-SVM with `hp`'s kernel trained on the training split (linfa-svm,
+    /// SMO with tolerance 10⁻³, no shrinking). In [0, 1]. A training split
+    /// with one class only predicts that class.
     pub fn validation_error(&self, client: usize, hp: SvmHyperParams) -> Result<f64, TaskError> {
         let positives = self.train_y.iter().filter(|&&y| y).count();
         let predictions: Array1<bool> = if positives == 0 || positives == self.train_rows() {
             Array1::from_elem(self.validation_rows(), positives > 0)
         } else {
-            let dataset = DatasetBase::new(self.train_x.view(), self.train_y.view());
-            let model = Svm::<f64, bool>::params()
+            let params = Svm::<f64, bool>::params()
                 .pos_neg_weights(hp.c, hp.c)
-                // linfa's Gaussian(eps) kernel is exp(−‖x − x'‖²/eps), so eps = 1/γ.
-                .gaussian_kernel(1.0 / hp.gamma)
                 .eps(SMO_TOLERANCE)
                 // linfa-svm 0.8.1's shrinking overflows a usize in `do_shrinking`
                 // (debug builds panic), so it stays off.
-                .shrinking(false)
-                .fit(&dataset)
-                .map_err(|e| TaskError::Training {
-                    client,
-                    reason: e.to_string(),
-                })?;
-            model.predict(&self.validation_x)
+                .shrinking(false);
+            let training = |e: linfa_svm::SvmError| TaskError::Training {
+                client,
+                reason: e.to_string(),
+            };
+            match hp.kernel {
+                SvmKernel::Rbf => {
+                    let dataset = DatasetBase::new(self.train_x.view(), self.train_y.view());
+                    // linfa's Gaussian(eps) kernel is exp(−‖x − x'‖²/eps), so eps = 1/γ.
+                    let model = params
+                        .gaussian_kernel(1.0 / hp.gamma)
+                        .fit(&dataset)
+                        .map_err(training)?;
+                    model.predict(&self.validation_x)
+                }
+                SvmKernel::Polynomial { degree } => {
+                    // linfa's Polynomial(c, d) is (⟨x, x'⟩ + c)^d: on features
+                    // scaled by √γ with c = 1 it is (γ⟨x, x'⟩ + 1)^d.
+                    let scale = hp.gamma.sqrt();
+                    let train = &self.train_x * scale;
+                    let dataset = DatasetBase::new(train.view(), self.train_y.view());
+                    let model = params
+                        .polynomial_kernel(1.0, f64::from(degree))
+                        .fit(&dataset)
+                        .map_err(training)?;
+                    model.predict(&(&self.validation_x * scale))
+                }
+                SvmKernel::Linear => {
+                    let dataset = DatasetBase::new(self.train_x.view(), self.train_y.view());
+                    let model = params.linear_kernel().fit(&dataset).map_err(training)?;
+                    model.predict(&self.validation_x)
+                }
+            }
         };
         let wrong = predictions
             .iter()

@@ -11,6 +11,13 @@
 //! RBF support vector machine (`linfa-svm`) over `(log10 C, log10 γ)`, see
 //! [`SvmHyperParams`]. Every task is minimised and has no known optimum.
 //!
+//! Each task also has a mixed-space variant, its name followed by `-mixed`
+//! (`pima-svm-mixed`, …; issue 46, item 6), on the same clients and splits:
+//! the typed space [`mixed_space`] of the kernel (`rbf`, `poly`, `linear`),
+//! `C` and `gamma` on log scales and the polynomial's integer `degree`, as
+//! scikit-learn's `SVC` defines them (`coef0 = 1`). `gamma` is unused by the
+//! linear kernel and `degree` by all but the polynomial.
+//!
 //! | task | data | clients | label (positive) |
 //! | --- | --- | --- | --- |
 //! | `support2-svm` | SUPPORT2, 9105 patients | 8 disease groups | death within 30 days |
@@ -30,14 +37,18 @@ pub mod client;
 pub mod data;
 pub mod split;
 
-pub use client::{ClientData, SvmHyperParams};
+pub use client::{ClientData, SvmHyperParams, SvmKernel};
 
 use crate::problem::{Evaluation, Problem, Sense};
+use crate::space::{Space, SpaceSpec};
 use crate::{Task, TaskError};
 use data::{DataSet, Label, Schema};
 use rand_chacha::ChaCha8Rng;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+
+/// The suffix that names a task's mixed-space variant.
+pub const MIXED_SUFFIX: &str = "-mixed";
 
 /// The seed of every partition and train/validation split.
 pub const DATA_SEED: u64 = 20_050_004;
@@ -268,9 +279,92 @@ pub fn spec(name: &str) -> Option<&'static TaskSpec> {
     TASKS.iter().find(|t| t.name == name)
 }
 
-/// The task `name` as the algorithms see it: `dim` must be 2 (C and γ); the
-/// number of clients is the task's own ([`Task::clients`]).
+/// The names of the mixed-space variants (`<task>-mixed`).
+pub fn mixed_names() -> Vec<String> {
+    TASKS
+        .iter()
+        .map(|t| format!("{}{MIXED_SUFFIX}", t.name))
+        .collect()
+}
+
+/// Whether `name` is a task of this family (a task or its mixed variant).
+pub fn is_task(name: &str) -> bool {
+    spec(name)
+        .or_else(|| name.strip_suffix(MIXED_SUFFIX).and_then(spec))
+        .is_some()
+}
+
+/// The typed space of the `*-svm-mixed` tasks: `kernel` ∈ {`rbf`, `poly`,
+/// `linear`}, `C` ∈ [10⁻², 10³] and `gamma` ∈ [10⁻⁴, 10] on log scales (the
+/// ranges of the RBF tasks), `degree` ∈ {2, …, 5}. It encodes to 6
+/// coordinates (the kernel one-hot).
+pub fn mixed_space() -> Space {
+    let (c0, c1) = SvmHyperParams::LOG10_C;
+    let (g0, g1) = SvmHyperParams::LOG10_GAMMA;
+    let spec: SpaceSpec = serde_json::from_value(serde_json::json!({ "params": [
+        {"name": "kernel", "type": "categorical", "choices": ["rbf", "poly", "linear"]},
+        {"name": "C", "type": "float", "low": 10f64.powf(c0), "high": 10f64.powf(c1), "log": true},
+        {"name": "gamma", "type": "float", "low": 10f64.powf(g0), "high": 10f64.powf(g1), "log": true},
+        {"name": "degree", "type": "int", "low": 2, "high": 5},
+    ]}))
+    .expect("the mixed SVM space parses");
+    spec.validate().expect("the mixed SVM space is valid")
+}
+
+/// The hyper-parameters named values stand for (as [`mixed_space`] decodes
+/// them); the error names a missing or malformed value.
+pub fn hyper_params(
+    values: &serde_json::Map<String, serde_json::Value>,
+) -> Result<SvmHyperParams, TaskError> {
+    let number = |k: &str| {
+        values
+            .get(k)
+            .and_then(serde_json::Value::as_f64)
+            .filter(|v| v.is_finite() && *v > 0.0)
+            .ok_or_else(|| crate::error::invalid("point", format!("no positive number {k}")))
+    };
+    let (c, gamma) = (number("C")?, number("gamma")?);
+    let kernel = match values.get("kernel").and_then(serde_json::Value::as_str) {
+        Some("rbf") => SvmKernel::Rbf,
+        Some("linear") => SvmKernel::Linear,
+        Some("poly") => {
+            let degree = values
+                .get("degree")
+                .and_then(serde_json::Value::as_u64)
+                .and_then(|d| u32::try_from(d).ok())
+                .filter(|d| (1..=16).contains(d))
+                .ok_or_else(|| crate::error::invalid("point", "no degree in 1..=16"))?;
+            SvmKernel::Polynomial { degree }
+        }
+        _ => {
+            return Err(crate::error::invalid(
+                "point",
+                "kernel is not one of rbf, poly, linear",
+            ))
+        }
+    };
+    Ok(SvmHyperParams { kernel, c, gamma })
+}
+
+/// The task `name` as the algorithms see it: `dim` must be 2 (C and γ), or
+/// for a `-mixed` variant its space's 6; the number of clients is the
+/// task's own ([`Task::clients`]).
 pub fn task(name: &str, dim: usize) -> Result<Task, TaskError> {
+    if let Some(spec) = name.strip_suffix(MIXED_SUFFIX).and_then(spec) {
+        let space = Arc::new(mixed_space());
+        if dim != space.dim() {
+            return Err(crate::error::config(
+                "dim",
+                format!(
+                    "{name} searches a typed space that encodes to {} coordinates, got dim = {dim}",
+                    space.dim()
+                ),
+            ));
+        }
+        let objectives = FederatedSvm::build(spec)?.with_space(Arc::clone(&space));
+        return Task::per_client(name, dim, Sense::Minimise, None, Arc::new(objectives))
+            .with_space(space);
+    }
     let spec = spec(name).ok_or_else(|| TaskError::UnknownTask {
         name: name.to_string(),
         known: names().join(", "),
@@ -294,6 +388,10 @@ pub fn task(name: &str, dim: usize) -> Result<Task, TaskError> {
     ))
 }
 
+/// What the memo keys an evaluation by: the client, the kernel, and the
+/// bits of C and γ (γ as 0 for the linear kernel, which does not use it).
+type MemoKey = (usize, SvmKernel, u64, u64);
+
 /// The clients of a task, each with its own data, and a memo of the
 /// evaluations so far (a repeated point, e.g. the same seeded initial design
 /// under two methods, is not trained again).
@@ -301,7 +399,10 @@ pub fn task(name: &str, dim: usize) -> Result<Task, TaskError> {
 pub struct FederatedSvm {
     name: &'static str,
     clients: Vec<ClientData>,
-    memo: Mutex<HashMap<(usize, [u64; 2]), f64>>,
+    /// The typed space a point decodes in (a `-mixed` task), else the
+    /// RBF's unit square.
+    space: Option<Arc<Space>>,
+    memo: Mutex<HashMap<MemoKey, f64>>,
 }
 
 impl FederatedSvm {
@@ -337,8 +438,15 @@ impl FederatedSvm {
         Ok(Self {
             name: spec.name,
             clients,
+            space: None,
             memo: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// The same clients, their points decoded in `space` (see [`hyper_params`]).
+    pub fn with_space(mut self, space: Arc<Space>) -> Self {
+        self.space = Some(space);
+        self
     }
 
     /// Client `i`'s data.
@@ -346,9 +454,12 @@ impl FederatedSvm {
         &self.clients[i]
     }
 
-    /// Client `client`'s validation error at `unit` (see [`SvmHyperParams::from_unit`]).
+    /// Client `client`'s validation error at `unit` (see
+    /// [`SvmHyperParams::from_unit`], or [`hyper_params`] of the decoded
+    /// values when the task has a space).
     pub fn validation_error(&self, client: usize, unit: &[f64]) -> Result<f64, TaskError> {
-        if client >= self.clients.len() || unit.len() != SvmHyperParams::DIM {
+        let dim = self.space.as_ref().map_or(SvmHyperParams::DIM, |s| s.dim());
+        if client >= self.clients.len() || unit.len() != dim {
             return Err(TaskError::Config {
                 field: "task",
                 reason: format!(
@@ -359,11 +470,31 @@ impl FederatedSvm {
                 ),
             });
         }
-        let key = (client, [unit[0].to_bits(), unit[1].to_bits()]);
+        let hp = match &self.space {
+            Some(space) => hyper_params(&space.decode(unit))?,
+            None => SvmHyperParams::from_unit(unit),
+        };
+        self.error_at(client, hp)
+    }
+
+    /// Client `client`'s validation error with the hyper-parameters `hp`,
+    /// from the memo when it holds them.
+    pub fn error_at(&self, client: usize, hp: SvmHyperParams) -> Result<f64, TaskError> {
+        let client_data = self.clients.get(client).ok_or_else(|| {
+            crate::error::config(
+                "client",
+                format!("{}: client {client} of {}", self.name, self.clients.len()),
+            )
+        })?;
+        let gamma = match hp.kernel {
+            SvmKernel::Linear => 0,
+            _ => hp.gamma.to_bits(),
+        };
+        let key = (client, hp.kernel, hp.c.to_bits(), gamma);
         if let Some(&v) = self.memo.lock().expect("memo lock").get(&key) {
             return Ok(v);
         }
-        let v = self.clients[client].validation_error(client, SvmHyperParams::from_unit(unit))?;
+        let v = client_data.validation_error(client, hp)?;
         self.memo.lock().expect("memo lock").insert(key, v);
         Ok(v)
     }
