@@ -74,6 +74,12 @@ def test_three_optuna_members_run_a_typed_study_over_the_network(federation):
         assert status["evaluations"] == EVALUATIONS, status
         assert status["progress"]["finished"] is True, status
         assert status["progress"]["round"] == ROUNDS, status
+        # The status names the member's best evaluation: the journal's
+        # smallest value that was not a failure, with its values by name.
+        best = status["best_evaluation"]
+        told = [e for e in journal if not e.get("failed")]
+        assert best["value"] == min(e["y"] for e in told), (best, told)
+        assert best["params"] in [e["params"] for e in told if e["y"] == best["value"]]
     # The members' points are their own: no two members evaluated the same
     # sequence.
     seqs = {json.dumps([t["params"] for t in o["trials"]]) for o in outs.values()}
