@@ -66,7 +66,7 @@ fn raise(e: ClientError) -> PyErr {
         ClientError::Transport(_) | ClientError::Timeout(_) | ClientError::RoundFailed { .. } => {
             TransportError::new_err(text)
         }
-        ClientError::Usage(_) if text.contains("--params") => Refused::new_err(text),
+        ClientError::ToldPoint { .. } => Refused::new_err(text),
         _ => UsageError::new_err(text),
     }
 }

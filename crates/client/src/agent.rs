@@ -1260,15 +1260,17 @@ fn check_told_point(
     at: &serde_json::Map<String, serde_json::Value>,
 ) -> Result<(), ClientError> {
     let (Some(spec), Some(asked)) = (&p.space, &p.params) else {
-        return Err(ClientError::Usage(format!(
-            "--params: study {} searches a box of unnamed floats, not a typed space",
-            p.study
-        )));
+        return Err(ClientError::ToldPoint {
+            reason: format!(
+                "study {} searches a box of unnamed floats, not a typed space",
+                p.study
+            ),
+        });
     };
     let space = spec.clone().validate().map_err(|e| invalid("space", e))?;
-    space
-        .encode(at)
-        .map_err(|e| ClientError::Usage(format!("--params: {e}")))?;
+    space.encode(at).map_err(|e| ClientError::ToldPoint {
+        reason: e.to_string(),
+    })?;
     // Values compare as numbers (7 and 7.0 are one integer); a log float's
     // re-encoding may move by an ulp, so the values, not their codes, are
     // compared.
@@ -1282,11 +1284,13 @@ fn check_told_point(
         .find(|q| !same(at.get(&q.name), asked.get(&q.name)))
     {
         let differs = q.name.as_str();
-        return Err(ClientError::Usage(format!(
-            "--params: the told values are not the pending point's (evaluation {}): `{differs}` \
-             differs; nothing was journaled",
-            p.evaluation
-        )));
+        return Err(ClientError::ToldPoint {
+            reason: format!(
+                "the told values are not the pending point's (evaluation {}): `{differs}` \
+                 differs; nothing was journaled",
+                p.evaluation
+            ),
+        });
     }
     Ok(())
 }
@@ -2035,9 +2039,13 @@ mod tests {
             (with("kernel", "rbf".into()), "`kernel` differs"),
         ] {
             let (_d, keys) = asked("", Some(p.clone()));
-            let e = tell_agent(&keys, "s", Told::Value(1.0), Some(&at))
-                .unwrap_err()
-                .to_string();
+            let e = tell_agent(&keys, "s", Told::Value(1.0), Some(&at)).unwrap_err();
+            // A typed refusal (the Python module raises fedhe.Refused for it).
+            assert!(
+                matches!(e, ClientError::ToldPoint { .. }),
+                "{expect}: {e:?}"
+            );
+            let e = e.to_string();
             assert!(
                 e.contains("--params") && e.contains(expect),
                 "{expect}: {e}"

@@ -76,6 +76,14 @@ pub enum ClientError {
     /// Wrong use of the API.
     #[error("usage: {0}")]
     Usage(String),
+    /// Told values (`fedhe agent tell --params`, the Python sampler) that
+    /// are not the waiting point's: outside the study's space or other
+    /// values. Nothing was journaled.
+    #[error("--params: {reason}")]
+    ToldPoint {
+        /// What is wrong, naming the parameter.
+        reason: String,
+    },
     /// The algorithm failed (its settings, the objective, the channel).
     #[error(transparent)]
     Algorithm(#[from] fedhe_algorithms::AlgorithmError),
