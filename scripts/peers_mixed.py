@@ -26,7 +26,8 @@ the same linfa SVM the members train). The studies advance in lockstep
 study of a clinic.
 
 Usage: peers_mixed.py --budget B --seeds S --out FILE.json
-           [--tasks func2c,func3c,pima-svm-mixed,...] [--fedhe PATH]
+           [--tasks func2c,func3c,pima-svm-mixed,...] [--peers optuna-tpe,...]
+           [--fedhe PATH]
 Prints and writes, per task and peer, every seed's best value (for an SVM
 task every seed's and clinic's, seed-major)."""
 
@@ -167,6 +168,8 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--tasks", default=",".join(list(TASKS) + list(SVM_TASKS)))
     ap.add_argument("--fedhe", default="target/release/fedhe")
+    ap.add_argument("--peers", default=None,
+                    help="a comma-separated subset of the peers (default: every one installed)")
     args = ap.parse_args()
     tasks = args.tasks.split(",")
     optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -179,6 +182,8 @@ def main():
         peers.append("botorch-mixed")
     else:
         print("botorch-mixed not run: botorch is not installed", file=sys.stderr)
+    if args.peers:
+        peers = [p for p in peers if p in args.peers.split(",")]
     out = {"budget": args.budget, "seeds": args.seeds, "optuna": optuna.__version__, "best": {}}
     for task in tasks:
         for peer in peers:

@@ -279,14 +279,6 @@ pub fn spec(name: &str) -> Option<&'static TaskSpec> {
     TASKS.iter().find(|t| t.name == name)
 }
 
-/// The names of the mixed-space variants (`<task>-mixed`).
-pub fn mixed_names() -> Vec<String> {
-    TASKS
-        .iter()
-        .map(|t| format!("{}{MIXED_SUFFIX}", t.name))
-        .collect()
-}
-
 /// Whether `name` is a task of this family (a task or its mixed variant).
 pub fn is_task(name: &str) -> bool {
     spec(name)
