@@ -127,12 +127,7 @@ pub fn list() -> Vec<TaskInfo> {
             clients: None,
             description: format!(
                 "a mixed benchmark (CoCaBO, ICML 2020) on a typed space: {}",
-                space
-                    .params()
-                    .iter()
-                    .map(|p| format!("{} {}", p.name, p.domain.describe()))
-                    .collect::<Vec<_>>()
-                    .join("; ")
+                space.describe()
             ),
         }
     }));
@@ -162,12 +157,7 @@ pub fn list() -> Vec<TaskInfo> {
             description: format!(
                 "{} on a typed space: {}",
                 spec.description,
-                space
-                    .params()
-                    .iter()
-                    .map(|p| format!("{} {}", p.name, p.domain.describe()))
-                    .collect::<Vec<_>>()
-                    .join("; ")
+                space.describe()
             ),
         }
     }));

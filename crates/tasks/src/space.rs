@@ -438,6 +438,16 @@ impl Space {
         out
     }
 
+    /// The space on one line, `name type range; …` (what `fedhe objective
+    /// list` prints of a task's space).
+    pub fn describe(&self) -> String {
+        self.params
+            .iter()
+            .map(|p| format!("{} {}", p.name, p.domain.describe()))
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
     /// The space as written (what a signed spec carries).
     pub fn spec(&self) -> &SpaceSpec {
         &self.spec
