@@ -182,5 +182,7 @@ class Agent:
 
     def status(self) -> Dict[str, Any]:
         """What the agent recorded for the study: ``evaluations``,
-        ``rounds_with_result`` and the last ``progress`` record."""
+        ``rounds_with_result``, the last ``progress`` record and, once a
+        round has finished, ``best_evaluation`` (this member's best point,
+        its ``params`` by name in a typed space, and its ``value``)."""
         return json.loads(self._native.status())
