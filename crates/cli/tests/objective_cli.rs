@@ -37,7 +37,10 @@ fn list_names_every_function() {
     let pima = text.lines().find(|l| l.starts_with("pima-svm ")).unwrap();
     assert!(pima.contains("[-2, 3]x[-4, 1]"), "{pima}");
     // A task on a typed space lists its parameters (issue 46).
-    let mixed = text.lines().find(|l| l.starts_with("pima-svm-mixed ")).unwrap();
+    let mixed = text
+        .lines()
+        .find(|l| l.starts_with("pima-svm-mixed "))
+        .unwrap();
     for part in [
         "kernel categorical {\"rbf\", \"poly\", \"linear\"}",
         "C float [0.01, 1000], log",
