@@ -348,15 +348,11 @@ impl Journal {
     /// The best evaluation journaled (the smallest value when minimising),
     /// leaving out the evaluations told as failed.
     fn best(&self, sense: Sense) -> Option<BestEvaluation> {
-        let better = |a: f64, b: f64| match sense {
-            Sense::Minimise => a < b,
-            Sense::Maximise => a > b,
-        };
         self.entries
             .iter()
             .filter(|e| !e.failed)
             .fold(None::<&JournalEntry>, |best, e| match best {
-                Some(b) if !better(e.y, b.y) => Some(b),
+                Some(b) if !sense.better(e.y, b.y) => Some(b),
                 _ => Some(e),
             })
             .map(|e| BestEvaluation {

@@ -84,6 +84,14 @@ impl Sense {
         }
     }
 
+    /// Whether `a` is a better value than `b` (smaller when minimising).
+    pub fn better(&self, a: f64, b: f64) -> bool {
+        match self {
+            Sense::Minimise => a < b,
+            Sense::Maximise => a > b,
+        }
+    }
+
     /// The sense [`Sense::as_str`] prints, or `None` for any other text
     /// (configs and study files spell it out; no abbreviation is guessed).
     pub fn from_name(name: &str) -> Option<Self> {

@@ -240,10 +240,7 @@ impl Task {
 
     /// Whether `a` is a better value than `b`.
     pub fn better(&self, a: f64, b: f64) -> bool {
-        match self.sense {
-            Sense::Minimise => a < b,
-            Sense::Maximise => a > b,
-        }
+        self.sense.better(a, b)
     }
 
     /// The value the optimisers maximise: `v` for a maximised objective, `−v` otherwise.
