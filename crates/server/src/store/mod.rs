@@ -37,6 +37,7 @@
 
 pub mod audit;
 mod ceremonies;
+mod migrations;
 mod nonces;
 mod rounds;
 mod studies;
@@ -57,12 +58,6 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-
-/// The SQLite migrations, embedded in the binary.
-static SQLITE_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
-
-/// The PostgreSQL migrations, embedded in the binary.
-static POSTGRES_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
 
 /// How long a request waits for a connection before the store is reported
 /// unavailable.
@@ -410,8 +405,8 @@ impl Store {
             None => write.clone(),
         };
         let migrator = match backend {
-            Backend::Sqlite => &SQLITE_MIGRATOR,
-            Backend::Postgres => &POSTGRES_MIGRATOR,
+            Backend::Sqlite => &*migrations::SQLITE,
+            Backend::Postgres => &*migrations::POSTGRES,
         };
         // PostgreSQL serialises replicas migrating at once with an advisory
         // lock; SQLite has none, so a second process migrating the same new
