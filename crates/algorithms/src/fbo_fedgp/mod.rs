@@ -64,9 +64,12 @@
 //! computes alike from what it already holds (the global posterior, the
 //! support set, a seed of the round, the public coin flips of the mixing
 //! schedule). By default ([`LocalSteps::Lone`]) a local step is the step a
-//! lone agent would take on the member's own data; [`LocalSteps::Federated`]
-//! is the paper's local step on the federation's warping and
-//! hyper-parameters. Neither sends anything new.
+//! lone agent would take on the member's own data with this config's model
+//! settings; [`LocalSteps::LoneDefaults`] takes the lone agent's own defaults
+//! for them (a private study's recipe, whose global model is held to fixed
+//! public hyper-parameters); [`LocalSteps::Federated`] is the paper's local
+//! step on the federation's warping and hyper-parameters. None of them sends
+//! anything new.
 //!
 //! # A quadratic trend
 //!

@@ -296,7 +296,7 @@ impl<'t> RoundBest<'t> {
 /// with [`LocalSteps::Lone`]). Nothing of it leaves the client.
 struct LoneRecipe<'a, K: Kernel> {
     task: &'a Task,
-    params: &'a ValidParams,
+    params: std::borrow::Cow<'a, ValidParams>,
     step: AcquisitionStep,
     fit: fedhe_gp::hyperfit::FitConfig,
     initial: Hyperparameters,
@@ -344,17 +344,42 @@ impl LoneFit {
 
 impl<'a, K: Kernel> LoneRecipe<'a, K> {
     fn new(federation: &Federation<'a, K>) -> Result<Self, AlgorithmError> {
-        let p = federation.params;
+        Self::resolve(
+            federation.task,
+            federation.params,
+            federation.method,
+            federation.family.clone(),
+        )
+    }
+
+    /// The lone recipe of `method`'s steps under `params`: these settings
+    /// for a plaintext baseline's steps and [`LocalSteps::Lone`] local
+    /// steps, the lone agent's defaults for [`LocalSteps::LoneDefaults`]
+    /// ones ([`ValidParams::lone_defaults`]).
+    fn resolve(
+        task: &'a Task,
+        params: &'a ValidParams,
+        method: Method,
+        family: K,
+    ) -> Result<Self, AlgorithmError> {
+        let (params, method) = match params.local_steps {
+            LocalSteps::LoneDefaults if method.uses_channel() => (
+                std::borrow::Cow::Owned(params.lone_defaults()),
+                Method::IndependentBo,
+            ),
+            _ => (std::borrow::Cow::Borrowed(params), method),
+        };
+        let p = &*params;
         Ok(Self {
-            task: federation.task,
-            params: p,
+            task,
             step: p.acquisition_step(Method::IndependentBo),
-            fit: p.fit_config(federation.dim()),
-            initial: federation.initial_hyperparameters()?,
-            means: p.prior_mean.mean_functions(federation.method),
-            alternate: p.prior_mean.resolve_lone(federation.method) == PriorMean::Alternate,
-            trust_region: p.trust_region_for(federation.method),
-            family: federation.family.clone(),
+            fit: p.fit_config(task.dim()),
+            initial: initial_hyperparameters(p, task.dim())?,
+            means: p.prior_mean.mean_functions(method),
+            alternate: p.prior_mean.resolve_lone(method) == PriorMean::Alternate,
+            trust_region: p.trust_region_for(method),
+            family,
+            params,
         })
     }
 
@@ -404,7 +429,7 @@ impl<'a, K: Kernel> LoneRecipe<'a, K> {
         fit: &mut Option<LoneFit>,
         t: usize,
     ) -> Result<(fedhe_gp::ExactGp<K>, f64), AlgorithmError> {
-        let (p, task) = (self.params, self.task);
+        let (p, task) = (&*self.params, self.task);
         let (warp, scaling) = c.own_warping(task, p.warping.for_lone_agent())?;
         let scheduled = p.refit_every > 0 && (t - 1).is_multiple_of(p.refit_every);
         let refit = fit.is_none() || scheduled;
@@ -437,6 +462,30 @@ impl<'a, K: Kernel> LoneRecipe<'a, K> {
         let (hyper, mean) = current.for_step(t, self.alternate);
         let gp = c.local_gp(task, warp, &scaling, hyper, &self.family, mean)?;
         Ok((gp, c.incumbent(task, warp, &scaling)))
+    }
+}
+
+/// The hyper-parameters before any fit: the fixed ones, or a first fit's
+/// start.
+fn initial_hyperparameters(p: &ValidParams, dim: usize) -> Result<Hyperparameters, AlgorithmError> {
+    match p.hyperparameters {
+        HyperparameterMode::Fixed => Hyperparameters::new(
+            vec![p.lengthscale.unwrap_or(1.0); dim],
+            p.signal_variance.unwrap_or(1.0),
+            p.noise_variance.unwrap_or(1e-2),
+        ),
+        // A start for the first fit: the prior's mode e^{μ − σ²} with the
+        // length-scale prior, else a quarter of the unit cube's diagonal.
+        HyperparameterMode::FederatedMle => {
+            let l = match p.fit_config(dim).prior {
+                Some(prior) => {
+                    let ls = prior.lengthscale;
+                    (ls.loc - ls.scale * ls.scale).exp()
+                }
+                None => 0.25 * (dim as f64).sqrt(),
+            };
+            Hyperparameters::new(vec![l; dim], 1.0, 1e-2)
+        }
     }
 }
 
@@ -708,26 +757,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
     }
 
     fn initial_hyperparameters(&self) -> Result<Hyperparameters, AlgorithmError> {
-        let p = self.params;
-        match p.hyperparameters {
-            HyperparameterMode::Fixed => Hyperparameters::new(
-                vec![p.lengthscale.unwrap_or(1.0); self.dim()],
-                p.signal_variance.unwrap_or(1.0),
-                p.noise_variance.unwrap_or(1e-2),
-            ),
-            // A start for the first fit: the prior's mode e^{μ − σ²} with the
-            // length-scale prior, else a quarter of the unit cube's diagonal.
-            HyperparameterMode::FederatedMle => {
-                let l = match p.fit_config(self.dim()).prior {
-                    Some(prior) => {
-                        let ls = prior.lengthscale;
-                        (ls.loc - ls.scale * ls.scale).exp()
-                    }
-                    None => 0.25 * (self.dim() as f64).sqrt(),
-                };
-                Hyperparameters::new(vec![l; self.dim()], 1.0, 1e-2)
-            }
-        }
+        initial_hyperparameters(self.params, self.dim())
     }
 
     /// Each client on its own data: its own warping, scaling and MAP (or ML)
@@ -1358,7 +1388,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
                     round_best.add(c.evaluate(task, x.clone())?.noise_free);
                     continue;
                 }
-                if is_local && p.local_steps == LocalSteps::Lone {
+                if is_local && p.local_steps != LocalSteps::Federated {
                     let x = lone.propose(c, &mut lone_hypers[position], t)?;
                     round_best.add(c.evaluate(task, x)?.noise_free);
                     continue;
@@ -1501,10 +1531,72 @@ pub fn pooled_map(
 mod tests {
     use super::{
         global_slot, in_standardised_units, in_utility_units, linear_warp_factor, quadratic_len,
-        LoneFit, OutputScaling, OutputWarping, QuadraticTrend,
+        LoneFit, LoneRecipe, OutputScaling, OutputWarping, QuadraticTrend,
     };
-    use crate::fbo_fedgp::Hyperparameters;
+    use crate::fbo_fedgp::{FboFedGpParams, Hyperparameters, LocalSteps, Method};
     use fedhe_gp::exact::MeanFunction;
+    use fedhe_gp::{KernelParams, Matern52};
+
+    /// A private federation's `lone-defaults` local step is the step of
+    /// `independent-bo` at its defaults (with the config's acquisition
+    /// optimiser): its own fit from the same start, LogEI, alternating prior
+    /// means and a trust region, not the private global model's fixed
+    /// hyper-parameters, signed-log warping and zero mean; `lone` keeps the
+    /// config's, and a plaintext baseline ignores the setting.
+    #[test]
+    fn lone_defaults_local_steps_are_an_independent_agents_at_its_defaults() {
+        let task = fedhe_tasks::by_name("cec2005-f1", 2, 0).unwrap();
+        let family = Matern52::new(KernelParams::isotropic(2, 1.0, 1.0).unwrap());
+        let private = |local_steps| {
+            FboFedGpParams {
+                local_steps,
+                lengthscale: Some(0.25),
+                signal_variance: Some(4.0),
+                acq_candidates: 123,
+                ..FboFedGpParams::paper_defaults()
+            }
+            .private(4.0)
+            .validate()
+            .unwrap()
+        };
+        let lone = FboFedGpParams {
+            acq_candidates: 123,
+            ..FboFedGpParams::paper_defaults()
+        }
+        .validate()
+        .unwrap();
+        let recipe = |p, method| LoneRecipe::resolve(&task, p, method, family.clone()).unwrap();
+        let summary = |r: &LoneRecipe<'_, Matern52>| {
+            (
+                r.step.clone(),
+                r.fit.clone(),
+                r.initial.log().to_vec(),
+                r.means.clone(),
+                r.alternate,
+                r.trust_region,
+                r.params.hyperparameters,
+                r.params.warping.for_lone_agent(),
+                r.params.refit_every,
+            )
+        };
+        let defaults = private(LocalSteps::LoneDefaults);
+        let independent = summary(&recipe(&lone, Method::IndependentBo));
+        assert_eq!(summary(&recipe(&defaults, Method::FboFedGp)), independent);
+        assert!(
+            independent.4 && independent.5,
+            "alternating means, trust region"
+        );
+        let own = private(LocalSteps::Lone);
+        assert_ne!(summary(&recipe(&own, Method::FboFedGp)), independent);
+        assert_eq!(
+            recipe(&own, Method::FboFedGp).initial.log()[0],
+            0.25f64.ln()
+        );
+        assert_eq!(
+            summary(&recipe(&defaults, Method::PooledBo)),
+            summary(&recipe(&own, Method::PooledBo))
+        );
+    }
 
     /// `prior_mean = "alternate"`: consecutive steps take the constant's and
     /// the quadratic's fits in turn, whichever BIC kept; every other recipe
