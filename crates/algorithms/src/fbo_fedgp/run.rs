@@ -293,7 +293,8 @@ impl<'t> RoundBest<'t> {
 /// A lone agent's step on one client's own data: its own warping and
 /// scaling, its own MAP (or ML) fit every `refit_every` steps, the lone
 /// prior mean and acquisition (`independent-bo`, and FBO-FedGP's local steps
-/// with [`LocalSteps::Lone`]). Nothing of it leaves the client.
+/// with [`LocalSteps::Lone`] or [`LocalSteps::LoneDefaults`]). Nothing of it
+/// leaves the client.
 struct LoneRecipe<'a, K: Kernel> {
     task: &'a Task,
     params: std::borrow::Cow<'a, ValidParams>,

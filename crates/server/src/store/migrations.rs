@@ -24,22 +24,16 @@ macro_rules! embedded {
     };
 }
 
-const SQLITE_FILES: &[(&str, &str)] = embedded!("sqlite":
-    "20260101000001_init.sql",
-    "20261123000001_commit_reveal.sql",
-    "20261123000002_audit.sql",
-    "20261124000001_threshold.sql",
-    "20261124000002_dealing_slices.sql",
-    "20261124000003_sum_digests.sql",
-    "20261124000004_round_entries_hash.sql",
-    "20261124000005_share_digests.sql",
-    "20261124000006_list_indexes.sql",
-    "20261128000001_c1_commitments.sql",
-    "20261202000001_result_keys.sql",
-    "20261202000002_audit_chain.sql",
-);
+/// The migrations of both backends: the two folders hold files of the same
+/// names (each backend's own SQL), so one list embeds both.
+macro_rules! backends {
+    ($($file:literal),* $(,)?) => {
+        const SQLITE_FILES: &[(&str, &str)] = embedded!("sqlite": $($file),*);
+        const POSTGRES_FILES: &[(&str, &str)] = embedded!("postgres": $($file),*);
+    };
+}
 
-const POSTGRES_FILES: &[(&str, &str)] = embedded!("postgres":
+backends!(
     "20260101000001_init.sql",
     "20261123000001_commit_reveal.sql",
     "20261123000002_audit.sql",
