@@ -1,13 +1,13 @@
-//! The cost of the c1 check (issue 16; designed in session 19, built in
-//! session 20 as `fedhe_crypto::c1_commitment`): a
+//! The cost of the c1 check (issue 16; designed on 2026-11-27, built on
+//! 2026-11-28 as `fedhe_crypto::c1_commitment`): a
 //! Pedersen vector commitment over ristretto255 to one ciphertext's second
 //! polynomial `c1` (N = 8,192 coefficients of the default set, as integers
 //! below q ≈ 2^124), and to an aggregate's `C1 + q·κ` with the carries of
-//! 1,000 summands (below 2^134): the CRT form of session 19's design. The
+//! 1,000 summands (below 2^134): the CRT form of the 2026-11-27 design. The
 //! product commits per prime (16,384 points, 62-bit scalars; 23.4 ms in the
-//! session 19 probe), so one member checks an aggregate against every
+//! design's probe), so one member checks an aggregate against every
 //! contribution at about this cost, whatever n
-//! (`docs/results/scale-2026-11-25b/README.md`, sessions 19 and 20).
+//! (`docs/results/scale-2026-11-25b/README.md`).
 //!
 //! `cargo bench --bench commitment`
 
@@ -124,8 +124,8 @@ fn pedersen_c1(c: &mut Criterion) {
     group.finish();
 }
 
-/// A member's check after decrypting at 1,000 members (issue 16, session
-/// 27): every share maker's signature, 1,000 ed25519 signatures of
+/// A member's check after decrypting at 1,000 members (issue 16):
+/// every share maker's signature, 1,000 ed25519 signatures of
 /// distinct keys and ~200-byte statements, in one batch
 /// (`fedhe_api::signing::SignatureBatch`, ed25519-dalek 3.0 on
 /// curve25519-dalek 5) beside ed25519-dalek 2.2 (curve25519-dalek 4, what

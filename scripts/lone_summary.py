@@ -22,7 +22,7 @@ exchangeable methods would reach: per function the agents and the peer's
 seeds pooled and split at random into groups of their sizes, N times; prints
 the mean count and how often it reaches 14 (the acceptance's count) and the
 method's own. --per-file keeps the runs of each file apart (a method is
-named FILE:LABEL), so variants of several sessions that share a label are
+named FILE:LABEL), so variants of several runs that share a label are
 not pooled; --counts-only prints the counts without the table of medians.
 """
 

@@ -3,8 +3,8 @@
 random search, each with the federation's 540 evaluations in one place.
 
 Issue 14 says "standard methods with the same 540 evaluations reach 14-15"
-of 20 at or below the best published baseline of paper 004's Table 1; no
-session had run one. This script runs them beside fedhe, on fedhe's own
+of 20 at or below the best published baseline of paper 004's Table 1; none
+had been run. This script runs them beside fedhe, on fedhe's own
 CEC-2005 implementations (`fedhe objective eval`), D = 10, the official
 boxes, inputs mapped to the unit cube:
 

@@ -1565,7 +1565,7 @@ impl SecureSum for RecordingSum {
     }
 }
 
-/// `global_trend = "quadratic-spaced"` (issue 14, session 25): every release
+/// `global_trend = "quadratic-spaced"` (issue 14): every release
 /// of the trend's sums holds, in each member's own view (the total less
 /// its own contribution, which it knows), at least `2 ·
 /// determinable_points(D)` unclipped points of others that the previous

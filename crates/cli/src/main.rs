@@ -70,7 +70,7 @@ enum Command {
 /// of multiscalar-multiplication tables) back to the kernel at once, to fault
 /// every page in again on the next use: a tenth of `fedhe bench service`'s
 /// CPU at 100 members (issue 16). jemalloc returns unused pages only after
-/// they stay unused for seconds (docs/results/scale-2026-11-25b, session 26).
+/// they stay unused for seconds (docs/results/scale-2026-11-25b).
 #[cfg(target_os = "linux")]
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;

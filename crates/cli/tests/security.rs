@@ -897,7 +897,7 @@ fn c1_hash(params: &std::sync::Arc<fedhe_crypto::Params>, bytes: &[u8]) -> [u8; 
     fedhe_crypto::C1Commitment::commit(params, &v).hash()
 }
 
-/// The offline phase (issue 16, session 27): a contribution's encryption
+/// The offline phase (issue 16): a contribution's encryption
 /// masks and c1 commitment are made before its values. Two ciphertexts of
 /// one mask would give away the difference of their messages to anyone
 /// (`c0 − c0' = Δ·(m − m')`), so a mask serves one commitment. alpha and

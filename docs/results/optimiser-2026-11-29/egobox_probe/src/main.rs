@@ -62,7 +62,7 @@ fn main() {
     given_design_runs(&unit_cube);
 }
 
-/// Session 32: the protocol's 4 uniform random points given as egobox's
+/// The protocol's 4 uniform random points given as egobox's
 /// design (`doe`, which egobox evaluates), as `scripts/peers_standard.py
 /// --method egobox` gives them to the Python binding (egobox 1.0.0), with
 /// 50 LogEI steps.
