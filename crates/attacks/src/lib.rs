@@ -140,7 +140,9 @@ mod synthetic;
 
 pub use difference::{difference_attack, ConsecutiveView, DifferenceOptions, NewPoints};
 pub use metrics::Recovery;
-pub use reconstruction::{reconstruction_attack, Reconstruction, ReconstructionOptions, RunView};
+pub use reconstruction::{
+    reconstruction_attack, MomentRelease, Reconstruction, ReconstructionOptions, RunView,
+};
 pub use synthetic::{noised, test_function, Federation};
 
 use fedhe_gp::kernels::Kernel;

@@ -1,22 +1,24 @@
-//! Attack (c): a general reconstruction from every summary a run decrypts
-//! ([`reconstruction_attack`]).
+//! Attack (c): a general reconstruction from every statistic a run decrypts,
+//! its summaries and its output moments ([`reconstruction_attack`]).
 //!
 //! **Threat model.** The attacker of attack (a) after a whole run: it has
 //! every decrypted summary (its own part subtracted), the public model and
 //! support set, and the public schedule of how many points each other
 //! member held at each release, but none of their points. Unlike attack (a)
 //! it needs no rank condition (the others may hold more points than `|S|`)
-//! and unlike attack (b) no earlier points.
+//! and unlike attack (b) no earlier points. It also uses each release of the
+//! output moments (the sums `Σy`, `Σy²` of the values from which the
+//! federation standardises them), in the summaries' units.
 //!
 //! **Formulas.** For the others' inputs `X_j` (member `j`'s first `c_rj`
 //! points at release `r`), the model predicts release `r` as
 //! `K̇_r = Σ_j B_rj A_rjᵀ` and `ṁ_r = Σ_j B_rj (y_j[..c_rj] − μ)` with
 //! `A = k(S, X)`, `B = A C⁻¹` and `C` the PITC block (paper 004, eqs. 6-7).
 //! `ṁ` is linear in the values, so for given inputs the values are the
-//! least-squares solution over every release (variable projection), and
-//! the inputs minimise
+//! least-squares solution over every release (variable projection; each
+//! moment release's `Σy` is one more linear row), and the inputs minimise
 //!
-//! `Σ_r ‖K̇_r − K̇_r(X)‖² + ‖ṁ_r − ṁ_r(X, y(X))‖²`
+//! `Σ_r ‖K̇_r − K̇_r(X)‖² + ‖ṁ_r − ṁ_r(X, y(X))‖² + Σ_q (Σy_q − Σy_q(X))² + (Σy²_q − Σy²_q(X))²`
 //!
 //! (each release divided by its norm), by box-constrained Levenberg–Marquardt
 //! from random starts in `[0, 1]^{m·D}` and from any points given (attack
@@ -47,6 +49,22 @@ pub struct RunView<K: Kernel> {
     /// Every release: the others' part of its summary, and per other member
     /// how many of its points (its first ones) the release covers.
     pub releases: Vec<(LocalSummary, Vec<usize>)>,
+    /// Every release of the output moments: the others' part of it.
+    pub moments: Vec<MomentRelease>,
+}
+
+/// The others' part of one release of the output moments, in the
+/// summaries' units (the values before the prior mean is subtracted): what
+/// a member derives from a release of `(Σw, Σw²)` and the public output
+/// scaling `y = a·w + b` (`Σy = a·Σw + b·n`, `Σy² = a²·Σw² + 2ab·Σw + b²·n`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MomentRelease {
+    /// Per other member, how many of its points (its first ones) it covers.
+    pub counts: Vec<usize>,
+    /// `Σy` over those points.
+    pub sum: f64,
+    /// `Σy²` over those points.
+    pub sum_of_squares: f64,
 }
 
 /// Tuning of [`reconstruction_attack`].
@@ -92,6 +110,8 @@ struct Fit<'a, K: Kernel> {
     dim: usize,
     /// Per release, `1 / ‖(K̇, ṁ)‖`.
     weights: Vec<f64>,
+    /// Per moment release, `1 / ‖(Σy, Σy²)‖`.
+    moment_weights: Vec<f64>,
 }
 
 impl<K: Kernel> Fit<'_, K> {
@@ -141,9 +161,17 @@ impl<K: Kernel> Fit<'_, K> {
             })
             .collect();
         let mut residual = Vec::new();
-        // The values' linear system over every release: ṁ_r = Σ_j B_rj (y_j − μ).
-        let mut design = DMatrix::zeros(s * self.view.releases.len(), total);
-        let mut target = DVector::zeros(s * self.view.releases.len());
+        // The values' linear system over every release: ṁ_r = Σ_j B_rj (y_j − μ),
+        // and Σ_j Σ_{i < c_qj} (y_ji − μ) = Σy_q − μ·Σ_j c_qj per moment release.
+        let summary_rows = s * self.view.releases.len();
+        let rows = summary_rows + self.view.moments.len();
+        let mut design = DMatrix::zeros(rows, total);
+        let mut target = DVector::zeros(rows);
+        let failed = || {
+            let len =
+                self.view.releases.len() * (s * (s + 1) / 2 + s) + 2 * self.view.moments.len();
+            (vec![1e3; len], Vec::new())
+        };
         for (r, (summary, counts)) in self.view.releases.iter().enumerate() {
             let w = self.weights[r];
             let mut k = DMatrix::zeros(s, s);
@@ -152,10 +180,7 @@ impl<K: Kernel> Fit<'_, K> {
                     continue;
                 }
                 let Some((b, a)) = self.block(&points[j][..c]) else {
-                    return (
-                        vec![1e3; self.view.releases.len() * (s * (s + 1) / 2 + s)],
-                        Vec::new(),
-                    );
+                    return failed();
                 };
                 k += &b * a.transpose();
                 for col in 0..c {
@@ -171,6 +196,17 @@ impl<K: Kernel> Fit<'_, K> {
                 target[r * s + i] = w * summary.m_s[i];
             }
         }
+        for (q, release) in self.view.moments.iter().enumerate() {
+            let w = self.moment_weights[q];
+            let mut n = 0;
+            for (j, &c) in release.counts.iter().enumerate() {
+                for col in 0..c {
+                    design[(summary_rows + q, offsets[j] + col)] = w;
+                }
+                n += c;
+            }
+            target[summary_rows + q] = w * (release.sum - self.view.prior_mean * n as f64);
+        }
         let y = design
             .clone()
             .svd(true, true)
@@ -178,12 +214,23 @@ impl<K: Kernel> Fit<'_, K> {
             .unwrap_or_else(|_| DVector::zeros(total));
         let fitted = &design * &y;
         residual.extend((&target - fitted).iter().copied());
-        let values = self
+        let values: Vec<Vec<f64>> = self
             .sizes
             .iter()
             .zip(&offsets)
             .map(|(&n, &o)| (0..n).map(|i| y[o + i] + self.view.prior_mean).collect())
             .collect();
+        // Σy² is not linear in the values: a residual of the outer fit.
+        for (q, release) in self.view.moments.iter().enumerate() {
+            let squares: f64 = release
+                .counts
+                .iter()
+                .zip(&values)
+                .flat_map(|(&c, v)| &v[..c])
+                .map(|v| v * v)
+                .sum();
+            residual.push(self.moment_weights[q] * (release.sum_of_squares - squares));
+        }
         (residual, values)
     }
 }
@@ -206,6 +253,13 @@ pub fn reconstruction_attack<K: Kernel, R: Rng + ?Sized>(
         .map(|(_, c)| c.len())
         .ok_or(AttackError::Dimension("no release"))?;
     let mut sizes = vec![0; members];
+    for release in &view.moments {
+        if release.counts.len() != members {
+            return Err(AttackError::Dimension(
+                "moment release counts of another member list",
+            ));
+        }
+    }
     for (summary, counts) in &view.releases {
         if counts.len() != members {
             return Err(AttackError::Dimension(
@@ -227,12 +281,27 @@ pub fn reconstruction_attack<K: Kernel, R: Rng + ?Sized>(
             1.0 / norm.max(f64::MIN_POSITIVE)
         })
         .collect();
+    for release in &view.moments {
+        for (j, &c) in release.counts.iter().enumerate() {
+            if c > sizes[j] {
+                return Err(AttackError::Dimension(
+                    "a moment release covers points no summary does",
+                ));
+            }
+        }
+    }
+    let moment_weights = view
+        .moments
+        .iter()
+        .map(|m| 1.0 / m.sum.hypot(m.sum_of_squares).max(f64::MIN_POSITIVE))
+        .collect();
     let fit = Fit {
         view,
         pitc: Pitc::new(&view.kernel, view.noise_variance, &view.support),
         sizes: sizes.clone(),
         dim,
         weights,
+        moment_weights,
     };
     let unknowns = sizes.iter().sum::<usize>() * dim;
     let mut starts: Vec<Vec<f64>> = from
@@ -281,4 +350,76 @@ pub fn reconstruction_attack<K: Kernel, R: Rng + ?Sized>(
         values,
         cost,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::synthetic::Federation;
+    use rand_chacha::rand_core::SeedableRng;
+    use rand_chacha::ChaCha20Rng;
+
+    /// Member 0 attacks a federation whose other member holds one point more
+    /// than `|S|`: its summary leaves the values a line of solutions, and
+    /// the moments of the output statistics pin them. At the true inputs,
+    /// with the summary alone the least-squares values miss the truth; with
+    /// the moment release they are the truth, and a moment release that is
+    /// not the truth's moves them (so the moments are what decides).
+    #[test]
+    fn the_output_moments_pin_the_values_a_summary_leaves_free() {
+        let fed = Federation::synthetic(2, 2, 5, 4, 11).unwrap();
+        let (x, y) = &fed.members[1];
+        let truth: Vec<Vec<f64>> = (0..x.nrows())
+            .map(|r| x.row(r).iter().copied().collect())
+            .collect();
+        let view = |moments: Vec<MomentRelease>| RunView {
+            kernel: fed.kernel.clone(),
+            noise_variance: fed.noise_variance,
+            prior_mean: fed.prior_mean,
+            support: fed.support.clone(),
+            releases: vec![(fed.summaries[1].clone(), vec![x.nrows()])],
+            moments,
+        };
+        let at_truth = ReconstructionOptions {
+            starts: 0,
+            max_iter: 0,
+            hops: 0,
+        };
+        let values = |v: &RunView<_>| {
+            let mut rng = ChaCha20Rng::seed_from_u64(1);
+            reconstruction_attack(v, &[vec![truth.clone()]], &at_truth, &mut rng)
+                .unwrap()
+                .values
+                .remove(0)
+        };
+        let error = |found: &[f64]| {
+            found
+                .iter()
+                .zip(y.iter())
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0, f64::max)
+        };
+        let summary_only = values(&view(Vec::new()));
+        assert!(error(&summary_only) > 1e-3, "{summary_only:?} vs {y}");
+        let moments = MomentRelease {
+            counts: vec![x.nrows()],
+            sum: y.sum(),
+            sum_of_squares: y.norm_squared(),
+        };
+        let with_moments = values(&view(vec![moments.clone()]));
+        assert!(error(&with_moments) < 1e-8, "{with_moments:?} vs {y}");
+        let shifted = values(&view(vec![MomentRelease {
+            sum: moments.sum + 1.0,
+            ..moments.clone()
+        }]));
+        assert!(error(&shifted) > 1e-3, "{shifted:?} vs {y}");
+        // A moment release over points no summary covers is refused.
+        let mut rng = ChaCha20Rng::seed_from_u64(1);
+        let over = view(vec![MomentRelease {
+            counts: vec![x.nrows() + 1],
+            ..moments
+        }]);
+        let e = reconstruction_attack(&over, &[], &at_truth, &mut rng).unwrap_err();
+        assert!(e.to_string().contains("moment release"), "{e}");
+    }
 }

@@ -11,7 +11,9 @@
 //! contribution (for the private release, its own noisy share, which it drew)
 //! and attacks the others' part.
 
-use fedhe_algorithms::fbo_fedgp::private::{plan, summary_clip};
+use fedhe_algorithms::fbo_fedgp::private::{
+    plan, summary_clip, STATISTICS_BOUND, STATISTICS_SENSITIVITY,
+};
 use fedhe_algorithms::fbo_fedgp::{
     Client, FboFedGpParams, Hyperparameters, OutputScaling, OutputWarping, Server, SummaryScaling,
 };
@@ -19,8 +21,8 @@ use fedhe_algorithms::privacy::{PrivateReleases, ValidDp};
 use fedhe_algorithms::AlgorithmError;
 use fedhe_attacks::{
     difference_attack, reconstruction_attack, subspace_attack, AttackOptions, BlockScales,
-    ConsecutiveView, DifferenceOptions, Federation, MemberView, ReconstructionOptions, Recovery,
-    RunView, ValueMethod,
+    ConsecutiveView, DifferenceOptions, Federation, MemberView, MomentRelease,
+    ReconstructionOptions, Recovery, RunView, ValueMethod,
 };
 use fedhe_crypto::{MemberId, PlainSum};
 use fedhe_dp::ClipParams;
@@ -216,6 +218,53 @@ impl Setup {
                 .unwrap()
             })
             .collect()
+    }
+
+    /// The others' part of a release of the private output statistics over
+    /// the points each holds now (each member's clipped signed-log moments,
+    /// `Client::clipped_statistics_contribution`, as the product sends them;
+    /// each a noisy share drawn from `releases` when given), in this setup's
+    /// standardised units: member 0's view of it as attack (c) takes it.
+    fn moments(&self, mut releases: Option<&mut PrivateReleases>) -> MomentRelease {
+        let vectors: Vec<Vec<f64>> = self
+            .clients
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let v = c.clipped_statistics_contribution(
+                    &self.task,
+                    OutputWarping::SignedLog,
+                    STATISTICS_BOUND,
+                    N_MAX,
+                );
+                match releases.as_deref_mut() {
+                    Some(r) => r.share(i, STATISTICS_SENSITIVITY, &v).unwrap(),
+                    None => v,
+                }
+            })
+            .collect();
+        let sums = Setup::others(&vectors);
+        let counts: Vec<usize> = self.clients[1..]
+            .iter()
+            .map(|c| {
+                c.data(&self.task, OutputWarping::SignedLog, &self.scaling)
+                    .0
+                    .nrows()
+            })
+            .collect();
+        let n = counts.iter().sum::<usize>() as f64;
+        // Σw and Σw² of the clamped utilities, then y = a·w + b.
+        let sum_w = STATISTICS_BOUND * N_MAX * sums[0];
+        let sum_w2 = STATISTICS_BOUND * STATISTICS_BOUND * N_MAX * sums[1];
+        let (a, b) = (
+            1.0 / self.scaling.std,
+            -self.scaling.mean / self.scaling.std,
+        );
+        MomentRelease {
+            counts,
+            sum: a * sum_w + b * n,
+            sum_of_squares: a * a * sum_w2 + 2.0 * a * b * sum_w + b * b * n,
+        }
     }
 
     /// The product's clip of a member's summary at `dp` (public stream 4).
@@ -686,14 +735,16 @@ fn recovery_against_noise_multiplier() {
 }
 
 /// Attack (c) on a run of two releases (`earlier`, then `later` after every
-/// other member added a point): the others' points and values fitted to
-/// both summaries from random starts, the attacker knowing none of them.
-/// Scored against every point the others hold at the end.
+/// other member added a point), each with its release of the output
+/// moments: the others' points and values fitted to both summaries and
+/// both moment releases from random starts, the attacker knowing none of
+/// them. Scored against every point the others hold at the end.
 fn reconstruction_recovery(
     s: &Setup,
     after: &Setup,
     earlier: &[Vec<f64>],
     later: &[Vec<f64>],
+    moments: Vec<MomentRelease>,
 ) -> Recovery {
     let family = Matern52::new(KernelParams::isotropic(s.shape.dim, 1.0, 1.0).unwrap());
     let others = s.shape.members - 1;
@@ -712,6 +763,7 @@ fn reconstruction_recovery(
                 vec![s.shape.points + 1; others],
             ),
         ],
+        moments,
     };
     let mut rng = ChaCha20Rng::seed_from_u64(17);
     let found =
@@ -743,31 +795,51 @@ fn reconstruction_recovery(
     Recovery::evaluate(&tx, &ty, &inputs, Some(&values), 200, &mut rng)
 }
 
-/// Attack (c), a general reconstruction from every summary a run
-/// decrypts: in 2-D (3 members, 4 then 5 points each, |S| = 16) the fit from
-/// random starts finds the others' points and values from two noise-free
-/// summaries, and nothing from the same two releases made private at ε = 4
-/// (one ledger, fresh noise in each).
+/// Attack (c)'s shape: 2-D, 3 members with 4 then 5 points each, |S| = 16.
+const RUN_2D: Shape = Shape {
+    dim: 2,
+    members: 3,
+    points: 4,
+    support: 16,
+};
+
+/// Attack (c), a general reconstruction from every statistic a run
+/// decrypts: in [`RUN_2D`] the fit from random starts finds the others'
+/// points and values from two noise-free summaries and their output
+/// moments (the moments' own check: at the truth they are the others'
+/// values' sums). Its private half is the next test (apart, so that the
+/// two fits run in parallel).
 #[test]
-fn a_whole_runs_summaries_fitted_at_once_give_nothing_away_once_private() {
-    let shape = Shape {
-        dim: 2,
-        members: 3,
-        points: 4,
-        support: 16,
-    };
-    let s = setup_for(shape);
+fn a_whole_runs_statistics_fitted_at_once_give_the_points_away_noise_free() {
+    let s = setup_for(RUN_2D);
     let after = one_more_point_each(&s);
-    let r = reconstruction_recovery(&s, &after, &s.summaries(), &after.summaries());
-    row("attack (c), noise-free summaries", &r);
+    let plain = vec![s.moments(None), after.moments(None)];
+    let (_, ty) = s.points_of(&after.clients[1..]);
+    let later = &plain[1];
+    assert!((later.sum - ty.iter().sum::<f64>()).abs() < 1e-9 * ty.len() as f64);
+    let squares = ty.iter().map(|y| y * y).sum::<f64>();
+    assert!((later.sum_of_squares - squares).abs() < 1e-9 * squares);
+    let r = reconstruction_recovery(&s, &after, &s.summaries(), &after.summaries(), plain);
+    row("attack (c), noise-free summaries and moments", &r);
     assert!(r.inputs_1pct >= 0.9 && r.both_1pct >= 0.9, "{r:?}");
     assert!(!r.within_random_baseline(), "{r:?}");
-    let (dp, z) = private_setting_for(shape, 4.0);
+}
+
+/// Attack (c) on the releases of the previous test made private at ε = 4
+/// (one ledger, fresh noise in each; the moments noised as the product
+/// noises them): no more than the random baseline.
+#[test]
+fn a_whole_runs_summaries_fitted_at_once_give_nothing_away_once_private() {
+    let s = setup_for(RUN_2D);
+    let after = one_more_point_each(&s);
+    let (dp, z) = private_setting_for(RUN_2D, 4.0);
     let bound = s.bound(&dp);
-    let mut ledger = PrivateReleases::new(dp, z, noise_seeds(shape.members));
+    let mut ledger = PrivateReleases::new(dp, z, noise_seeds(RUN_2D.members));
+    let first = s.moments(Some(&mut ledger));
     let earlier = s.shares_from(&mut ledger, bound).unwrap();
+    let second = after.moments(Some(&mut ledger));
     let later = after.shares_from(&mut ledger, bound).unwrap();
-    let r = reconstruction_recovery(&s, &after, &earlier, &later);
+    let r = reconstruction_recovery(&s, &after, &earlier, &later, vec![first, second]);
     row("attack (c), private releases at ε = 4", &r);
     assert!(r.within_random_baseline(), "{r:?}");
 }

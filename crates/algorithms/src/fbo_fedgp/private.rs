@@ -99,7 +99,7 @@ pub fn check_recipe(params: &ValidParams, method: Method) -> Result<(), Algorith
 
 /// The L2 sensitivity of the output statistics to one member's data
 /// replaced: its first coordinate moves by at most 2, its second by 1.
-const STATISTICS_SENSITIVITY: f64 = 2.236_067_977_499_79; // √5
+pub const STATISTICS_SENSITIVITY: f64 = 2.236_067_977_499_79; // √5
 
 /// The L2 sensitivity of a summary sent in units of its clip, to one
 /// member's data replaced.
