@@ -673,6 +673,30 @@ pub struct Problem {
     pub status: u16,
     /// What exactly went wrong, for this request.
     pub detail: String,
+    /// On a 409 of a round's route: the round's state, so that the caller
+    /// goes on without asking for the round again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round: Option<RoundConflict>,
+}
+
+/// What a 409 on a round's route says of the round: its state (and why it
+/// failed), and whether the round holds the caller's own upload for the
+/// refused slot. A member whose commitment or contribution is refused tells
+/// from it whether the round went on without it (`holds_yours` false past
+/// that step) or holds other bytes of its own (a conflict it must not
+/// paper over).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct RoundConflict {
+    /// The round's state when the request was refused.
+    pub state: RoundState,
+    /// Why the round failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Whether the round holds an upload of the caller's for the refused
+    /// slot (its commitment, contribution, digest or share); `false` for a
+    /// download.
+    #[serde(default)]
+    pub holds_yours: bool,
 }
 
 /// The media type of [`Problem`].

@@ -510,11 +510,16 @@ impl Client {
                 title: status.canonical_reason().unwrap_or("error").into(),
                 status: status.as_u16(),
                 detail: String::from_utf8_lossy(&bytes).chars().take(500).collect(),
+                round: None,
             });
             // The server's words reach a terminal: no control characters.
             let problem = Problem {
                 detail: fedhe_crypto::text::escape_controls(&problem.detail),
                 title: fedhe_crypto::text::escape_controls(&problem.title),
+                round: problem.round.map(|r| fedhe_api::RoundConflict {
+                    reason: r.reason.as_deref().map(fedhe_crypto::text::escape_controls),
+                    ..r
+                }),
                 ..problem
             };
             last = ClientError::Problem {

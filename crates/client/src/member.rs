@@ -2128,12 +2128,15 @@ impl MemberSession {
         loop {
             match fetch(&self.client) {
                 Ok(v) => return Ok(v),
-                Err(ClientError::Problem { problem, .. }) if problem.status == 409 => {
-                    let st = self.client.round(study, round, Duration::ZERO, None)?;
-                    if st.state == RoundState::Failed {
+                // The answer says the round's state (issue 47): no GET of
+                // the round after it.
+                Err(ClientError::Problem { problem, .. })
+                    if problem.status == 409 && problem.round.is_some() =>
+                {
+                    if let Some(r) = problem.round.filter(|r| r.state == RoundState::Failed) {
                         return Err(ClientError::RoundFailed {
                             round,
-                            reason: st.reason.unwrap_or_default(),
+                            reason: r.reason.unwrap_or_default(),
                         });
                     }
                 }
@@ -2160,42 +2163,25 @@ impl MemberSession {
     /// observer, verifying the aggregate and the result (and decrypting if a
     /// t-of-n decrypting set still has room), and contributes again from the
     /// next round.
-    fn left_out(
-        &self,
-        study: &str,
-        round: u64,
-        step: ContributionStep,
-        refusal: &ClientError,
-    ) -> Result<bool, ClientError> {
-        if !matches!(refusal, ClientError::Problem { problem, .. } if problem.status == 409) {
-            return Ok(false);
-        }
-        let me = self.member.as_str();
-        // A round that is not there (its opening was refused, e.g. past the
-        // study's round cap): the refusal stands.
-        let Ok(status) = self.client.round(study, round, Duration::ZERO, None) else {
-            return Ok(false);
+    fn left_out(step: ContributionStep, refusal: &ClientError) -> bool {
+        // The 409 says the round's state and whether the round holds this
+        // member's own upload for the slot (issue 47): nothing is asked
+        // again. A refusal without it (the round's opening refused, e.g.
+        // past the study's round cap) stands.
+        let ClientError::Problem { problem, .. } = refusal else {
+            return false;
         };
-        let listed = match (step, status.state) {
+        let Some(conflict) = problem.round.as_ref().filter(|_| problem.status == 409) else {
+            return false;
+        };
+        match (step, conflict.state) {
             // Observing a failed round reports its failure (`decrypt`).
-            (_, RoundState::Failed) => return Ok(true),
+            (_, RoundState::Failed) => true,
             (_, RoundState::Committing) | (ContributionStep::Reveal, RoundState::Collecting) => {
-                return Ok(false)
+                false
             }
-            (ContributionStep::Commit, _) => self
-                .client
-                .round_commitments(study, round)?
-                .commitments
-                .iter()
-                .any(|c| c.member == me),
-            (ContributionStep::Reveal, _) => self
-                .client
-                .contributions(study, round)?
-                .contributions
-                .iter()
-                .any(|u| u.member == me),
-        };
-        Ok(!listed)
+            _ => !conflict.holds_yours,
+        }
     }
 
     /// Whether this member may decrypt `round`: not when it retries a sum
@@ -2262,7 +2248,7 @@ impl MemberSession {
             });
         match sent {
             Ok(_) => Ok(()),
-            Err((step, refusal)) if self.left_out(study, round, step, &refusal)? => {
+            Err((step, refusal)) if Self::left_out(step, &refusal) => {
                 let path = self.record("contribution", study, round);
                 std::fs::rename(&path, &left_out_path).map_err(|e| {
                     ClientError::Keys(format!(
@@ -2555,6 +2541,56 @@ impl SecureSum for NetworkSum {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A refusal of this member's commitment or contribution is read from
+    /// the 409's own round state (issue 47): the member was left out only
+    /// when the round went past that step without its upload, or failed;
+    /// other bytes of its own, a round still at that step, an answer
+    /// without the round's state and any other status keep the refusal.
+    #[test]
+    fn left_out_is_read_from_the_conflicts_round_state() {
+        let refusal =
+            |status: u16, state: Option<RoundState>, holds_yours: bool| ClientError::Problem {
+                method: "PUT".into(),
+                path: "/v1/studies/s/rounds/1/commitments/m".into(),
+                problem: Box::new(fedhe_api::Problem {
+                    kind: "https://fedhe.invalid/problems/conflict".into(),
+                    title: "Conflict".into(),
+                    status,
+                    detail: "refused".into(),
+                    round: state.map(|state| fedhe_api::RoundConflict {
+                        state,
+                        reason: None,
+                        holds_yours,
+                    }),
+                }),
+            };
+        use ContributionStep::{Commit, Reveal};
+        use RoundState::{Collecting, Committing, Decrypting, Failed};
+        let cases = [
+            (Commit, 409, Some(Collecting), false, true),
+            (Commit, 409, Some(Decrypting), false, true),
+            (Reveal, 409, Some(Decrypting), false, true),
+            (Commit, 409, Some(Failed), true, true),
+            (Commit, 409, Some(Collecting), true, false),
+            (Reveal, 409, Some(Decrypting), true, false),
+            (Commit, 409, Some(Committing), false, false),
+            (Reveal, 409, Some(Collecting), false, false),
+            (Commit, 409, None, false, false),
+            (Commit, 422, Some(Collecting), false, false),
+        ];
+        for (step, status, state, holds, left) in cases {
+            assert_eq!(
+                MemberSession::left_out(step, &refusal(status, state, holds)),
+                left,
+                "{step:?} {status} {state:?} holds {holds}"
+            );
+        }
+        assert!(!MemberSession::left_out(
+            Commit,
+            &ClientError::Timeout("t".into())
+        ));
+    }
 
     /// A sample's seed is pinned to the first list it is drawn for: the same
     /// list gets the same seed back whatever fresh seed is offered (a

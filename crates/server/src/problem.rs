@@ -2,7 +2,7 @@
 
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use fedhe_api::{Problem, PROBLEM_JSON};
+use fedhe_api::{Problem, RoundConflict, RoundState, PROBLEM_JSON};
 
 /// An error answered to the client: a status, a problem type and a detail.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -13,6 +13,8 @@ pub struct ApiError {
     pub kind: &'static str,
     /// What went wrong, for this request. Never holds secret material.
     pub detail: String,
+    /// On a 409 of a round's route: the round's state ([`Self::in_round`]).
+    pub round: Option<Box<RoundConflict>>,
 }
 
 impl std::fmt::Display for ApiError {
@@ -33,7 +35,7 @@ macro_rules! constructors {
                 /// are escaped ([`fedhe_crypto::text::escape_controls`]).
                 pub fn $name(detail: impl Into<String>) -> Self {
                     let detail = fedhe_crypto::text::escape_controls(&detail.into());
-                    Self { status: StatusCode::$status, kind: $kind, detail }
+                    Self { status: StatusCode::$status, kind: $kind, detail, round: None }
                 }
             )*
         }
@@ -74,6 +76,19 @@ constructors! {
 }
 
 impl ApiError {
+    /// This refusal with the state of the round it concerns (a 409 of a
+    /// round's route: the caller reads the state from the answer instead of
+    /// asking again), `holds_yours` whether the round holds the caller's
+    /// own upload for the refused slot.
+    pub fn in_round(mut self, state: RoundState, reason: Option<&str>, holds_yours: bool) -> Self {
+        self.round = Some(Box::new(RoundConflict {
+            state,
+            reason: reason.map(fedhe_crypto::text::escape_controls),
+            holds_yours,
+        }));
+        self
+    }
+
     /// The RFC 9457 body.
     pub fn problem(&self) -> Problem {
         Problem {
@@ -85,6 +100,7 @@ impl ApiError {
                 .to_string(),
             status: self.status.as_u16(),
             detail: self.detail.clone(),
+            round: self.round.as_deref().cloned(),
         }
     }
 }

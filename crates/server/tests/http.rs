@@ -629,7 +629,7 @@ impl Harness {
     }
 }
 
-async fn assert_problem(r: reqwest::Response, status: StatusCode, needle: &str) {
+async fn assert_problem(r: reqwest::Response, status: StatusCode, needle: &str) -> Problem {
     assert_eq!(r.status(), status);
     assert_eq!(
         r.headers().get("content-type").unwrap(),
@@ -642,6 +642,29 @@ async fn assert_problem(r: reqwest::Response, status: StatusCode, needle: &str) 
         "detail {:?} lacks {needle:?}",
         p.detail
     );
+    p
+}
+
+/// A 409 of a round's route that says the round's state (issue 47: the
+/// member reads it from the answer, with no GET of the round after it):
+/// `state`, and whether the round holds the caller's own upload for the
+/// slot.
+async fn assert_round_conflict(
+    r: reqwest::Response,
+    needle: &str,
+    state: RoundState,
+    holds_yours: bool,
+) -> RoundConflict {
+    let p = assert_problem(r, StatusCode::CONFLICT, needle).await;
+    let round = p
+        .round
+        .unwrap_or_else(|| panic!("no round state in {:?}", p.detail));
+    assert_eq!(
+        (round.state, round.holds_yours),
+        (state, holds_yours),
+        "{round:?}"
+    );
+    round
 }
 
 /// `GET .../{what}?signatures=` of round 1 of study s1 (issue 16): the
@@ -840,10 +863,11 @@ async fn a_round_runs_end_to_end_over_http(kind: Kind) {
         h.commit("alpha", "s1", 1, &first, 3).await.status(),
         StatusCode::OK
     );
-    assert_problem(
+    assert_round_conflict(
         h.commit("alpha", "s1", 1, b"other", 3).await,
-        StatusCode::CONFLICT,
         "different",
+        RoundState::Committing,
+        true,
     )
     .await;
     h.contribute("s1", 1, &all[1..]).await;
@@ -855,6 +879,22 @@ async fn a_round_runs_end_to_end_over_http(kind: Kind) {
     let frozen = h.commitments("beta", "s1", 1).await;
     assert_eq!(frozen.commitments.len(), 3);
     assert_eq!(frozen.values, Some(3));
+    // The aggregate is not there yet; the answer says why.
+    assert_round_conflict(
+        h.send(
+            Some("gamma"),
+            Method::GET,
+            "/v1/studies/s1/rounds/1/aggregate",
+            vec![],
+            "application/json",
+            &[],
+        )
+        .await,
+        "no aggregate yet",
+        RoundState::Collecting,
+        false,
+    )
+    .await;
     // No contribution can be read before the aggregate exists.
     assert_problem(
         h.send(
@@ -1754,7 +1794,11 @@ async fn a_round_fails_at_its_deadline_and_the_next_one_opens(kind: Kind) {
     let r = h
         .commit("beta", "s1", 1, &h.encrypt(&key, &[1.0], 2), 1)
         .await;
-    assert_problem(r, StatusCode::CONFLICT, "failed").await;
+    let conflict = assert_round_conflict(r, "failed", RoundState::Failed, false).await;
+    assert_eq!(
+        conflict.reason, st.reason,
+        "the failure's reason, in the answer"
+    );
     // Round 2: two of three contribute; it closes at the deadline with both and
     // every member (including the one that did not contribute) decrypts.
     let _: RoundStatus = h

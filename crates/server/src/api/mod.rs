@@ -655,4 +655,5 @@ fn not_ready(r: &crate::store::RoundRow, what: &str) -> ApiError {
             .map(|x| format!(" ({x})"))
             .unwrap_or_default()
     ))
+    .in_round(r.state, r.reason.as_deref(), false)
 }

@@ -272,14 +272,16 @@ impl Store {
                 Err(ApiError::conflict(format!(
                     "{} already committed to a different contribution in round {round} of study {study}",
                     c.member
-                )))
+                ))
+                .in_round(r.state, r.reason.as_deref(), true))
             };
         }
         if r.state != RoundState::Committing {
             return Err(ApiError::conflict(format!(
                 "round {round} of study {study} is {}, not accepting commitments",
                 r.state.as_str()
-            )));
+            ))
+            .in_round(r.state, r.reason.as_deref(), false));
         }
         let c1_hash = fedhe_api::signing::decode_hex(&c.c1_commitment_hash)
             .map_err(|_| ApiError::bad_request("c1_commitment_hash is not hex"))?;
@@ -298,7 +300,8 @@ impl Store {
         if let Some((other,)) = duplicate {
             return Err(ApiError::conflict(format!(
                 "{other} already committed to this ciphertext (or its c1 commitment) in round {round} of study {study}"
-            )));
+            ))
+            .in_round(r.state, r.reason.as_deref(), false));
         }
         sqlx::query(
             "INSERT INTO round_commitments (study, round, member, hash, value_count, signature, created_at, c1_commitment_hash) \

@@ -164,7 +164,8 @@ impl Store {
                     table.what(),
                     u.round,
                     u.study
-                )))
+                ))
+                .in_round(round.state, round.reason.as_deref(), true))
             };
         }
         if round.state != table.accepting() {
@@ -179,7 +180,8 @@ impl Store {
                     .map(|r| format!(" ({r})"))
                     .unwrap_or_default(),
                 table.what()
-            )));
+            ))
+            .in_round(round.state, round.reason.as_deref(), false));
         }
         if let (Some(shape), Some(expected)) = (&u.shape, &round.shape) {
             if shape != expected {
@@ -204,7 +206,8 @@ impl Store {
                     return Err(ApiError::conflict(format!(
                     "{} has no commitment in the frozen commitment list of round {} of study {}",
                     u.member, u.round, u.study
-                )))
+                ))
+                    .in_round(round.state, round.reason.as_deref(), false))
                 }
                 Some(h) if h != u.hash => {
                     return Err(ApiError::unprocessable(format!(
