@@ -54,6 +54,11 @@ pub struct RunResult {
     /// the true standardised utility at random points (surrogate accuracy).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub surrogate_rmse: Option<f64>,
+    /// At the same points as `surrogate_rmse`: the RMSE of the best constant
+    /// predictor (the targets' standard deviation), the bar a surrogate that
+    /// has learnt anything is below.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub surrogate_rmse_constant: Option<f64>,
     /// The privacy loss ε after each round, for differentially private algorithms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub epsilon: Option<Vec<f64>>,

@@ -224,8 +224,14 @@ fn a_run_repeats_for_a_seed_and_improves_on_its_initial_points() {
     assert!(regrets[3] < 100.0, "median regret over seeds: {regrets:?}");
     assert!(a.aggregations >= 2 && a.global_steps >= 1);
     assert!(a.bytes_sent_per_member > 0);
+    // The global posterior has learnt the function: at the diagnostic's
+    // points its mean is nearer the truth than the best constant is.
     let rmse = a.surrogate_rmse.expect("a global posterior was built");
-    assert!(rmse.is_finite() && rmse > 0.0, "{rmse}");
+    let constant = a.surrogate_rmse_constant.expect("and its baseline");
+    assert!(
+        rmse.is_finite() && constant > 0.0 && rmse < 0.5 * constant,
+        "surrogate rmse {rmse} against a constant's {constant}"
+    );
 }
 
 #[test]

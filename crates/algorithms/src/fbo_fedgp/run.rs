@@ -718,6 +718,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
             cumulative_regret: None,
             epsilon: (!self.spent.is_empty()).then(|| self.spent.clone()),
             surrogate_rmse: None,
+            surrogate_rmse_constant: None,
             maximised: Some(self.task.is_maximised()),
         }
     }
@@ -910,28 +911,37 @@ impl<'a, K: Kernel> Federation<'a, K> {
     }
 
     /// Simulation-only diagnostic: the RMSE of the last global posterior mean
-    /// against the true standardised utility at 256 public uniform points (for
-    /// a shared objective; `None` for per-client ones). It evaluates the
-    /// objective outside the protocol, so the service never computes it.
+    /// against the true standardised utility at 256 public uniform points, and
+    /// at the same points the RMSE of the best constant predictor (the
+    /// targets' standard deviation), for a shared objective (`None` for
+    /// per-client ones). It evaluates the objective outside the protocol, so
+    /// the service never computes it.
     fn surrogate_rmse(
         &mut self,
         global: &GlobalPosterior<K>,
         warp: OutputWarping,
         scaling: &OutputScaling,
-    ) -> Result<Option<f64>, AlgorithmError> {
+    ) -> Result<Option<(f64, f64)>, AlgorithmError> {
         if self.task.clients().is_some() {
             return Ok(None);
         }
         let dim = self.dim();
-        let mut sq = 0.0;
         const POINTS: usize = 256;
+        let mut targets = Vec::with_capacity(POINTS);
+        let mut sq = 0.0;
         for _ in 0..POINTS {
             let x: Vec<f64> = (0..dim).map(|_| self.public.gen::<f64>()).collect();
             let truth = self.task.noise_free(0, &x, &mut self.public)?;
             let target = scaling.standardise(warp.apply(self.task.utility(truth)));
             sq += (global.predict_point(&x)?.mean - target).powi(2);
+            targets.push(target);
         }
-        Ok(Some((sq / POINTS as f64).sqrt()))
+        let mean = targets.iter().sum::<f64>() / POINTS as f64;
+        let spread = targets.iter().map(|t| (t - mean).powi(2)).sum::<f64>();
+        Ok(Some((
+            (sq / POINTS as f64).sqrt(),
+            (spread / POINTS as f64).sqrt(),
+        )))
     }
 
     /// The federation's quadratic trend ([`GlobalTrend::Quadratic`]) from
@@ -1439,10 +1449,14 @@ impl<'a, K: Kernel> Federation<'a, K> {
             self.end_round(t, &local, global.is_some(), round_best.value, &mut trace);
         }
         let mut result = self.result(trace, start, Some(&server), global_steps);
-        result.surrogate_rmse = match &last_global {
-            Some((g, w, scaling)) if self.diagnostics => self.surrogate_rmse(g, *w, scaling)?,
-            _ => None,
-        };
+        if let Some((g, w, scaling)) = &last_global {
+            if self.diagnostics {
+                if let Some((rmse, constant)) = self.surrogate_rmse(g, *w, scaling)? {
+                    result.surrogate_rmse = Some(rmse);
+                    result.surrogate_rmse_constant = Some(constant);
+                }
+            }
+        }
         Ok(result)
     }
 }

@@ -486,6 +486,7 @@ impl<'t> Ledger<'t> {
             global_steps: aggregations,
             epsilon: epsilon.map(|e| vec![e; rounds]),
             surrogate_rmse: None,
+            surrogate_rmse_constant: None,
             cumulative_regret: self.simulation.then_some(self.cumulative),
             maximised: Some(self.task.is_maximised()),
         }

@@ -300,6 +300,7 @@ fn run_with<K: Kernel + 'static>(
         global_steps: 0,
         cumulative_regret: utility.is_some().then_some(cumulative),
         surrogate_rmse: None,
+        surrogate_rmse_constant: None,
         epsilon: ctl.map(|c| vec![c.epsilon(); params.rounds]),
         maximised: Some(task.is_maximised()),
     })

@@ -260,6 +260,7 @@ mod tests {
             cumulative_regret: None,
             epsilon: None,
             surrogate_rmse: None,
+            surrogate_rmse_constant: None,
             maximised: Some(false),
         }
     }
