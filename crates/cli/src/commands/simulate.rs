@@ -166,6 +166,16 @@ fn jobs(config: &ExperimentConfig, args: &SimulateArgs) -> Result<Vec<Job>, CliE
         .map(|n| make_task(n, 0))
         .collect::<Result<Vec<_>, _>>()?;
     let seeds = args.seeds.unwrap_or(config.seeds);
+    // Each task of each seed built once, whatever the number of runs: a
+    // seeded task can be costly to build (gp-sample draws a GP on a grid).
+    let seeded = tasks
+        .iter()
+        .map(|task| {
+            (0..seeds)
+                .map(|seed| make_task(task.name(), seed))
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let mut out = Vec::new();
     for spec in &config.runs {
         let mut table = config.algorithm.clone();
@@ -175,10 +185,10 @@ fn jobs(config: &ExperimentConfig, args: &SimulateArgs) -> Result<Vec<Job>, CliE
         let label = spec.label.clone().unwrap_or_else(|| spec.method.clone());
         let method = configure(&spec.method, table)
             .map_err(|e| invalid(path, format!("run {label:?}: {e}")))?;
-        for task in &tasks {
-            for seed in 0..seeds {
+        for per_seed in &seeded {
+            for (seed, task) in (0..seeds).zip(per_seed) {
                 out.push(Job {
-                    task: make_task(task.name(), seed)?,
+                    task: task.clone(),
                     label: label.clone(),
                     method: method.clone(),
                     seed,
