@@ -15,7 +15,7 @@
 //! and verify its shares, confirm), all at once; `ceremony_seconds` is that
 //! whole ceremony, creation to completion.
 
-use super::demo_network::{start_server, Children};
+use super::children::{start_server, Children};
 use super::say;
 use crate::error::CliError;
 use crate::report::plot::{draw_lines, Line};

@@ -3,28 +3,15 @@
 //! "Running a federation"). Every child is killed when the demo ends, however
 //! it ends.
 
-use super::demo::{centre_value, settings, DemoArgs};
-use super::say;
+use super::recipe::{centre_value, settings, DemoArgs};
+use crate::commands::children::{exe, finish, spawn, start_server, Children};
+use crate::commands::say;
 use crate::error::CliError;
 use fedhe_api::{CeremonySpec, MemberSpec, StudySpec};
 use fedhe_client::agent::StudyConfig;
 use fedhe_client::{Auth, Client};
-use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-
-/// Children killed on drop.
-pub(super) struct Children(pub(super) Vec<(String, Child)>);
-
-impl Drop for Children {
-    fn drop(&mut self) {
-        for (_, c) in &mut self.0 {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
 
 /// Where the demo keeps its files: a temporary folder removed at the end, or
 /// the user's `--workdir`, kept.
@@ -67,100 +54,6 @@ impl Workdir {
     }
 }
 
-pub(super) fn exe() -> Result<PathBuf, CliError> {
-    std::env::current_exe()
-        .map_err(|e| CliError::Usage(format!("cannot find the fedhe binary: {e}")))
-}
-
-pub(super) fn spawn(
-    what: &str,
-    args: &[&str],
-    env: &[(&str, &str)],
-    log: &Path,
-) -> Result<Child, CliError> {
-    let stderr = std::fs::File::create(log).map_err(|source| CliError::Io {
-        path: log.display().to_string(),
-        source,
-    })?;
-    let mut cmd = Command::new(exe()?);
-    cmd.args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(stderr);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    cmd.spawn()
-        .map_err(|e| CliError::Usage(format!("cannot start {what}: {e}")))
-}
-
-/// Starts `fedhe serve` on a free loopback port with its store at
-/// `database_url`, its log in `log`; returns the child (kill it when done) and
-/// the URL it listens on.
-pub(super) fn start_server(
-    database_url: &str,
-    admin_token: &str,
-    allow_insecure: bool,
-    log: &Path,
-) -> Result<(Child, String), CliError> {
-    let mut args = vec![
-        "serve",
-        "--database-url",
-        database_url,
-        "--listen",
-        "127.0.0.1:0",
-    ];
-    if allow_insecure {
-        args.push("--allow-insecure");
-    }
-    let mut server = spawn(
-        "the server",
-        &args,
-        &[("FEDHE_ADMIN_TOKEN", admin_token)],
-        log,
-    )?;
-    let mut first = String::new();
-    if let Some(out) = server.stdout.as_mut() {
-        let _ = BufReader::new(out).read_line(&mut first);
-    }
-    match first.split_whitespace().find(|w| w.starts_with("http://")) {
-        Some(url) => Ok((server, url.to_string())),
-        None => {
-            let _ = server.kill();
-            let _ = server.wait();
-            Err(CliError::Usage(format!(
-                "the server did not start:\n{}",
-                tail(log)
-            )))
-        }
-    }
-}
-
-/// The last lines of a child's log, for an error message.
-pub(super) fn tail(log: &Path) -> String {
-    let text = std::fs::read_to_string(log).unwrap_or_default();
-    let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(8)..].join("\n")
-}
-
-/// Waits for a child and returns its stdout; a failure carries its log's tail.
-fn finish(what: &str, child: &mut Child, log: &Path) -> Result<String, CliError> {
-    let mut out = String::new();
-    if let Some(mut s) = child.stdout.take() {
-        let _ = s.read_to_string(&mut out);
-    }
-    let status = child
-        .wait()
-        .map_err(|e| CliError::Usage(format!("{what}: {e}")))?;
-    if !status.success() {
-        return Err(CliError::Usage(format!(
-            "{what} failed ({status}):\n{}",
-            tail(log)
-        )));
-    }
-    Ok(out)
-}
-
 fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
@@ -170,7 +63,7 @@ pub fn run(args: DemoArgs) -> Result<(), CliError> {
     let a = &args;
     let start = Instant::now();
     // Refuse bad arguments before anything starts.
-    super::resolve_params(&a.params, a.allow_insecure)?;
+    crate::commands::resolve_params(&a.params, a.allow_insecure)?;
     let task = fedhe_tasks::by_name(&a.function, a.dim, 0)?;
     // The institutions evaluate with `fedhe objective value`: a benchmark function.
     fedhe_tasks::registry::benchmark(&a.function, a.dim)?;
@@ -198,7 +91,7 @@ pub fn run(args: DemoArgs) -> Result<(), CliError> {
     say("Each institution is its own process with its own key folder; every summary it")?;
     say("shares is encrypted under a key no single institution holds, and only sums over")?;
     say("all institutions are ever decrypted.")?;
-    for line in super::demo::privacy_lines(&fbo) {
+    for line in super::recipe::privacy_lines(&fbo) {
         say(&line)?;
     }
     say("")?;
@@ -307,7 +200,7 @@ pub fn run(args: DemoArgs) -> Result<(), CliError> {
     say(&format!(
         "output {}; |S| = {} support points from public\n\
          information, which grow from the global posterior each round).",
-        super::demo::initial_sums(&fbo),
+        super::recipe::initial_sums(&fbo),
         fbo.support_size
     ))?;
     say("Each institution evaluates with its own command: `fedhe objective value`.\n")?;
@@ -418,7 +311,7 @@ pub fn run(args: DemoArgs) -> Result<(), CliError> {
         "{aggregations} secure sums; the institutions sent {:.1} KiB in all; {seconds:.1} s.",
         bytes as f64 / 1024.0
     ))?;
-    say(&super::demo::spent_line(spent))?;
+    say(&super::recipe::spent_line(spent))?;
     if let Workdir::Kept(dir) = &work {
         say(&format!(
             "The server's database and log, and each institution's key folder, journal and logs are in {}.",
