@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes tests/data/wilcoxon.json and tests/data/mann_whitney.json: scipy's
 Wilcoxon signed-rank and Mann-Whitney U results for the statistics of
-`fedhe report` (crates/cli/src/report/stats.rs).
+`fedhe report` (crates/stats/src/lib.rs).
 
 Not run by CI; run it by hand and commit what it writes:
 

@@ -143,7 +143,7 @@ mod tests {
     /// (n⁺ − n⁻)/n effect sizes): a check of both the transcription and the tests.
     #[test]
     fn paper_table1_reproduces_paper_table5() {
-        use crate::report::stats::{holm, wilcoxon};
+        use fedhe_stats::{holm, wilcoxon};
         let table = BaselineTable::parse(include_str!(
             "../../../../configs/experiments/paper004_table1.csv"
         ))

@@ -3,7 +3,7 @@
 //! the per-task means (the paper's Table 5).
 
 use super::results::{Grouped, MethodRuns};
-use super::stats::{holm, wilcoxon, Summary, Wilcoxon};
+use fedhe_stats::{holm, wilcoxon, Summary, Wilcoxon};
 
 /// The outcome of one comparison, seen from the *other* method as in the
 /// paper's Table 1 ("wins, ties and losses of the algorithm compared to

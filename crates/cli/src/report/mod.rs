@@ -2,7 +2,7 @@
 //! published table and convergence plots, from a `results.json`.
 //!
 //! Entities and algorithms are kept apart: [`results`] reads and groups the
-//! runs, [`stats`] holds the tests, [`compare`] applies them the way the
+//! runs, `fedhe_stats` holds the tests, [`compare`] applies them the way the
 //! paper's Tables 1 and 5 do, [`baseline`] reads a published table,
 //! [`peers`] sets other libraries' runs beside the reference, and [`table`]
 //! and [`plot`] write the Markdown and the PNGs.
@@ -12,5 +12,4 @@ pub mod compare;
 pub mod peers;
 pub mod plot;
 pub mod results;
-pub mod stats;
 pub mod table;

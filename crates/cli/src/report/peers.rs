@@ -7,7 +7,7 @@
 
 use super::compare::Mark;
 use super::results::{Grouped, MethodRuns};
-use super::stats::{holm, mann_whitney, MannWhitney};
+use fedhe_stats::{holm, mann_whitney, MannWhitney};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 

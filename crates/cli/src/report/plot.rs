@@ -6,8 +6,8 @@
 //! system font on the machine that draws them.
 
 use super::results::TaskRuns;
-use super::stats::Summary;
 use super::table::format_compact;
+use fedhe_stats::Summary;
 use plotters::prelude::*;
 use std::path::Path;
 use std::sync::OnceLock;

@@ -4,7 +4,7 @@ use super::baseline::BaselineTable;
 use super::compare::{mean_best, AcrossTasks, Tally, TaskComparisons};
 use super::peers::PeerComparison;
 use super::results::{natural_cmp, Grouped, MethodRuns, TaskRuns};
-use super::stats::Summary;
+use fedhe_stats::Summary;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
