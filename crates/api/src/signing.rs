@@ -79,6 +79,38 @@ pub fn request_message(
     )
 }
 
+/// The five headers of a member's signed request (one helper for every
+/// caller, the client and the server's tests alike): [`HEADER_MEMBER`],
+/// [`HEADER_TIMESTAMP`] (now), [`HEADER_NONCE`] (fresh),
+/// [`HEADER_SIGNATURE`] (`sign` applied to [`request_message`], hex) and
+/// [`HEADER_CONTENT_DIGEST`]. A fresh timestamp and nonce per call: a retry
+/// is a new request.
+pub fn request_headers(
+    member: &str,
+    method: &str,
+    path_and_query: &str,
+    body: &[u8],
+    sign: impl FnOnce(&[u8]) -> String,
+) -> [(&'static str, String); 5] {
+    let timestamp = now_ms();
+    let nonce = fresh_nonce();
+    let digest = digest_hex(body);
+    let signature = sign(&request_message_for_digest(
+        method,
+        path_and_query,
+        &digest,
+        timestamp,
+        &nonce,
+    ));
+    [
+        (HEADER_MEMBER, member.to_string()),
+        (HEADER_TIMESTAMP, timestamp.to_string()),
+        (HEADER_NONCE, nonce),
+        (HEADER_SIGNATURE, signature),
+        (HEADER_CONTENT_DIGEST, digest),
+    ]
+}
+
 /// [`request_message`] for a body whose digest (`hex(BLAKE3(body))`, as
 /// [`HEADER_CONTENT_DIGEST`] carries it) is `body_digest_hex`.
 pub fn request_message_for_digest(

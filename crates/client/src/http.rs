@@ -5,9 +5,8 @@
 
 use crate::ClientError;
 use fedhe_api::signing::{
-    contribution_statement, fresh_nonce, now_ms, request_message, round_commitment_statement,
-    share_digest_statement, sum_digest_statement, upload_statement, HEADER_MEMBER, HEADER_NONCE,
-    HEADER_SIGNATURE, HEADER_TIMESTAMP, HEADER_UPLOAD_SIGNATURE,
+    contribution_statement, request_headers, round_commitment_statement, share_digest_statement,
+    sum_digest_statement, upload_statement, HEADER_UPLOAD_SIGNATURE,
 };
 use fedhe_api::*;
 use reqwest::blocking::Client as Http;
@@ -417,24 +416,11 @@ impl Client {
                 Auth::Admin(token) => rb = rb.bearer_auth(token.as_str()),
                 Auth::Member { id, identity } => {
                     // A fresh timestamp and nonce per attempt: a retry is a new request.
-                    let ts = now_ms();
-                    let nonce = fresh_nonce();
-                    let sig = identity.sign_hex(&request_message(
-                        method.as_str(),
-                        path,
-                        &body,
-                        ts,
-                        &nonce,
-                    ));
-                    rb = rb
-                        .header(HEADER_MEMBER, id)
-                        .header(HEADER_TIMESTAMP, ts.to_string())
-                        .header(HEADER_NONCE, nonce)
-                        .header(HEADER_SIGNATURE, sig)
-                        .header(
-                            fedhe_api::signing::HEADER_CONTENT_DIGEST,
-                            fedhe_api::signing::digest_hex(&body),
-                        );
+                    for (name, value) in
+                        request_headers(id, method.as_str(), path, &body, |m| identity.sign_hex(m))
+                    {
+                        rb = rb.header(name, value);
+                    }
                 }
             }
             for (k, v) in extra {

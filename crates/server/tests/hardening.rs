@@ -7,8 +7,8 @@
 //! control characters escaped in errors, and the append-only audit trail.
 
 use fedhe_api::signing::{
-    fresh_nonce, now_ms, request_message, HEADER_MEMBER, HEADER_NONCE, HEADER_SIGNATURE,
-    HEADER_TIMESTAMP,
+    fresh_nonce, now_ms, request_headers, request_message, HEADER_MEMBER, HEADER_NONCE,
+    HEADER_SIGNATURE, HEADER_TIMESTAMP,
 };
 use fedhe_api::{AuditLog, Identity, Problem};
 use fedhe_server::{start, Config, Running};
@@ -164,14 +164,10 @@ impl Server {
         path: &str,
         body: &[u8],
     ) -> String {
-        let ts = now_ms();
-        let nonce = fresh_nonce();
-        let sig = who.sign_hex(&request_message(method, path, body, ts, &nonce));
-        format!(
-            "{HEADER_MEMBER}: {member}\r\n{HEADER_TIMESTAMP}: {ts}\r\n{HEADER_NONCE}: {nonce}\r\n{HEADER_SIGNATURE}: {sig}\r\n{}: {}\r\n",
-            fedhe_api::signing::HEADER_CONTENT_DIGEST,
-            fedhe_api::signing::digest_hex(body)
-        )
+        request_headers(member, method, path, body, |m| who.sign_hex(m))
+            .iter()
+            .map(|(name, value)| format!("{name}: {value}\r\n"))
+            .collect()
     }
 
     /// Sends a request head (no body at all, whatever it declares) and reads

@@ -6,7 +6,7 @@
 //! requests (each a 4xx problem+json that changes nothing).
 
 use fedhe_api::signing::{
-    contribution_statement, decode_fixed, fresh_nonce, now_ms, request_message,
+    contribution_statement, decode_fixed, fresh_nonce, now_ms, request_headers, request_message,
     round_commitment_statement, share_digest_statement, sum_digest_statement, upload_statement,
     HEADER_MEMBER, HEADER_NONCE, HEADER_SIGNATURE, HEADER_TIMESTAMP, HEADER_UPLOAD_SIGNATURE,
 };
@@ -119,24 +119,12 @@ impl Harness {
         match who {
             None => rb = rb.bearer_auth(ADMIN),
             Some(m) => {
-                let ts = now_ms();
-                let nonce = fresh_nonce();
-                let sig = self.member(m).identity.sign_hex(&request_message(
-                    method.as_str(),
-                    path,
-                    &body,
-                    ts,
-                    &nonce,
-                ));
-                rb = rb
-                    .header(HEADER_MEMBER, m)
-                    .header(HEADER_TIMESTAMP, ts.to_string())
-                    .header(HEADER_NONCE, nonce)
-                    .header(HEADER_SIGNATURE, sig)
-                    .header(
-                        fedhe_api::signing::HEADER_CONTENT_DIGEST,
-                        fedhe_api::signing::digest_hex(&body),
-                    );
+                let identity = &self.member(m).identity;
+                for (name, value) in request_headers(m, method.as_str(), path, &body, |msg| {
+                    identity.sign_hex(msg)
+                }) {
+                    rb = rb.header(name, value);
+                }
             }
         }
         for (k, v) in extra {
@@ -160,23 +148,18 @@ impl Harness {
         extra: &[(&str, String)],
     ) -> (u16, String, String) {
         use std::io::{Read, Write};
-        let ts = now_ms();
-        let nonce = fresh_nonce();
-        let sig = self.member(who).identity.sign_hex(&request_message(
-            method.as_str(),
-            path,
-            &body,
-            ts,
-            &nonce,
-        ));
+        let identity = &self.member(who).identity;
         let addr = self.base.trim_start_matches("http://").to_string();
         let mut head = format!(
-            "{} {path} HTTP/1.1\r\nhost: {addr}\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n{HEADER_MEMBER}: {who}\r\n{HEADER_TIMESTAMP}: {ts}\r\n{HEADER_NONCE}: {nonce}\r\n{HEADER_SIGNATURE}: {sig}\r\n{}: {}\r\n",
+            "{} {path} HTTP/1.1\r\nhost: {addr}\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n",
             method.as_str(),
             body.len(),
-            fedhe_api::signing::HEADER_CONTENT_DIGEST,
-            fedhe_api::signing::digest_hex(&body)
         );
+        for (name, value) in request_headers(who, method.as_str(), path, &body, |msg| {
+            identity.sign_hex(msg)
+        }) {
+            head.push_str(&format!("{name}: {value}\r\n"));
+        }
         for (k, v) in extra {
             head.push_str(&format!("{k}: {v}\r\n"));
         }
