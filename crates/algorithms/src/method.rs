@@ -132,7 +132,8 @@ pub trait FederatedMethod: std::fmt::Debug + Send + Sync {
     ) -> Result<RunResult, AlgorithmError>;
 }
 
-/// Runs `method` with every member in this process (the simulator).
+/// Runs `method` with every member in this process (the simulator), and
+/// labels what its members let out of their data (`RunResult::releases`).
 pub fn simulate(
     method: &dyn FederatedMethod,
     task: &Task,
@@ -140,13 +141,18 @@ pub fn simulate(
     members: &[MemberId],
     seed: u64,
 ) -> Result<RunResult, AlgorithmError> {
-    method.run(
+    let mut result = method.run(
         task,
         channel,
         &Roster::simulation(members, seed),
         seed,
         &mut |_| {},
-    )
+    )?;
+    result.releases = Some(crate::result::Releases::of(
+        method,
+        result.epsilon.as_deref(),
+    ));
+    Ok(result)
 }
 
 /// The names [`configure`] accepts, family by family.

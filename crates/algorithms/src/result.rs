@@ -59,6 +59,11 @@ pub struct RunResult {
     /// has learnt anything is below.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub surrogate_rmse_constant: Option<f64>,
+    /// What the run's members let out of their data (the simulator sets it,
+    /// [`method::simulate`](crate::method::simulate)), so a report labels a
+    /// noise-free run as not private. Absent in files written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub releases: Option<Releases>,
     /// The privacy loss ε after each round, for differentially private algorithms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub epsilon: Option<Vec<f64>>,
@@ -68,4 +73,48 @@ pub struct RunResult {
     /// and the task's name decides.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub maximised: Option<bool>,
+}
+
+/// What a run's members let out of their data: the privacy label of a
+/// simulated run (issue 44: a noise-free run stays possible, labelled so).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Releases {
+    /// Nothing: each member alone on its own data (a lone agent, random
+    /// search, Thompson sampling on its own posterior).
+    Nothing,
+    /// Every member's data in one place: a reference with no privacy at all.
+    PooledData,
+    /// Sums (or messages) decrypted without noise: not private. The attack
+    /// suite reconstructs the members' points from such sums (SECURITY.md).
+    NoiseFree,
+    /// Every release private by differential privacy, within the budget
+    /// the run's `epsilon` reports.
+    Private,
+}
+
+impl Releases {
+    /// The label of a run of `method` that reported `epsilon` (its privacy
+    /// loss after each round, for a private run).
+    pub fn of(method: &dyn crate::method::FederatedMethod, epsilon: Option<&[f64]>) -> Self {
+        if epsilon.is_some_and(|e| !e.is_empty()) {
+            Self::Private
+        } else if method.uses_channel() {
+            Self::NoiseFree
+        } else if method.name() == crate::fbo_fedgp::Method::PooledBo.name() {
+            Self::PooledData
+        } else {
+            Self::Nothing
+        }
+    }
+
+    /// How a report says it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Nothing => "releases nothing (each member alone)",
+            Self::PooledData => "pools every member's data: no privacy (a reference)",
+            Self::NoiseFree => "noise-free releases: NOT private",
+            Self::Private => "private (differential privacy, ε below)",
+        }
+    }
 }

@@ -443,6 +443,7 @@ impl RegretTrace {
             cumulative_regret: regret_known.then_some(self.cumulative),
             surrogate_rmse: None,
             surrogate_rmse_constant: None,
+            releases: None,
             epsilon: (!self.epsilon.is_empty()).then_some(self.epsilon),
             // Scores are simple regrets or errors: lower is better whatever the task's sense.
             maximised: Some(false),

@@ -38,6 +38,11 @@ method = "random-search"
 /// Runs `fedhe simulate --config config --out out_dir`, asserts success and
 /// returns `results.json`.
 fn simulate_ok(config: &str, out_dir: &std::path::Path) -> serde_json::Value {
+    simulate_ok_saying(config, out_dir).0
+}
+
+/// [`simulate_ok`], with what simulate printed.
+fn simulate_ok_saying(config: &str, out_dir: &std::path::Path) -> (serde_json::Value, String) {
     let out = fedhe(&[
         "simulate",
         "--config",
@@ -51,14 +56,22 @@ fn simulate_ok(config: &str, out_dir: &std::path::Path) -> serde_json::Value {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_str(&std::fs::read_to_string(out_dir.join("results.json")).unwrap()).unwrap()
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    let results =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("results.json")).unwrap())
+            .unwrap();
+    (results, said)
 }
 
 #[test]
 fn a_small_experiment_writes_results_the_report_reads() {
     let config = temp_file("small.toml", SMALL);
     let out_dir = temp_dir("small");
-    let results = simulate_ok(&config, &out_dir);
+    let (results, said) = simulate_ok_saying(&config, &out_dir);
+    assert!(
+        said.contains("not private: fbo-fedgp released noise-free sums"),
+        "{said}"
+    );
     let runs = results["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 2 * 2 * 2, "functions × runs × seeds");
     for r in runs {
@@ -96,9 +109,12 @@ fn a_small_experiment_writes_results_the_report_reads() {
             // Real encrypted traffic: at least one 8192-coefficient ciphertext a sum.
             assert!(r["bytes_sent_per_member"].as_u64().unwrap() > 100_000);
             assert!(r["aggregations"].as_u64().unwrap() >= 3);
+            // The simulator's default is noise-free, and says so.
+            assert_eq!(r["releases"], "noise-free", "{r}");
         } else {
             assert_eq!(r["method"], "random-search");
             assert_eq!(r["aggregations"], 0);
+            assert_eq!(r["releases"], "nothing", "{r}");
         }
     }
     let csv = std::fs::read_to_string(out_dir.join("results.csv")).unwrap();
@@ -114,6 +130,19 @@ fn a_small_experiment_writes_results_the_report_reads() {
     );
     let report = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
     assert!(report.contains("cec2005-f6") && report.contains("random-search"));
+    // The noise-free federation is named as not private, first thing.
+    let privacy = report
+        .find("## Privacy of the runs")
+        .expect("a privacy section");
+    assert!(privacy < report.find("## Best value").unwrap(), "{report}");
+    let warning = report
+        .lines()
+        .find(|l| l.starts_with("**Not private:**"))
+        .unwrap_or_else(|| panic!("no warning in {report}"));
+    assert!(
+        warning.contains("`fbo-fedgp`") && !warning.contains("random-search"),
+        "{warning}"
+    );
 }
 
 #[test]
@@ -283,6 +312,12 @@ fn the_thompson_family_runs_reports_epsilon_and_refuses_bad_privacy_parameters()
         assert_eq!(r["trace"].as_array().unwrap().len(), 4);
         let private = r["method"] == "dp";
         assert_eq!(r.get("epsilon").is_some(), private, "{r}");
+        let releases = match r["method"].as_str().unwrap() {
+            "dp" => "private",
+            "ts" => "nothing",
+            _ => "noise-free",
+        };
+        assert_eq!(r["releases"], releases, "{r}");
     }
     let out = fedhe(&["report", out_dir.to_str().unwrap(), "--reference", "ts"]);
     assert_eq!(

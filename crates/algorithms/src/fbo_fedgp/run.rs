@@ -719,6 +719,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
             epsilon: (!self.spent.is_empty()).then(|| self.spent.clone()),
             surrogate_rmse: None,
             surrogate_rmse_constant: None,
+            releases: None,
             maximised: Some(self.task.is_maximised()),
         }
     }

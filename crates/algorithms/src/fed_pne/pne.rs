@@ -487,6 +487,7 @@ impl<'t> Ledger<'t> {
             epsilon: epsilon.map(|e| vec![e; rounds]),
             surrogate_rmse: None,
             surrogate_rmse_constant: None,
+            releases: None,
             cumulative_regret: self.simulation.then_some(self.cumulative),
             maximised: Some(self.task.is_maximised()),
         }

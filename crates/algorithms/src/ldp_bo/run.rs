@@ -301,6 +301,7 @@ fn run_with<K: Kernel + 'static>(
         cumulative_regret: utility.is_some().then_some(cumulative),
         surrogate_rmse: None,
         surrogate_rmse_constant: None,
+        releases: None,
         epsilon: ctl.map(|c| vec![c.epsilon(); params.rounds]),
         maximised: Some(task.is_maximised()),
     })

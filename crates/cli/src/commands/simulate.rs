@@ -354,5 +354,19 @@ pub fn run_command(args: SimulateArgs) -> Result<(), CliError> {
                 .collect::<Vec<_>>()
         ) / 1e3
     )?;
+    let mut noise_free: Vec<&str> = results
+        .runs
+        .iter()
+        .filter(|r| r.releases == Some(fedhe_algorithms::Releases::NoiseFree))
+        .map(|r| r.method.as_str())
+        .collect();
+    noise_free.sort_unstable();
+    noise_free.dedup();
+    if !noise_free.is_empty() {
+        say!(
+            "not private: {} released noise-free sums (the attack suite reconstructs the members' points from them; SECURITY.md)",
+            noise_free.join(", ")
+        )?;
+    }
     Ok(())
 }

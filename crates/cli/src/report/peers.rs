@@ -261,6 +261,7 @@ mod tests {
             epsilon: None,
             surrogate_rmse: None,
             surrogate_rmse_constant: None,
+            releases: None,
             maximised: Some(false),
         }
     }

@@ -19,6 +19,8 @@ pub struct MethodRuns {
     pub final_regret: Vec<f64>,
     /// The aggregations of the runs that report a cumulative regret.
     pub aggregations: Vec<usize>,
+    /// What the runs let out of the members' data, one per run that says.
+    pub releases: Vec<fedhe_algorithms::Releases>,
 }
 
 /// The runs grouped by task, then method, in report order.
@@ -120,6 +122,7 @@ pub fn group(runs: Vec<Run>, reference: &str) -> Result<Grouped, String> {
             return Err(format!("{at}: the same task, method and seed appear twice"));
         }
         entry.traces.push(run.trace);
+        entry.releases.extend(run.releases);
         if let Some(&e) = run.epsilon.as_ref().and_then(|e| e.last()) {
             entry.final_epsilon.push(e);
         }

@@ -121,6 +121,9 @@ pub fn render(input: &ReportInput) -> String {
         sense_sentence(g)
     );
 
+    // 0. What the runs let out of the members' data.
+    render_releases(w, g);
+
     // 1. Summaries.
     let _ = writeln!(w, "## Best value per task and method\n");
     let _ = writeln!(
@@ -356,6 +359,52 @@ fn method_rows(
             })
         })
         .collect()
+}
+
+/// What each method's runs let out of the members' data
+/// (`RunResult::releases`, issue 44), first in the report, with a run that
+/// released noise-free sums named as not private. Nothing when no run says
+/// (files written before the label).
+fn render_releases(w: &mut String, g: &Grouped) {
+    use fedhe_algorithms::Releases;
+    let rows: Vec<(&String, Vec<Releases>)> = g
+        .methods
+        .iter()
+        .filter_map(|m| {
+            let mut labels: Vec<Releases> = g
+                .tasks
+                .iter()
+                .filter_map(|t| t.methods.get(m))
+                .flat_map(|r| r.releases.iter().copied())
+                .collect();
+            labels.sort();
+            labels.dedup();
+            (!labels.is_empty()).then_some((m, labels))
+        })
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(w, "## Privacy of the runs\n");
+    let noise_free: Vec<String> = rows
+        .iter()
+        .filter(|(_, l)| l.contains(&Releases::NoiseFree))
+        .map(|(m, _)| format!("`{m}`"))
+        .collect();
+    if !noise_free.is_empty() {
+        let _ = writeln!(
+            w,
+            "**Not private:** {} released noise-free sums; the attack suite \
+             reconstructs the members' points from such sums (SECURITY.md).\n",
+            noise_free.join(", ")
+        );
+    }
+    let _ = writeln!(w, "| method | what its runs let out |");
+    let _ = writeln!(w, "| --- | --- |");
+    for (m, labels) in rows {
+        let said: Vec<&str> = labels.iter().map(|l| l.label()).collect();
+        let _ = writeln!(w, "| {m} | {} |", said.join("; "));
+    }
 }
 
 /// The privacy-utility table (paper 000 Fig. 3): for every task on which some
@@ -693,6 +742,58 @@ mod tests {
     }
 
     #[test]
+    fn the_report_opens_with_what_each_method_lets_out_and_names_noise_free_runs() {
+        use super::super::results::{MethodRuns, TaskRuns};
+        use fedhe_algorithms::Releases;
+        let runs = |releases: Vec<Releases>| MethodRuns {
+            best_by_seed: (0..releases.len() as u64).map(|s| (s, 1.0)).collect(),
+            traces: vec![vec![1.0]; releases.len()],
+            releases,
+            ..MethodRuns::default()
+        };
+        let grouped = |methods: BTreeMap<String, MethodRuns>| Grouped {
+            methods: methods.keys().cloned().collect(),
+            run_count: 4,
+            tasks: vec![TaskRuns {
+                task: "t".to_string(),
+                maximised: false,
+                rounds: 1,
+                methods,
+            }],
+        };
+        let mut methods = BTreeMap::new();
+        methods.insert("fbo".to_string(), runs(vec![Releases::NoiseFree; 2]));
+        methods.insert("dp".to_string(), runs(vec![Releases::Private]));
+        methods.insert("lone".to_string(), runs(vec![Releases::Nothing]));
+        let mut out = String::new();
+        render_releases(&mut out, &grouped(methods));
+        assert!(out.contains("## Privacy of the runs"), "{out}");
+        let warning: Vec<&str> = out.lines().filter(|l| l.contains("Not private")).collect();
+        assert_eq!(warning.len(), 1, "{out}");
+        assert!(
+            warning[0].contains("`fbo`") && !warning[0].contains("`dp`"),
+            "{out}"
+        );
+        assert!(
+            out.contains("| fbo | noise-free releases: NOT private |"),
+            "{out}"
+        );
+        assert!(out.contains("| dp | private"), "{out}");
+        assert!(out.contains("| lone | releases nothing"), "{out}");
+        // Every run private: no warning. No run labelled: no section.
+        let mut methods = BTreeMap::new();
+        methods.insert("dp".to_string(), runs(vec![Releases::Private]));
+        let mut out = String::new();
+        render_releases(&mut out, &grouped(methods));
+        assert!(!out.contains("Not private"), "{out}");
+        let mut methods = BTreeMap::new();
+        methods.insert("old".to_string(), runs(vec![]));
+        let mut out = String::new();
+        render_releases(&mut out, &grouped(methods));
+        assert!(out.is_empty(), "{out}");
+    }
+
+    #[test]
     fn privacy_table_puts_epsilon_beside_mean_and_standard_error() {
         use super::super::results::{MethodRuns, TaskRuns};
         let runs = |best: &[f64], eps: Option<f64>| MethodRuns {
@@ -706,6 +807,7 @@ mod tests {
             final_epsilon: eps.map_or(vec![], |e| vec![e; best.len()]),
             final_regret: vec![],
             aggregations: vec![],
+            releases: vec![],
         };
         let mut methods = BTreeMap::new();
         methods.insert("ref".to_string(), runs(&[0.1, 0.3], None));
