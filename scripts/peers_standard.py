@@ -44,7 +44,7 @@ evaluated, as fedhe's agents are. The fixture is the format of
 `peers_botorch.py` (`fedhe report --peers FILE`), resumable per
 (function, seed). `--summary` prints, per method, the mean best per function
 and how many functions are at or below the best published baseline of
-`configs/experiments/paper004_table1.csv`. Never a product dependency:
+`experiments/papers/paper004_table1.csv`. Never a product dependency:
 
     /work/venv-peers/bin/pip install cma cobyqa
     nice -n 10 /work/venv-peers/bin/python scripts/peers_standard.py --method cma-es \
@@ -256,7 +256,7 @@ def main():
     ap.add_argument("--out")
     ap.add_argument("--summary", nargs="+", metavar="FIXTURE",
                     help="print the fixtures' means against Table 1's best baseline")
-    ap.add_argument("--table", default="configs/experiments/paper004_table1.csv")
+    ap.add_argument("--table", default="experiments/papers/paper004_table1.csv")
     a = ap.parse_args()
     if a.summary:
         summary(a.summary, a.table)

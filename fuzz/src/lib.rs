@@ -1047,19 +1047,19 @@ pub fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     for (name, text) in [
         (
             "ablation_local_global.toml",
-            &include_bytes!("../../configs/experiments/ablation_local_global.toml")[..],
+            &include_bytes!("../../experiments/papers/ablation_local_global.toml")[..],
         ),
         (
             "dp_fts_de_fig2a.toml",
-            &include_bytes!("../../configs/experiments/dp_fts_de_fig2a.toml")[..],
+            &include_bytes!("../../experiments/papers/dp_fts_de_fig2a.toml")[..],
         ),
         (
             "paper001_fig2_ldp.toml",
-            &include_bytes!("../../configs/experiments/paper001_fig2_ldp.toml")[..],
+            &include_bytes!("../../experiments/papers/paper001_fig2_ldp.toml")[..],
         ),
         (
             "paper003_fig2_fed_pne.toml",
-            &include_bytes!("../../configs/experiments/paper003_fig2_fed_pne.toml")[..],
+            &include_bytes!("../../experiments/papers/paper003_fig2_fed_pne.toml")[..],
         ),
     ] {
         out.push(("experiment_config", name.to_string(), text.to_vec()));

@@ -12,7 +12,7 @@
 
 use crate::fbo_fedgp::{self, FboFedGpParams, Method};
 pub use crate::roster::{simulated_private_seed, LocalMember, PrivateSeed, Roster, RoundProgress};
-use crate::{dp_fts_de, fed_pne, fts, ldp_bo, AlgorithmError, RunResult};
+use crate::{dp_fts_de, fed_pne, fts, ldp_bo, AlgorithmError, Releases, RunResult};
 use fedhe_crypto::{MemberId, SecureSum};
 use fedhe_tasks::Task;
 
@@ -111,6 +111,18 @@ pub trait FederatedMethod: std::fmt::Debug + Send + Sync {
     fn privacy_quorum(&self) -> Option<usize> {
         None
     }
+    /// What its members let out of their data, known from the settings
+    /// before anything runs (so `fedhe simulate --check` can say it): nothing
+    /// without the channel, private with a budget, else noise-free.
+    fn releases(&self) -> Releases {
+        if !self.uses_channel() {
+            Releases::Nothing
+        } else if self.privacy_budget().is_some() {
+            Releases::Private
+        } else {
+            Releases::NoiseFree
+        }
+    }
     /// Whether it can search a typed space (issue 46): its members propose
     /// points of the cube and evaluate [`Task::canonical`] of each. Methods
     /// that search a fixed grid or a partition of the box (LDP-BO, Fed-PNE)
@@ -148,10 +160,7 @@ pub fn simulate(
         seed,
         &mut |_| {},
     )?;
-    result.releases = Some(crate::result::Releases::of(
-        method,
-        result.epsilon.as_deref(),
-    ));
+    result.releases = Some(method.releases());
     Ok(result)
 }
 
@@ -174,6 +183,18 @@ pub fn configure(
 ) -> Result<Box<dyn FederatedMethod>, AlgorithmError> {
     let parse = |settings: serde_json::Value| Settings { name, settings };
     if let Some(method) = Method::all().into_iter().find(|m| m.name() == name) {
+        let settings = match settings {
+            serde_json::Value::Object(map) => {
+                if map.contains_key("recipe") && !method.uses_channel() {
+                    return Err(crate::error::config(
+                        "recipe",
+                        format!("{name} releases nothing, so it takes no recipe: name it in the runs that aggregate"),
+                    ));
+                }
+                serde_json::Value::Object(FboFedGpParams::resolve_recipe(map)?)
+            }
+            other => other,
+        };
         let params: FboFedGpParams = parse(settings).read()?;
         return Ok(Box::new(FboFedGp {
             method,
@@ -302,6 +323,17 @@ impl FederatedMethod for FboFedGp {
                 Some(d.quorum.unwrap_or(self.params.members))
             }
             _ => None,
+        }
+    }
+    fn releases(&self) -> Releases {
+        if self.method == Method::PooledBo {
+            Releases::PooledData
+        } else if !self.method.uses_channel() {
+            Releases::Nothing
+        } else if !self.params.privacy.is_noise_free() {
+            Releases::Private
+        } else {
+            Releases::NoiseFree
         }
     }
     fn run(
@@ -463,6 +495,15 @@ impl FederatedMethod for LdpBo {
     fn check_networked_settings(&self) -> Result<(), AlgorithmError> {
         ldp_bo::check_networked(&self.0)
     }
+    /// The LDP variants privatise each observation before it leaves its
+    /// member (ε-LDP per evaluation); the heavy-tailed ones send it as is.
+    fn releases(&self) -> Releases {
+        if self.0.method().is_private() {
+            Releases::Private
+        } else {
+            Releases::NoiseFree
+        }
+    }
     fn run(
         &self,
         task: &Task,
@@ -498,6 +539,15 @@ impl FederatedMethod for Bandit {
     /// half the bound, the other half left to the noise.
     fn value_bound(&self) -> f64 {
         (self.0.channel_bound * self.0.members as f64 / 2.0).min(VALUE_BOUND_CAP)
+    }
+    /// DP-Fed-PNE's Gaussian noise on every release; the others send their
+    /// means as they are.
+    fn releases(&self) -> Releases {
+        if self.0.dp_sigma().is_some() {
+            Releases::Private
+        } else {
+            Releases::NoiseFree
+        }
     }
     fn run(
         &self,

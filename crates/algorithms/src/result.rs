@@ -76,7 +76,8 @@ pub struct RunResult {
 }
 
 /// What a run's members let out of their data: the privacy label of a
-/// simulated run (issue 44: a noise-free run stays possible, labelled so).
+/// simulated run (issue 44: a noise-free run stays possible, labelled so),
+/// known from its settings ([`FederatedMethod::releases`](crate::method::FederatedMethod::releases)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Releases {
@@ -94,20 +95,6 @@ pub enum Releases {
 }
 
 impl Releases {
-    /// The label of a run of `method` that reported `epsilon` (its privacy
-    /// loss after each round, for a private run).
-    pub fn of(method: &dyn crate::method::FederatedMethod, epsilon: Option<&[f64]>) -> Self {
-        if epsilon.is_some_and(|e| !e.is_empty()) {
-            Self::Private
-        } else if method.uses_channel() {
-            Self::NoiseFree
-        } else if method.name() == crate::fbo_fedgp::Method::PooledBo.name() {
-            Self::PooledData
-        } else {
-            Self::Nothing
-        }
-    }
-
     /// How a report says it.
     pub fn label(self) -> &'static str {
         match self {

@@ -237,8 +237,46 @@ fn bad_configs_are_refused_naming_the_field() {
     assert_fails_with(&out, "config.toml");
 }
 
+/// `fedhe simulate --check` on `path`: its stdout, after asserting success.
+fn check_config(path: &std::path::Path) -> String {
+    let out = fedhe(&["simulate", "--config", path.to_str().unwrap(), "--check"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}: {}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Every config under `experiments/` (papers' protocols, records of
+/// experiments, the refactoring checks) still validates.
 #[test]
-fn every_committed_experiment_config_is_valid() {
+fn every_recorded_experiment_config_is_valid() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
+    let mut dirs = vec![root];
+    let mut checked = 0;
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().and_then(|e| e.to_str()) == Some("toml") {
+                check_config(&path);
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 80, "only {checked} configs found");
+}
+
+/// Issue 44: every config a user starts from (`configs/experiments/`) is
+/// valid and private: each of its runs is private or releases nothing, as
+/// `--check` says before anything runs. Noise-free protocols live under
+/// `experiments/`.
+#[test]
+fn every_shipped_experiment_config_is_valid_and_private() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../configs/experiments");
     let mut checked = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {
@@ -246,18 +284,96 @@ fn every_committed_experiment_config_is_valid() {
         if path.extension().and_then(|e| e.to_str()) != Some("toml") {
             continue;
         }
-        // --check validates the config and every run without running anything.
-        let out = fedhe(&["simulate", "--config", path.to_str().unwrap(), "--check"]);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}: {}",
-            path.display(),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let said = check_config(&path);
+        assert!(!said.contains("not private"), "{}: {said}", path.display());
+        let runs: Vec<&str> = said.lines().filter(|l| l.starts_with("  ")).collect();
+        assert!(!runs.is_empty(), "{}: {said}", path.display());
+        for run in runs {
+            assert!(
+                run.contains(": private: ε = ") || run.contains(": releases nothing"),
+                "{}: {run}",
+                path.display()
+            );
+        }
         checked += 1;
     }
     assert!(checked >= 6, "only {checked} configs found");
+}
+
+/// A run naming `recipe = "private"` is the private recipe `fedhe study
+/// create` resolves to, labelled private with its budget; a noise-free run
+/// of the same config is named as not private; a bad recipe is refused.
+#[test]
+fn check_says_what_each_run_lets_out() {
+    let config = temp_file(
+        "recipe.toml",
+        r#"
+name = "recipe"
+functions = ["f1"]
+dim = 2
+seeds = 1
+channel = "plain"
+
+[algorithm]
+members = 3
+rounds = 4
+
+[[runs]]
+method = "fbo-fedgp"
+label = "private"
+recipe = "private"
+[[runs]]
+method = "fbo-fedgp"
+label = "private-eps1"
+recipe = "private"
+privacy = { mode = "dp", epsilon = 1.0 }
+[[runs]]
+method = "fbo-fedgp"
+label = "paper"
+[[runs]]
+method = "independent-bo"
+"#,
+    );
+    let out = fedhe(&["simulate", "--config", &config, "--check"]);
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains("  private: private: ε = 4.0000 at δ = 1e-6"),
+        "{said}"
+    );
+    assert!(
+        said.contains("  private-eps1: private: ε = 1.0000 at δ = 1e-6"),
+        "{said}"
+    );
+    assert!(
+        said.contains("  paper: noise-free releases: NOT private"),
+        "{said}"
+    );
+    assert!(
+        said.contains("  independent-bo: releases nothing"),
+        "{said}"
+    );
+    assert!(said.contains("not private: paper release"), "{said}");
+    for (bad, needle) in [("recipe = \"privat\"", "recipe"), ("recipe = 3", "recipe")] {
+        let text = std::fs::read_to_string(&config)
+            .unwrap()
+            .replace("recipe = \"private\"\nprivacy", &format!("{bad}\nprivacy"));
+        let file = temp_file("bad-recipe.toml", &text);
+        let out = fedhe(&["simulate", "--config", &file, "--check"]);
+        assert_fails_with(&out, needle);
+    }
+    // A baseline that releases nothing takes no recipe.
+    let text = std::fs::read_to_string(&config).unwrap().replace(
+        "method = \"independent-bo\"",
+        "method = \"independent-bo\"\nrecipe = \"private\"",
+    );
+    let out = fedhe(&[
+        "simulate",
+        "--config",
+        &temp_file("baseline-recipe.toml", &text),
+        "--check",
+    ]);
+    assert_fails_with(&out, "takes no recipe");
 }
 
 const PRIVATE: &str = r#"

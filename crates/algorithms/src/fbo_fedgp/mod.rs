@@ -117,7 +117,7 @@ pub use model::{
 pub use params::{
     BetaSchedule, FboFedGpParams, FitStart, GlobalSteps, GlobalTrend, HyperLikelihood,
     HyperparameterMode, InitialDesign, KernelKind, LengthscalePrior, LocalScaling, LocalSteps,
-    Method, PriorMean, SupportGrowth, SupportSelection, ValidParams,
+    Method, PriorMean, SupportGrowth, SupportSelection, ValidParams, PRIVATE_RECIPE_EPSILON,
 };
 pub use run::{
     check_networked, pooled_map, run, run_member, run_observed, run_roster, simulated_client_seed,

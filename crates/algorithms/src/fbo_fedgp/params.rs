@@ -678,6 +678,11 @@ pub struct FboFedGpParams {
     pub privacy: crate::privacy::Privacy,
 }
 
+/// The budget ε per member (its whole data, δ = 1e-6) of the private recipe
+/// when none is named: `fedhe demo`'s, `fedhe study create`'s and a
+/// `recipe = "private"` config's.
+pub const PRIVATE_RECIPE_EPSILON: f64 = 4.0;
+
 impl FboFedGpParams {
     /// The paper's synthetic protocol (§5.1): `M` = 10, `|D_i|` = 4, `T` = 50,
     /// GP-UCB, `|S|` = 16, `p_t = 1 − 1/√t`, with fedhe's MAP fit.
@@ -757,6 +762,59 @@ impl FboFedGpParams {
             ..Self::paper_defaults()
         }
         .private(epsilon)
+    }
+
+    /// `given` settings over [`FboFedGpParams::private_recipe`] for their own
+    /// `members` and `rounds` at `epsilon` (each setting given replaces the
+    /// recipe's, `privacy` included): how a study's or a config's settings
+    /// resolve to the private recipe, in one place (`fedhe study create`,
+    /// and a `fedhe simulate` run naming `recipe = "private"`).
+    pub fn over_private_recipe(
+        members: usize,
+        rounds: usize,
+        epsilon: f64,
+        given: serde_json::Map<String, serde_json::Value>,
+    ) -> Result<serde_json::Map<String, serde_json::Value>, AlgorithmError> {
+        let recipe = Self::private_recipe(members, rounds, epsilon);
+        let mut settings = match serde_json::to_value(recipe) {
+            Ok(serde_json::Value::Object(map)) => map,
+            _ => return Err(config("recipe", "the private recipe did not serialise")),
+        };
+        settings.extend(given);
+        Ok(settings)
+    }
+
+    /// `settings` with a `recipe` key resolved: `"private"` starts from
+    /// [`FboFedGpParams::over_private_recipe`] (`members` and `rounds` then
+    /// required, ε = 4 unless `privacy` says otherwise), `"paper"` (as no
+    /// key) from the paper's defaults. Any other value is refused by name.
+    pub fn resolve_recipe(
+        mut settings: serde_json::Map<String, serde_json::Value>,
+    ) -> Result<serde_json::Map<String, serde_json::Value>, AlgorithmError> {
+        let Some(recipe) = settings.remove("recipe") else {
+            return Ok(settings);
+        };
+        match recipe.as_str() {
+            Some("paper") => Ok(settings),
+            Some("private") => {
+                let count = |key: &'static str| {
+                    settings
+                        .get(key)
+                        .and_then(serde_json::Value::as_u64)
+                        .and_then(|n| usize::try_from(n).ok())
+                        .ok_or_else(|| config(key, "the private recipe needs it, as a count"))
+                };
+                let (members, rounds) = (count("members")?, count("rounds")?);
+                Self::over_private_recipe(members, rounds, PRIVATE_RECIPE_EPSILON, settings)
+            }
+            _ => Err(config(
+                "recipe",
+                format!(
+                    "expected \"private\" or \"paper\", got {}",
+                    fedhe_crypto::text::quote(&recipe.to_string(), 40)
+                ),
+            )),
+        }
     }
 
     /// These settings made a private study at `epsilon` per member (its
@@ -1038,6 +1096,57 @@ mod tests {
             }
         );
         assert_eq!((parsed.initial_points, parsed.support_size), (4, 16));
+    }
+
+    /// `recipe = "private"` resolves to the private recipe for the settings'
+    /// own members and rounds, each other setting given replacing the
+    /// recipe's; `"paper"` is the paper's defaults; anything else, or a
+    /// private recipe without its counts, is refused naming the field.
+    #[test]
+    fn a_named_recipe_is_the_private_recipe_or_the_papers() {
+        let resolve = |json: &str| -> Result<FboFedGpParams, AlgorithmError> {
+            let map = serde_json::from_str(json).unwrap();
+            let settings = FboFedGpParams::resolve_recipe(map)?;
+            Ok(serde_json::from_value(serde_json::Value::Object(settings)).unwrap())
+        };
+        assert_eq!(
+            resolve(r#"{"recipe": "private", "members": 3, "rounds": 7}"#).unwrap(),
+            FboFedGpParams::private_recipe(3, 7, PRIVATE_RECIPE_EPSILON)
+        );
+        assert_eq!(
+            resolve(
+                r#"{"recipe": "private", "members": 3, "rounds": 7, "support_size": 8,
+                    "privacy": {"mode": "dp", "epsilon": 1.0}}"#
+            )
+            .unwrap(),
+            FboFedGpParams {
+                support_size: 8,
+                ..FboFedGpParams::private_recipe(3, 7, 1.0)
+            }
+        );
+        assert_eq!(
+            resolve(r#"{"recipe": "paper", "members": 3, "rounds": 7}"#).unwrap(),
+            FboFedGpParams {
+                members: 3,
+                rounds: 7,
+                ..FboFedGpParams::paper_defaults()
+            }
+        );
+        for (json, field) in [
+            (
+                r#"{"recipe": "privat", "members": 3, "rounds": 7}"#,
+                "recipe",
+            ),
+            (r#"{"recipe": 1, "members": 3, "rounds": 7}"#, "recipe"),
+            (r#"{"recipe": "private", "rounds": 7}"#, "members"),
+            (
+                r#"{"recipe": "private", "members": 3, "rounds": -1}"#,
+                "rounds",
+            ),
+        ] {
+            let e = resolve(json).unwrap_err().to_string();
+            assert!(e.contains(field), "{json}: {e}");
+        }
     }
 
     #[test]

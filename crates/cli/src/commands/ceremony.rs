@@ -395,7 +395,7 @@ pub struct StudyShowArgs {
 
 /// The private FBO-FedGP recipe's budget a study gets when its settings
 /// name none: ε per member for all its data (δ = 1e-6).
-pub const DEFAULT_STUDY_EPSILON: f64 = 4.0;
+pub const DEFAULT_STUDY_EPSILON: f64 = fedhe_algorithms::fbo_fedgp::PRIVATE_RECIPE_EPSILON;
 
 /// The rounds an FBO-FedGP study runs when its settings name none.
 pub const DEFAULT_STUDY_ROUNDS: usize = 15;
@@ -455,18 +455,9 @@ pub fn resolve_study_config(
             .and_then(|m| usize::try_from(m).ok())
             .ok_or_else(|| CliError::Usage("--config settings.members: not a count".into()))?,
     };
-    let recipe = FboFedGpParams::private_recipe(members, rounds, DEFAULT_STUDY_EPSILON);
-    let mut settings = match serde_json::to_value(recipe) {
-        Ok(serde_json::Value::Object(map)) => map,
-        _ => {
-            return Err(CliError::Usage(
-                "the default settings did not serialise".into(),
-            ))
-        }
-    };
-    for (k, v) in given {
-        settings.insert(k, v);
-    }
+    let settings =
+        FboFedGpParams::over_private_recipe(members, rounds, DEFAULT_STUDY_EPSILON, given)
+            .map_err(|e| CliError::Usage(format!("--config settings: {e}")))?;
     object.insert("settings".into(), serde_json::Value::Object(settings));
     Ok(config)
 }

@@ -20,7 +20,7 @@ pub struct ReportArgs {
     /// `plots/` are written there.
     pub dir: PathBuf,
     /// Published results to put beside fedhe's: CSV `task,method,mean,std`
-    /// (e.g. configs/experiments/paper004_table1.csv).
+    /// (e.g. experiments/papers/paper004_table1.csv).
     #[arg(long)]
     pub baseline_table: Option<PathBuf>,
     /// Another library's runs under the same protocol, put beside the

@@ -18,7 +18,8 @@ use std::sync::Arc;
 /// Arguments of `fedhe simulate`.
 #[derive(Args, Debug)]
 pub struct SimulateArgs {
-    /// The experiment config (TOML; see `configs/experiments/`).
+    /// The experiment config (TOML; see `configs/experiments/`, every run
+    /// private, and `experiments/`, the papers' protocols and records).
     #[arg(long)]
     pub config: PathBuf,
     /// Where to write `results.json` and `results.csv`.
@@ -288,14 +289,32 @@ pub fn run_command(args: SimulateArgs) -> Result<(), CliError> {
     let jobs = jobs(&config, &args)?;
     if args.check {
         say!(
-            "{}: valid, {} runs ({} tasks)",
+            "{}: valid, {} runs ({} task(s))",
             config.name,
             jobs.len(),
             args.functions
                 .as_ref()
                 .map_or(config.functions.len(), Vec::len)
         )?;
-        return Ok(());
+        let mut labels: Vec<(&str, fedhe_algorithms::Releases)> = Vec::new();
+        for job in &jobs {
+            let releases = job.method.releases();
+            if labels.contains(&(job.label.as_str(), releases)) {
+                continue;
+            }
+            labels.push((job.label.as_str(), releases));
+            let said = match (releases, job.method.privacy_budget()) {
+                (fedhe_algorithms::Releases::Private, Some((epsilon, delta))) => {
+                    format!("private: ε = {epsilon:.4} at δ = {delta:e} per member by its end")
+                }
+                (fedhe_algorithms::Releases::Private, None) => {
+                    "private: every value noised before it leaves its member (local DP)".into()
+                }
+                (other, _) => other.label().into(),
+            };
+            say!("  {}: {said}", job.label)?;
+        }
+        return say_noise_free(labels.into_iter());
     }
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(args.jobs.unwrap_or(0))
@@ -354,11 +373,22 @@ pub fn run_command(args: SimulateArgs) -> Result<(), CliError> {
                 .collect::<Vec<_>>()
         ) / 1e3
     )?;
-    let mut noise_free: Vec<&str> = results
-        .runs
-        .iter()
-        .filter(|r| r.releases == Some(fedhe_algorithms::Releases::NoiseFree))
-        .map(|r| r.method.as_str())
+    say_noise_free(
+        results
+            .runs
+            .iter()
+            .filter_map(|r| Some((r.method.as_str(), r.releases?))),
+    )
+}
+
+/// Says which runs released noise-free sums, if any (issue 44: a noise-free
+/// run stays possible, labelled so).
+fn say_noise_free<'a>(
+    runs: impl Iterator<Item = (&'a str, fedhe_algorithms::Releases)>,
+) -> Result<(), CliError> {
+    let mut noise_free: Vec<&str> = runs
+        .filter(|(_, r)| *r == fedhe_algorithms::Releases::NoiseFree)
+        .map(|(label, _)| label)
         .collect();
     noise_free.sort_unstable();
     noise_free.dedup();

@@ -145,7 +145,7 @@ mod tests {
     fn paper_table1_reproduces_paper_table5() {
         use fedhe_stats::{holm, wilcoxon};
         let table = BaselineTable::parse(include_str!(
-            "../../../../configs/experiments/paper004_table1.csv"
+            "../../../../experiments/papers/paper004_table1.csv"
         ))
         .unwrap();
         assert_eq!(table.values.len(), 20);

@@ -51,7 +51,7 @@ pub struct DemoArgs {
     /// study (δ = 1e-6): every release carries distributed discrete Gaussian
     /// noise, added by each institution to its own contribution before
     /// encryption.
-    #[arg(long, default_value_t = 4.0)]
+    #[arg(long, default_value_t = fedhe_algorithms::fbo_fedgp::PRIVATE_RECIPE_EPSILON)]
     pub(crate) epsilon: f64,
     /// Release noise-free sums instead (the recipe measured best without
     /// privacy). Not private: the attack suite reconstructs the others'
