@@ -141,7 +141,8 @@ mod synthetic;
 pub use difference::{difference_attack, ConsecutiveView, DifferenceOptions, NewPoints};
 pub use metrics::Recovery;
 pub use reconstruction::{
-    reconstruction_attack, MomentRelease, Reconstruction, ReconstructionOptions, RunView,
+    reconstruction_attack, MomentRelease, NoiseScales, Reconstruction, ReconstructionOptions,
+    RunView,
 };
 pub use synthetic::{noised, test_function, Federation};
 

@@ -20,7 +20,9 @@
 //!
 //! `Σ_r ‖K̇_r − K̇_r(X)‖² + ‖ṁ_r − ṁ_r(X, y(X))‖² + Σ_q (Σy_q − Σy_q(X))² + (Σy²_q − Σy²_q(X))²`
 //!
-//! (each release divided by its norm), by box-constrained Levenberg–Marquardt
+//! (each release divided by its norm, or, when the releases are private,
+//! each entry by its public noise scale: the maximum-likelihood fit under
+//! Gaussian noise), by box-constrained Levenberg–Marquardt
 //! from random starts in `[0, 1]^{m·D}` and from any points given (attack
 //! (a)'s or (b)'s), then an iterated local search from the best fit (one
 //! point moved anywhere, the whole fit refined, kept if better); the fit of
@@ -51,6 +53,23 @@ pub struct RunView<K: Kernel> {
     pub releases: Vec<(LocalSummary, Vec<usize>)>,
     /// Every release of the output moments: the others' part of it.
     pub moments: Vec<MomentRelease>,
+    /// The public scale of the noise on each release, when the releases are
+    /// private: the fit then weights every entry by it (the maximum-
+    /// likelihood fit under Gaussian noise) instead of each release by its
+    /// norm.
+    pub noise: Option<NoiseScales>,
+}
+
+/// The standard deviations of the noise each release carries, in the
+/// summaries' units: public, since the mechanism, its noise multiplier, the
+/// clip and the codec's factors are in the signed spec.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NoiseScales {
+    /// Per summary release, the noise on each entry of `ṁ_S` and on each
+    /// entry of `K̇_SS`.
+    pub releases: Vec<(f64, f64)>,
+    /// Per moment release, the noise on `Σy` and on `Σy²`.
+    pub moments: Vec<(f64, f64)>,
 }
 
 /// The others' part of one release of the output moments, in the
@@ -98,7 +117,8 @@ pub struct Reconstruction {
     pub inputs: Vec<Vec<Vec<f64>>>,
     /// Per other member, its points' values.
     pub values: Vec<Vec<f64>>,
-    /// The fit's cost, each release's residual relative to its norm.
+    /// The fit's cost: each release's residual relative to its norm, or,
+    /// with noise scales, each entry's relative to its noise.
     pub cost: f64,
 }
 
@@ -108,10 +128,12 @@ struct Fit<'a, K: Kernel> {
     /// Per other member, its most points in any release.
     sizes: Vec<usize>,
     dim: usize,
-    /// Per release, `1 / ‖(K̇, ṁ)‖`.
-    weights: Vec<f64>,
-    /// Per moment release, `1 / ‖(Σy, Σy²)‖`.
-    moment_weights: Vec<f64>,
+    /// Per release, the weights of its `ṁ` and its `K̇` entries:
+    /// `1 / ‖(K̇, ṁ)‖` both, or one over each one's noise scale.
+    weights: Vec<(f64, f64)>,
+    /// Per moment release, the weights of `Σy` and `Σy²`: `1 / ‖(Σy, Σy²)‖`
+    /// both, or one over each one's noise scale.
+    moment_weights: Vec<(f64, f64)>,
 }
 
 impl<K: Kernel> Fit<'_, K> {
@@ -173,7 +195,7 @@ impl<K: Kernel> Fit<'_, K> {
             (vec![1e3; len], Vec::new())
         };
         for (r, (summary, counts)) in self.view.releases.iter().enumerate() {
-            let w = self.weights[r];
+            let (w_m, w_k) = self.weights[r];
             let mut k = DMatrix::zeros(s, s);
             for (j, &c) in counts.iter().enumerate() {
                 if c == 0 {
@@ -185,19 +207,19 @@ impl<K: Kernel> Fit<'_, K> {
                 k += &b * a.transpose();
                 for col in 0..c {
                     for i in 0..s {
-                        design[(r * s + i, offsets[j] + col)] = w * b[(i, col)];
+                        design[(r * s + i, offsets[j] + col)] = w_m * b[(i, col)];
                     }
                 }
             }
             for i in 0..s {
                 for l in i..s {
-                    residual.push(w * (summary.k_ss[(i, l)] - k[(i, l)]));
+                    residual.push(w_k * (summary.k_ss[(i, l)] - k[(i, l)]));
                 }
-                target[r * s + i] = w * summary.m_s[i];
+                target[r * s + i] = w_m * summary.m_s[i];
             }
         }
         for (q, release) in self.view.moments.iter().enumerate() {
-            let w = self.moment_weights[q];
+            let w = self.moment_weights[q].0;
             let mut n = 0;
             for (j, &c) in release.counts.iter().enumerate() {
                 for col in 0..c {
@@ -229,7 +251,7 @@ impl<K: Kernel> Fit<'_, K> {
                 .flat_map(|(&c, v)| &v[..c])
                 .map(|v| v * v)
                 .sum();
-            residual.push(self.moment_weights[q] * (release.sum_of_squares - squares));
+            residual.push(self.moment_weights[q].1 * (release.sum_of_squares - squares));
         }
         (residual, values)
     }
@@ -273,14 +295,29 @@ pub fn reconstruction_attack<K: Kernel, R: Rng + ?Sized>(
             *m = (*m).max(c);
         }
     }
-    let weights = view
-        .releases
-        .iter()
-        .map(|(summary, _)| {
-            let norm = (summary.k_ss.norm_squared() + summary.m_s.norm_squared()).sqrt();
-            1.0 / norm.max(f64::MIN_POSITIVE)
-        })
-        .collect();
+    let scale = |sd: f64| 1.0 / sd.max(f64::MIN_POSITIVE);
+    let weights = match &view.noise {
+        Some(noise) => {
+            if noise.releases.len() != view.releases.len()
+                || noise.moments.len() != view.moments.len()
+            {
+                return Err(AttackError::Dimension("noise scales vs releases"));
+            }
+            noise
+                .releases
+                .iter()
+                .map(|&(m, k)| (scale(m), scale(k)))
+                .collect()
+        }
+        None => view
+            .releases
+            .iter()
+            .map(|(summary, _)| {
+                let w = scale((summary.k_ss.norm_squared() + summary.m_s.norm_squared()).sqrt());
+                (w, w)
+            })
+            .collect(),
+    };
     for release in &view.moments {
         for (j, &c) in release.counts.iter().enumerate() {
             if c > sizes[j] {
@@ -290,11 +327,21 @@ pub fn reconstruction_attack<K: Kernel, R: Rng + ?Sized>(
             }
         }
     }
-    let moment_weights = view
-        .moments
-        .iter()
-        .map(|m| 1.0 / m.sum.hypot(m.sum_of_squares).max(f64::MIN_POSITIVE))
-        .collect();
+    let moment_weights = match &view.noise {
+        Some(noise) => noise
+            .moments
+            .iter()
+            .map(|&(sum, squares)| (scale(sum), scale(squares)))
+            .collect(),
+        None => view
+            .moments
+            .iter()
+            .map(|m| {
+                let w = scale(m.sum.hypot(m.sum_of_squares));
+                (w, w)
+            })
+            .collect(),
+    };
     let fit = Fit {
         view,
         pitc: Pitc::new(&view.kernel, view.noise_variance, &view.support),
@@ -379,6 +426,7 @@ mod tests {
             support: fed.support.clone(),
             releases: vec![(fed.summaries[1].clone(), vec![x.nrows()])],
             moments,
+            noise: None,
         };
         let at_truth = ReconstructionOptions {
             starts: 0,

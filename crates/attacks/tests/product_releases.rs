@@ -21,10 +21,11 @@ use fedhe_algorithms::privacy::{PrivateReleases, ValidDp};
 use fedhe_algorithms::AlgorithmError;
 use fedhe_attacks::{
     difference_attack, reconstruction_attack, subspace_attack, AttackOptions, BlockScales,
-    ConsecutiveView, DifferenceOptions, Federation, MemberView, MomentRelease,
+    ConsecutiveView, DifferenceOptions, Federation, MemberView, MomentRelease, NoiseScales,
     ReconstructionOptions, Recovery, RunView, ValueMethod,
 };
 use fedhe_crypto::{MemberId, PlainSum};
+use fedhe_dp::distributed::ReleaseShape;
 use fedhe_dp::ClipParams;
 use fedhe_gp::sparse::{Dpitc, LocalSummary};
 use fedhe_gp::{KernelParams, Matern52};
@@ -326,6 +327,56 @@ impl Setup {
     fn try_shares_at(&self, dp: ValidDp, z: f64) -> Result<Vec<Vec<f64>>, AlgorithmError> {
         let mut releases = PrivateReleases::new(dp, z, noise_seeds(self.shape.members));
         self.shares_from(&mut releases, self.bound(&dp))
+    }
+    /// The public standard deviation of the noise on the others' part of
+    /// one private summary release, in the summaries' units: `(ṁ_S entries,
+    /// K̇_SS entries)` (the sum of `members − 1` shares at sensitivity 2 in
+    /// units of the clip, times the clip, over the codec's factor).
+    fn summary_noise(&self, releases: &PrivateReleases, bound: f64) -> (f64, f64) {
+        let len = fedhe_gp::sparse::packed_len(self.shape.support);
+        let sd = releases
+            .mechanism(&ReleaseShape {
+                dim: len,
+                l2_sensitivity: 2.0,
+            })
+            .unwrap()
+            .sum_std_dev(self.shape.members - 1)
+            * bound;
+        // The codec's factor of each half, read back through from_channel.
+        let factor = |at: usize| {
+            let mut unit = vec![0.0; len];
+            unit[at] = 1.0;
+            let summary = self.channel.from_channel(&unit).unwrap();
+            summary
+                .m_s
+                .iter()
+                .chain(summary.k_ss.iter())
+                .fold(0.0_f64, |a, v| a.max(v.abs()))
+        };
+        (sd * factor(0), sd * factor(self.shape.support))
+    }
+
+    /// The public standard deviation of the noise on the others' part of
+    /// one private moment release, in the summaries' units: `(Σy, Σy²)` of
+    /// [`Setup::moments`] (Σy² to first order in the noise).
+    fn moment_noise(&self, releases: &PrivateReleases) -> (f64, f64) {
+        let sd = releases
+            .mechanism(&ReleaseShape {
+                dim: 2,
+                l2_sensitivity: STATISTICS_SENSITIVITY,
+            })
+            .unwrap()
+            .sum_std_dev(self.shape.members - 1);
+        let (a, b) = (
+            1.0 / self.scaling.std,
+            -self.scaling.mean / self.scaling.std,
+        );
+        let sum_w = STATISTICS_BOUND * N_MAX * sd;
+        let sum_w2 = STATISTICS_BOUND * STATISTICS_BOUND * N_MAX * sd;
+        (
+            (a * sum_w).abs(),
+            (a * a * sum_w2).hypot(2.0 * a * b * sum_w),
+        )
     }
 
     /// The members' shares of their summaries clipped to `bound`, drawn from
@@ -745,6 +796,7 @@ fn reconstruction_recovery(
     earlier: &[Vec<f64>],
     later: &[Vec<f64>],
     moments: Vec<MomentRelease>,
+    noise: Option<NoiseScales>,
 ) -> Recovery {
     let family = Matern52::new(KernelParams::isotropic(s.shape.dim, 1.0, 1.0).unwrap());
     let others = s.shape.members - 1;
@@ -764,6 +816,7 @@ fn reconstruction_recovery(
             ),
         ],
         moments,
+        noise,
     };
     let mut rng = ChaCha20Rng::seed_from_u64(17);
     let found =
@@ -819,7 +872,7 @@ fn a_whole_runs_statistics_fitted_at_once_give_the_points_away_noise_free() {
     assert!((later.sum - ty.iter().sum::<f64>()).abs() < 1e-9 * ty.len() as f64);
     let squares = ty.iter().map(|y| y * y).sum::<f64>();
     assert!((later.sum_of_squares - squares).abs() < 1e-9 * squares);
-    let r = reconstruction_recovery(&s, &after, &s.summaries(), &after.summaries(), plain);
+    let r = reconstruction_recovery(&s, &after, &s.summaries(), &after.summaries(), plain, None);
     row("attack (c), noise-free summaries and moments", &r);
     assert!(r.inputs_1pct >= 0.9 && r.both_1pct >= 0.9, "{r:?}");
     assert!(!r.within_random_baseline(), "{r:?}");
@@ -839,9 +892,88 @@ fn a_whole_runs_summaries_fitted_at_once_give_nothing_away_once_private() {
     let earlier = s.shares_from(&mut ledger, bound).unwrap();
     let second = after.moments(Some(&mut ledger));
     let later = after.shares_from(&mut ledger, bound).unwrap();
-    let r = reconstruction_recovery(&s, &after, &earlier, &later, vec![first, second]);
+    let moments = vec![first, second];
+    let r = reconstruction_recovery(&s, &after, &earlier, &later, moments.clone(), None);
     row("attack (c), private releases at ε = 4", &r);
     assert!(r.within_random_baseline(), "{r:?}");
+}
+
+/// Attack (c) as the maximum-likelihood fit: the attacker knows the
+/// noise's public scale (mechanism, noise multiplier, clip, codec factors)
+/// and weights every entry of every release by it. On the releases of the
+/// previous test: no more than the random baseline. The scales are checked
+/// against the noise itself, and the same weighting with a tiny scale on the
+/// noise-free releases finds every point (so the test can fail).
+#[test]
+fn a_whole_runs_releases_fitted_by_their_noise_scale_give_nothing_away_once_private() {
+    let s = setup_for(RUN_2D);
+    let after = one_more_point_each(&s);
+    let (dp, z) = private_setting_for(RUN_2D, 4.0);
+    let bound = s.bound(&dp);
+    let mut ledger = PrivateReleases::new(dp, z, noise_seeds(RUN_2D.members));
+    let first = s.moments(Some(&mut ledger));
+    let earlier = s.shares_from(&mut ledger, bound).unwrap();
+    let second = after.moments(Some(&mut ledger));
+    let later = after.shares_from(&mut ledger, bound).unwrap();
+    let moments = vec![first, second];
+    // The scales are the noise's: the private release minus the same
+    // clipped summaries noise-free, entry by entry, has about that spread.
+    let (m_sd, k_sd) = after.summary_noise(&ledger, bound);
+    let noisy = after.channel.from_channel(&Setup::others(&later)).unwrap();
+    let exact = after
+        .channel
+        .from_channel(&Setup::others(&after.clipped(bound)))
+        .unwrap();
+    let spread = |d: Vec<f64>| (d.iter().map(|v| v * v).sum::<f64>() / d.len() as f64).sqrt();
+    let m_spread = spread((&noisy.m_s - &exact.m_s).iter().copied().collect());
+    let k = &noisy.k_ss - &exact.k_ss;
+    let k_spread = spread(
+        (0..k.nrows())
+            .flat_map(|i| (i..k.ncols()).map(move |l| (i, l)))
+            .map(|(i, l)| k[(i, l)])
+            .collect(),
+    );
+    assert!(
+        (0.5..2.0).contains(&(m_spread / m_sd)),
+        "{m_spread} vs {m_sd}"
+    );
+    assert!(
+        (0.8..1.25).contains(&(k_spread / k_sd)),
+        "{k_spread} vs {k_sd}"
+    );
+    let noise = NoiseScales {
+        releases: vec![
+            s.summary_noise(&ledger, bound),
+            after.summary_noise(&ledger, bound),
+        ],
+        moments: vec![s.moment_noise(&ledger), after.moment_noise(&ledger)],
+    };
+    let r = reconstruction_recovery(&s, &after, &earlier, &later, moments, Some(noise));
+    row(
+        "attack (c), private releases at ε = 4, weighted by the noise's scale",
+        &r,
+    );
+    assert!(r.within_random_baseline(), "{r:?}");
+    // The weighting can find points: a tiny scale on every noise-free
+    // release (its noise is the float rounding).
+    let tiny = NoiseScales {
+        releases: vec![(1e-6, 1e-6); 2],
+        moments: vec![(1e-6, 1e-6); 2],
+    };
+    let plain = vec![s.moments(None), after.moments(None)];
+    let r = reconstruction_recovery(
+        &s,
+        &after,
+        &s.summaries(),
+        &after.summaries(),
+        plain,
+        Some(tiny),
+    );
+    row(
+        "attack (c), noise-free releases, weighted by a tiny scale",
+        &r,
+    );
+    assert!(r.inputs_1pct >= 0.9 && r.both_1pct >= 0.9, "{r:?}");
 }
 
 /// One cell of the attack × setting table: recovery within 1 % / 5 % of the
