@@ -258,11 +258,12 @@ pub fn maximize_rff_sample(
     config: &OptimizerConfig,
 ) -> Result<Maximum, BoError> {
     if features.dim() != bounds.dim() {
-        return Err(BoError::Dimension {
+        return Err(fedhe_gp::GpError::Dimension {
             what: "features vs bounds",
             expected: bounds.dim(),
             got: features.dim(),
-        });
+        }
+        .into());
     }
     // Validate once so the closure below cannot fail on sizes.
     features.evaluate_weights(omega, bounds.lower())?;

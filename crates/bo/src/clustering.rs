@@ -54,7 +54,7 @@ fn check_points(points: &DMatrix<f64>, k: usize) -> Result<(), BoError> {
         ));
     }
     if points.iter().any(|v| !v.is_finite()) {
-        return Err(BoError::NonFinite { what: "points" });
+        return Err(fedhe_gp::GpError::NonFinite { what: "points" }.into());
     }
     Ok(())
 }
@@ -109,11 +109,12 @@ pub fn kmeans_from(
 ) -> Result<KMeans, BoError> {
     check_points(points, initial.nrows())?;
     if initial.ncols() != points.ncols() {
-        return Err(BoError::Dimension {
+        return Err(fedhe_gp::GpError::Dimension {
             what: "initial centres",
             expected: points.ncols(),
             got: initial.ncols(),
-        });
+        }
+        .into());
     }
     let (n, d, k) = (points.nrows(), points.ncols(), initial.nrows());
     let mut centres = initial;
@@ -245,11 +246,12 @@ pub fn global_clustering(
     let mut seed_rows = Vec::new();
     for (i, c) in client_centres.iter().enumerate() {
         if c.ncols() != d {
-            return Err(BoError::Dimension {
+            return Err(fedhe_gp::GpError::Dimension {
                 what: "client centres",
                 expected: d,
                 got: c.ncols(),
-            });
+            }
+            .into());
         }
         for r in 0..c.nrows() {
             pool.row_mut(row).copy_from(&c.row(r));

@@ -29,11 +29,12 @@ impl Bounds {
     /// A validated box: same length, finite, `lower < upper` in every coordinate.
     pub fn new(lower: Vec<f64>, upper: Vec<f64>) -> Result<Self, BoError> {
         if lower.len() != upper.len() || lower.is_empty() {
-            return Err(BoError::Dimension {
+            return Err(fedhe_gp::GpError::Dimension {
                 what: "bounds (upper vs lower)",
                 expected: lower.len(),
                 got: upper.len(),
-            });
+            }
+            .into());
         }
         for (l, u) in lower.iter().zip(&upper) {
             if !(l.is_finite() && u.is_finite() && l < u) {

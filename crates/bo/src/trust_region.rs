@@ -111,11 +111,12 @@ impl TrustRegion {
             None => vec![1.0; dim],
             Some(log) => {
                 if log.len() != dim || log.iter().any(|v| !v.is_finite()) {
-                    return Err(BoError::Dimension {
+                    return Err(fedhe_gp::GpError::Dimension {
                         what: "trust region length-scales",
                         expected: dim,
                         got: log.len(),
-                    });
+                    }
+                    .into());
                 }
                 let mean = log.iter().sum::<f64>() / dim as f64;
                 log.iter().map(|l| (l - mean).exp()).collect()

@@ -13,6 +13,15 @@ pub enum GpError {
         /// The offending value.
         value: f64,
     },
+    /// An argument is out of range (the one home of this error for the
+    /// numerical crates: `fedhe-bo` and `fedhe-tasks` wrap [`GpError`]).
+    #[error("invalid {what}: {reason}")]
+    Invalid {
+        /// Which argument.
+        what: &'static str,
+        /// Why it is invalid.
+        reason: String,
+    },
     /// Two inputs disagree in size.
     #[error("dimension mismatch in {what}: expected {expected}, got {got}")]
     Dimension {

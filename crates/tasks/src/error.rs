@@ -1,5 +1,6 @@
 //! The error type of the task crate.
 
+use fedhe_gp::GpError;
 use thiserror::Error;
 
 /// A failure to name, build or evaluate a task; every variant names what is wrong.
@@ -41,30 +42,6 @@ pub enum TaskError {
         /// What is wrong with it.
         reason: String,
     },
-    /// An argument of a benchmark function is out of range.
-    #[error("invalid {what}: {reason}")]
-    Invalid {
-        /// Which argument.
-        what: &'static str,
-        /// Why it is invalid.
-        reason: String,
-    },
-    /// A point has the wrong dimension.
-    #[error("dimension mismatch in {what}: expected {expected}, got {got}")]
-    Dimension {
-        /// What was being checked.
-        what: &'static str,
-        /// The dimension required.
-        expected: usize,
-        /// The dimension given.
-        got: usize,
-    },
-    /// A point contains NaN or infinity.
-    #[error("{what} contains a non-finite value")]
-    NonFinite {
-        /// Which input.
-        what: &'static str,
-    },
     /// The classifier could not be trained.
     #[error("training the classifier of client {client}: {reason}")]
     Training {
@@ -77,9 +54,11 @@ pub enum TaskError {
     /// printed something other than a number, or its journal disagrees).
     #[error("evaluation: {0}")]
     Evaluation(String),
-    /// A GP computation (a GP-sampled function's features) failed.
+    /// A malformed input (`Invalid`, `Dimension`, `NonFinite`: their one
+    /// home is [`GpError`]) or a GP computation (a GP-sampled function's
+    /// features) failed.
     #[error(transparent)]
-    Gp(#[from] fedhe_gp::GpError),
+    Gp(#[from] GpError),
 }
 
 /// A [`TaskError::Config`] error.
@@ -90,10 +69,11 @@ pub(crate) fn config(field: &'static str, reason: impl Into<String>) -> TaskErro
     }
 }
 
-/// A [`TaskError::Invalid`] with a formatted reason.
+/// A [`GpError::Invalid`] (the one home of input errors) with a formatted reason.
 pub(crate) fn invalid(what: &'static str, reason: impl Into<String>) -> TaskError {
-    TaskError::Invalid {
+    GpError::Invalid {
         what,
         reason: reason.into(),
     }
+    .into()
 }

@@ -553,16 +553,18 @@ impl Cec2005 {
     /// The value with the noise magnitude `|N|` given explicitly.
     pub fn evaluate_with_noise(&self, x: &[f64], abs_normal: f64) -> Result<f64, TaskError> {
         if x.len() != self.dim {
-            return Err(TaskError::Dimension {
+            return Err(fedhe_gp::GpError::Dimension {
                 what: "CEC-2005 point",
                 expected: self.dim,
                 got: x.len(),
-            });
+            }
+            .into());
         }
         if x.iter().any(|v| !v.is_finite()) {
-            return Err(TaskError::NonFinite {
+            return Err(fedhe_gp::GpError::NonFinite {
                 what: "CEC-2005 point",
-            });
+            }
+            .into());
         }
         let value = match &self.kind {
             Kind::Shifted {
@@ -711,11 +713,11 @@ mod tests {
         let f = Cec2005::new(1, 2).unwrap();
         assert!(matches!(
             f.evaluate(&[0.0]),
-            Err(TaskError::Dimension { .. })
+            Err(TaskError::Gp(fedhe_gp::GpError::Dimension { .. }))
         ));
         assert!(matches!(
             f.evaluate(&[0.0, f64::NAN]),
-            Err(TaskError::NonFinite { .. })
+            Err(TaskError::Gp(fedhe_gp::GpError::NonFinite { .. }))
         ));
     }
 

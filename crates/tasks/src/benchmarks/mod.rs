@@ -104,14 +104,15 @@ impl Objective {
             Objective::Cec2005(f) => f.evaluate(x),
             _ => {
                 if x.len() != 1 {
-                    return Err(TaskError::Dimension {
+                    return Err(fedhe_gp::GpError::Dimension {
                         what: "point",
                         expected: 1,
                         got: x.len(),
-                    });
+                    }
+                    .into());
                 }
                 if !x[0].is_finite() {
-                    return Err(TaskError::NonFinite { what: "point" });
+                    return Err(fedhe_gp::GpError::NonFinite { what: "point" }.into());
                 }
                 Ok(match self {
                     Objective::Garland => x_armed::garland(x[0]),

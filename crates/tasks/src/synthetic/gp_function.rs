@@ -32,11 +32,12 @@ impl GpSampledFunction {
         seed: u64,
     ) -> Result<Self, TaskError> {
         if bounds.len() != kernel.dim() {
-            return Err(TaskError::Dimension {
+            return Err(fedhe_gp::GpError::Dimension {
                 what: "bounds vs kernel",
                 expected: kernel.dim(),
                 got: bounds.len(),
-            });
+            }
+            .into());
         }
         if !bounds
             .iter()
@@ -71,11 +72,12 @@ impl GpSampledFunction {
     /// `f(x)` and `∇f(x)`.
     pub fn evaluate_with_gradient(&self, x: &[f64]) -> Result<(f64, Vec<f64>), TaskError> {
         if x.len() != self.bounds.len() {
-            return Err(TaskError::Dimension {
+            return Err(fedhe_gp::GpError::Dimension {
                 what: "point",
                 expected: self.bounds.len(),
                 got: x.len(),
-            });
+            }
+            .into());
         }
         let inside = x
             .iter()
