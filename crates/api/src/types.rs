@@ -211,6 +211,15 @@ impl ValuePrecision {
     }
 }
 
+impl From<ValuePrecision> for fedhe_crypto::Precision {
+    fn from(p: ValuePrecision) -> Self {
+        match p {
+            ValuePrecision::OneLimb => Self::OneLimb,
+            ValuePrecision::TwoLimb => Self::TwoLimb,
+        }
+    }
+}
+
 impl std::str::FromStr for ValuePrecision {
     type Err = String;
 
@@ -260,6 +269,23 @@ pub struct StudySpec {
 }
 
 impl StudySpec {
+    /// The encoding this spec fixes for every contribution of its study: a
+    /// ceremony of `members` under `params`, the spec's bound and precision
+    /// (the codec's fractional bits and limbs for them). The one place the
+    /// server and every member make it.
+    pub fn codec(
+        &self,
+        params: &std::sync::Arc<fedhe_crypto::Params>,
+        members: usize,
+    ) -> Result<fedhe_crypto::FixedPointCodec, fedhe_crypto::CodecError> {
+        fedhe_crypto::FixedPointCodec::with_precision(
+            params,
+            members,
+            self.bound,
+            self.precision.into(),
+        )
+    }
+
     /// BLAKE3 of the spec's canonical JSON (fields in declaration order,
     /// object keys sorted), hex: what the administrator signs, each member
     /// records before its first contribution and signs into every

@@ -921,17 +921,11 @@ pub fn run_agent(
         ));
     }
     if valid.method.privacy_quorum().is_some() {
-        let precision = match study.spec.precision {
-            fedhe_api::ValuePrecision::OneLimb => fedhe_crypto::Precision::OneLimb,
-            fedhe_api::ValuePrecision::TwoLimb => fedhe_crypto::Precision::TwoLimb,
-        };
-        let codec = fedhe_crypto::FixedPointCodec::with_precision(
-            &verified.params,
-            members.len(),
-            bound,
-            precision,
-        )
-        .map_err(|e| invalid("settings.channel_bound", e))?;
+        // The bound is the spec's (checked above): the study's own codec.
+        let codec = study
+            .spec
+            .codec(&verified.params, members.len())
+            .map_err(|e| invalid("settings.channel_bound", e))?;
         check_noise_grid(&codec)?;
     }
     // A failed round is retried under the next number (issue 45, item 5);

@@ -595,6 +595,19 @@ pub fn grouped_hex(hex: &str) -> String {
         .join(" ")
 }
 
+/// A study whose signed spec a member accepted: the hash it signs into
+/// every commitment, the spec's bound and the codec the spec fixes
+/// ([`fedhe_api::StudySpec::codec`], the server's too).
+#[derive(Clone, Debug)]
+pub(crate) struct AcceptedStudy {
+    /// The spec's hash.
+    pub(crate) hash: String,
+    /// The spec's bound on every |value|.
+    pub(crate) bound: f64,
+    /// The spec's encoding.
+    pub(crate) codec: FixedPointCodec,
+}
+
 /// A member ready to run rounds of a study.
 pub struct MemberSession {
     client: Client,
@@ -618,9 +631,8 @@ pub struct MemberSession {
     /// it blinds this member's decryption shares and unblinds the combined
     /// share (`fedhe_crypto::result_key`).
     result_key: Option<ResultKey>,
-    /// The studies whose signed spec this member accepted: id → (spec hash,
-    /// bound, precision).
-    studies: std::collections::BTreeMap<String, (String, f64, Precision)>,
+    /// The studies whose signed spec this member accepted, by id.
+    studies: std::collections::BTreeMap<String, AcceptedStudy>,
     rng: Csprng,
     /// How long one round may take before the member gives up.
     pub round_timeout: Duration,
@@ -936,8 +948,7 @@ impl MemberSession {
     /// Returns the seconds it took.
     pub fn prepare_contribution(&mut self, study: &str, values: usize) -> Result<f64, ClientError> {
         let started = Instant::now();
-        let (_, bound, precision) = self.study_terms(study)?;
-        let codec = self.contribution_codec(bound, precision)?;
+        let codec = self.study_terms(study)?.codec.clone();
         let masks = (0..codec.plaintext_count(values))
             .map(|_| fedhe_crypto::EncryptionMask::sample(&self.params, &self.key, &mut self.rng))
             .collect::<Result<Vec<_>, _>>()?;
@@ -1008,10 +1019,10 @@ impl MemberSession {
             )));
         }
         self.policy.check_study(id, study.spec.min_contributors)?;
-        let precision = match study.spec.precision {
-            fedhe_api::ValuePrecision::OneLimb => Precision::OneLimb,
-            fedhe_api::ValuePrecision::TwoLimb => Precision::TwoLimb,
-        };
+        let codec = study
+            .spec
+            .codec(&self.params, self.members.len())
+            .map_err(fedhe_crypto::ChannelError::from)?;
         let hash = study.spec.hash_hex();
         let key = fedhe_api::signing::parse_public_key(&self.admin_key)?;
         fedhe_api::signing::verify_hex(
@@ -1036,14 +1047,20 @@ impl MemberSession {
             }
             Err(_) => keys::write_atomic(&self.state_dir, &file_name(&path), hash.as_bytes(), false)?,
         }
-        self.studies
-            .insert(id.clone(), (hash.clone(), study.spec.bound, precision));
+        self.studies.insert(
+            id.clone(),
+            AcceptedStudy {
+                hash: hash.clone(),
+                bound: study.spec.bound,
+                codec,
+            },
+        );
         Ok(hash)
     }
 
-    /// The spec hash, bound and precision of an accepted study.
-    fn study_terms(&self, study: &str) -> Result<(String, f64, Precision), ClientError> {
-        self.studies.get(study).cloned().ok_or_else(|| {
+    /// An accepted study's terms: its spec hash, bound and codec.
+    pub(crate) fn study_terms(&self, study: &str) -> Result<&AcceptedStudy, ClientError> {
+        self.studies.get(study).ok_or_else(|| {
             ClientError::Usage(format!(
                 "study {study}'s spec has not been accepted (MemberSession::accept_study)"
             ))
@@ -1093,7 +1110,11 @@ impl MemberSession {
         values: &[f64],
         bound: f64,
     ) -> Result<Vec<u8>, ClientError> {
-        let (spec_hash, spec_bound, precision) = self.study_terms(study)?;
+        let AcceptedStudy {
+            hash: spec_hash,
+            bound: spec_bound,
+            codec,
+        } = self.study_terms(study)?.clone();
         if bound != spec_bound {
             return Err(ClientError::Usage(format!(
                 "the bound {bound} is not study {study}'s bound {spec_bound}"
@@ -1110,11 +1131,19 @@ impl MemberSession {
                     .filter(|p| p.study == study && p.values == values.len());
                 let (bytes, c1) = match prepared {
                     Some(p) => {
-                        let codec = self.contribution_codec(bound, precision)?;
                         let v = EncryptedVector::encrypt_with_masks(&codec, values, p.masks)?;
                         (v.to_bytes(&self.params), Some(p.c1))
                     }
-                    None => (self.encrypt_contribution(values, bound, precision)?, None),
+                    None => {
+                        let v = EncryptedVector::encrypt(
+                            &self.params,
+                            &self.key,
+                            &codec,
+                            values,
+                            &mut self.rng,
+                        )?;
+                        (v.to_bytes(&self.params), None)
+                    }
                 };
                 keys::write_atomic(&self.state_dir, &file_name(&path), &bytes, false)?;
                 // The commitment made with the masks is that of these bytes'
@@ -1142,7 +1171,7 @@ impl MemberSession {
     /// ([`verify_commitments`]) and records it, then reveals (uploads) the
     /// committed contribution, signed with the list's hash.
     pub fn reveal(&mut self, study: &str, round: u64) -> Result<Vec<u8>, ClientError> {
-        let (spec_hash, ..) = self.study_terms(study)?;
+        let spec_hash = self.study_terms(study)?.hash.clone();
         let path = self.record("contribution", study, round);
         let bytes = std::fs::read(&path).map_err(|e| {
             ClientError::Usage(format!(
@@ -1313,7 +1342,7 @@ impl MemberSession {
                     .contributions_part(study, round, ListPart::Entries(&unsigned))?;
             fill_signatures(&mut list.contributions, &signed.contributions);
         }
-        let (spec_hash, ..) = self.study_terms(study)?;
+        let spec_hash = self.study_terms(study)?.hash.clone();
         // A contributor checks against the list it recorded before revealing;
         // a member that contributed nothing has only the list served now.
         // (Its signatures were checked before it was recorded.)
@@ -2468,16 +2497,15 @@ impl NetworkSum {
     /// The study's encoding, as every member of the ceremony makes it: the
     /// accepted spec's precision (one limb before the spec is accepted).
     fn codec(&self) -> Result<FixedPointCodec, fedhe_crypto::CodecError> {
-        let precision = self
-            .session
-            .study_terms(&self.study)
-            .map_or(Precision::OneLimb, |(_, _, p)| p);
-        FixedPointCodec::with_precision(
-            &self.session.params,
-            self.session.members.len(),
-            self.bound,
-            precision,
-        )
+        match self.session.study_terms(&self.study) {
+            Ok(accepted) => Ok(accepted.codec.clone()),
+            Err(_) => FixedPointCodec::with_precision(
+                &self.session.params,
+                self.session.members.len(),
+                self.bound,
+                Precision::OneLimb,
+            ),
+        }
     }
 }
 

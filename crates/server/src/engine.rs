@@ -251,11 +251,7 @@ pub fn study_codec(
     members: usize,
     spec: &fedhe_api::StudySpec,
 ) -> Result<FixedPointCodec, String> {
-    let precision = match spec.precision {
-        fedhe_api::ValuePrecision::OneLimb => fedhe_crypto::Precision::OneLimb,
-        fedhe_api::ValuePrecision::TwoLimb => fedhe_crypto::Precision::TwoLimb,
-    };
-    FixedPointCodec::with_precision(params, members, spec.bound, precision).map_err(|e| {
+    spec.codec(params, members).map_err(|e| {
         format!(
             "the study's bound {} and precision {:?} give no encoding: {e}",
             spec.bound, spec.precision
