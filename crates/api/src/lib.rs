@@ -4,6 +4,7 @@
 
 pub mod audit;
 pub mod compact;
+pub mod routes;
 pub mod signing;
 pub mod types;
 

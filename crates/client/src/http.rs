@@ -4,6 +4,7 @@
 //! problem+json errors surfaced with their detail.
 
 use crate::ClientError;
+use fedhe_api::routes;
 use fedhe_api::signing::{
     contribution_statement, request_headers, round_commitment_statement, share_digest_statement,
     sum_digest_statement, upload_statement, HEADER_UPLOAD_SIGNATURE,
@@ -570,7 +571,7 @@ impl Client {
             let after = entries.last().map_or(0, |e: &AuditEntry| e.seq);
             let page: AuditLog = self.json(
                 Method::GET,
-                &format!("/v1/audit?study={}&after={after}", study.as_str()),
+                &format!("{}?study={}&after={after}", routes::AUDIT, study.as_str()),
                 None::<&()>,
             )?;
             if page.entries.is_empty() {
@@ -591,7 +592,10 @@ impl Client {
             let from = entries.last().map_or(after, |e| e.seq);
             let page: AuditLog = self.json(
                 Method::GET,
-                &format!("/v1/ceremonies/{}/audit?after={from}", ceremony.as_str()),
+                &format!(
+                    "{}?after={from}",
+                    routes::fill(routes::CEREMONY_AUDIT, &[&ceremony.as_str()])
+                ),
                 None::<&()>,
             )?;
             if page.entries.is_empty() {
@@ -621,7 +625,7 @@ impl Client {
         };
         self.json(
             Method::PUT,
-            &format!("/v1/ceremonies/{ceremony}/audit-heads/{member}"),
+            &routes::fill(routes::AUDIT_HEAD, &[&ceremony, &member]),
             Some(&signed),
         )
     }
@@ -630,12 +634,16 @@ impl Client {
 
     /// Creates a ceremony (administrator).
     pub fn create_ceremony(&self, spec: &CeremonySpec) -> Result<CeremonyStatus, ClientError> {
-        self.json(Method::POST, "/v1/ceremonies", Some(spec))
+        self.json(Method::POST, routes::CEREMONIES, Some(spec))
     }
 
     /// A ceremony's status.
     pub fn ceremony(&self, id: &str) -> Result<CeremonyStatus, ClientError> {
-        self.json(Method::GET, &format!("/v1/ceremonies/{id}"), None::<&()>)
+        self.json(
+            Method::GET,
+            &routes::fill(routes::CEREMONY, &[&id]),
+            None::<&()>,
+        )
     }
 
     /// A ceremony's status once it has left `phase` or at least `dealt`
@@ -648,7 +656,11 @@ impl Client {
         phase: Option<CeremonyPhase>,
         dealt: Option<usize>,
     ) -> Result<CeremonyStatus, ClientError> {
-        let mut path = format!("/v1/ceremonies/{id}?wait={}", wait.as_secs_f64());
+        let mut path = format!(
+            "{}?wait={}",
+            routes::fill(routes::CEREMONY, &[&id]),
+            wait.as_secs_f64()
+        );
         if let Some(p) = phase {
             path.push_str(&format!("&phase={}", p.as_str()));
         }
@@ -674,7 +686,7 @@ impl Client {
         };
         self.json(
             Method::PUT,
-            &format!("/v1/ceremonies/{ceremony}/commitments/{member}"),
+            &routes::fill(routes::CEREMONY_COMMITMENT, &[&ceremony, &member]),
             Some(&commitment),
         )
     }
@@ -684,7 +696,7 @@ impl Client {
         let (member, _) = self.identity()?;
         let answer = self.send(
             Method::PUT,
-            &format!("/v1/ceremonies/{ceremony}/public-key-shares/{member}"),
+            &routes::fill(routes::PUBLIC_KEY_SHARE, &[&ceremony, &member]),
             share.to_vec(),
             OCTET,
             &[],
@@ -694,8 +706,9 @@ impl Client {
 
     /// One member's revealed public-key share.
     pub fn public_key_share(&self, ceremony: &str, member: &str) -> Result<Vec<u8>, ClientError> {
-        self.bytes(&format!(
-            "/v1/ceremonies/{ceremony}/public-key-shares/{member}"
+        self.bytes(&routes::fill(
+            routes::PUBLIC_KEY_SHARE,
+            &[&ceremony, &member],
         ))
     }
 
@@ -703,14 +716,14 @@ impl Client {
     pub fn transcript(&self, ceremony: &str) -> Result<Transcript, ClientError> {
         self.json(
             Method::GET,
-            &format!("/v1/ceremonies/{ceremony}/transcript"),
+            &routes::fill(routes::TRANSCRIPT, &[&ceremony]),
             None::<&()>,
         )
     }
 
     /// The collective public key's wire bytes.
     pub fn collective_key(&self, ceremony: &str) -> Result<Vec<u8>, ClientError> {
-        self.bytes(&format!("/v1/ceremonies/{ceremony}/collective-key"))
+        self.bytes(&routes::fill(routes::COLLECTIVE_KEY, &[&ceremony]))
     }
 
     /// Uploads this member's threshold dealing (its wire bytes), signed.
@@ -730,7 +743,7 @@ impl Client {
         ));
         let answer = self.send(
             Method::PUT,
-            &format!("/v1/ceremonies/{ceremony}/dealings/{member}"),
+            &routes::fill(routes::DEALING, &[&ceremony, &member]),
             dealing.to_vec(),
             OCTET,
             &[(HEADER_UPLOAD_SIGNATURE, signature)],
@@ -741,8 +754,9 @@ impl Client {
     /// `dealer`'s dealing with only the share sealed to this member.
     pub fn dealing_for_me(&self, ceremony: &str, dealer: &str) -> Result<Vec<u8>, ClientError> {
         let (member, _) = self.identity()?;
-        self.bytes(&format!(
-            "/v1/ceremonies/{ceremony}/dealings/{dealer}/for/{member}"
+        self.bytes(&routes::fill(
+            routes::DEALING_FOR,
+            &[&ceremony, &dealer, &member],
         ))
     }
 
@@ -755,7 +769,7 @@ impl Client {
     ) -> Result<UploadReceipt, ClientError> {
         let answer = self.send(
             Method::PUT,
-            &format!("/v1/ceremonies/{ceremony}/result-keys"),
+            &routes::fill(routes::RESULT_KEYS, &[&ceremony]),
             dealing.to_vec(),
             OCTET,
             &[],
@@ -767,7 +781,7 @@ impl Client {
     /// bytes), or `None` while it has not been dealt (404).
     pub fn result_key_for_me(&self, ceremony: &str) -> Result<Option<Vec<u8>>, ClientError> {
         let (member, _) = self.identity()?;
-        match self.bytes(&format!("/v1/ceremonies/{ceremony}/result-keys/{member}")) {
+        match self.bytes(&routes::fill(routes::RESULT_KEY, &[&ceremony, &member])) {
             Ok(bytes) => Ok(Some(bytes)),
             Err(ClientError::Problem { problem, .. }) if problem.status == 404 => Ok(None),
             Err(e) => Err(e),
@@ -783,7 +797,7 @@ impl Client {
         let (member, _) = self.identity()?;
         self.json(
             Method::PUT,
-            &format!("/v1/ceremonies/{ceremony}/dealing-verdicts/{member}"),
+            &routes::fill(routes::DEALING_VERDICT, &[&ceremony, &member]),
             Some(verdict),
         )
     }
@@ -793,7 +807,7 @@ impl Client {
     /// Creates a study (administrator): the spec and the administrator's
     /// signature of its hash.
     pub fn create_study(&self, spec: &SignedStudySpec) -> Result<StudyStatus, ClientError> {
-        self.json(Method::POST, "/v1/studies", Some(spec))
+        self.json(Method::POST, routes::STUDIES, Some(spec))
     }
 
     /// A study.
@@ -802,8 +816,11 @@ impl Client {
     /// study's (a server serving study C's signed spec for study D, issue 45
     /// item 8) is refused here, before anything uses it.
     pub fn study(&self, id: &str) -> Result<StudyStatus, ClientError> {
-        let status: StudyStatus =
-            self.json(Method::GET, &format!("/v1/studies/{id}"), None::<&()>)?;
+        let status: StudyStatus = self.json(
+            Method::GET,
+            &routes::fill(routes::STUDY, &[&id]),
+            None::<&()>,
+        )?;
         if status.spec.id != id {
             return Err(ClientError::Verification(format!(
                 "the server served the spec of study {} for study {}",
@@ -818,7 +835,7 @@ impl Client {
     pub fn open_round(&self, study: &str, round: u64) -> Result<RoundStatus, ClientError> {
         self.json(
             Method::PUT,
-            &format!("/v1/studies/{study}/rounds/{round}"),
+            &routes::fill(routes::ROUND, &[&study, &round]),
             None::<&()>,
         )
     }
@@ -832,7 +849,8 @@ impl Client {
         since: Option<i64>,
     ) -> Result<RoundStatus, ClientError> {
         let mut path = format!(
-            "/v1/studies/{study}/rounds/{round}?wait={}",
+            "{}?wait={}",
+            routes::fill(routes::ROUND, &[&study, &round]),
             wait.as_secs_f64()
         );
         if let Some(v) = since {
@@ -847,16 +865,17 @@ impl Client {
         let (member, _) = self.identity()?;
         self.json(
             Method::PUT,
-            &format!("/v1/studies/{study}/rounds/{round}/decryption-claims/{member}"),
+            &routes::fill(routes::DECRYPTION_CLAIM, &[&study, &round, &member]),
             None::<&()>,
         )
     }
 
-    /// Uploads `bytes` to this member's `slot` of a round, with `signature`
-    /// of the upload's statement.
+    /// Uploads `bytes` to this member's slot of a round (`slot`, a route
+    /// with captures study, round and member), with `signature` of the
+    /// upload's statement.
     fn upload(
         &self,
-        slot: &str,
+        slot: &'static str,
         study: &str,
         round: u64,
         bytes: &[u8],
@@ -865,7 +884,7 @@ impl Client {
         let (member, _) = self.identity()?;
         let answer = self.send(
             Method::PUT,
-            &format!("/v1/studies/{study}/rounds/{round}/{slot}/{member}"),
+            &routes::fill(slot, &[&study, &round, &member]),
             bytes.to_vec(),
             OCTET,
             &[(HEADER_UPLOAD_SIGNATURE, signature)],
@@ -907,7 +926,7 @@ impl Client {
         };
         self.json(
             Method::PUT,
-            &format!("/v1/studies/{study}/rounds/{round}/commitments/{member}"),
+            &routes::fill(routes::ROUND_COMMITMENT, &[&study, &round, &member]),
             Some(&commitment),
         )
     }
@@ -930,7 +949,7 @@ impl Client {
         round: u64,
         part: ListPart<'_>,
     ) -> Result<CommitmentList, ClientError> {
-        self.list_part(study, round, "commitments", part)
+        self.list_part(routes::ROUND_COMMITMENTS, study, round, part)
     }
 
     /// Reveals (uploads) this member's committed contribution, signed with
@@ -951,7 +970,7 @@ impl Client {
             hash.as_bytes(),
             list_hash,
         ));
-        self.upload("contributions", study, round, bytes, signature)
+        self.upload(routes::CONTRIBUTION, study, round, bytes, signature)
     }
 
     /// Uploads this member's decryption share.
@@ -970,7 +989,7 @@ impl Client {
             round,
             hash.as_bytes(),
         ));
-        self.upload("decryption-shares", study, round, bytes, signature)
+        self.upload(routes::DECRYPTION_SHARE, study, round, bytes, signature)
     }
 
     /// Uploads this member's signed digest of its own contribution
@@ -999,7 +1018,7 @@ impl Client {
             aggregate_hash,
             digest,
         ));
-        self.upload("sum-digests", study, round, digest, signature)
+        self.upload(routes::SUM_DIGEST, study, round, digest, signature)
     }
 
     /// The contributors' signed digests of a round, waiting up to `wait` until
@@ -1011,7 +1030,14 @@ impl Client {
         count: usize,
         wait: Duration,
     ) -> Result<SumDigestList, ClientError> {
-        self.digests("sum-digests", study, round, count, wait, ListPart::All)
+        self.digests(
+            routes::SUM_DIGESTS,
+            study,
+            round,
+            count,
+            wait,
+            ListPart::All,
+        )
     }
 
     /// `part` of [`Self::sum_digests`] (as for
@@ -1024,7 +1050,7 @@ impl Client {
         wait: Duration,
         part: ListPart<'_>,
     ) -> Result<SumDigestList, ClientError> {
-        self.digests("sum-digests", study, round, count, wait, part)
+        self.digests(routes::SUM_DIGESTS, study, round, count, wait, part)
     }
 
     /// Uploads this member's signed digest of its own decryption share, made
@@ -1055,7 +1081,7 @@ impl Client {
             decrypting_set,
             digest,
         ));
-        self.upload("share-digests", study, round, digest, signature)
+        self.upload(routes::SHARE_DIGEST, study, round, digest, signature)
     }
 
     /// The share makers' signed digests of their decryption shares, waiting
@@ -1067,27 +1093,35 @@ impl Client {
         count: usize,
         wait: Duration,
     ) -> Result<SumDigestList, ClientError> {
-        self.digests("share-digests", study, round, count, wait, ListPart::All)
+        self.digests(
+            routes::SHARE_DIGESTS,
+            study,
+            round,
+            count,
+            wait,
+            ListPart::All,
+        )
     }
 
-    /// `part` of the signed list `list` of a round (`?signatures=`,
-    /// `?members=`).
+    /// `part` of the signed list `list` (a route with captures study and
+    /// round) of a round (`?signatures=`, `?members=`).
     fn list_part<T: serde::de::DeserializeOwned + CompactList>(
         &self,
+        list: &'static str,
         study: &str,
         round: u64,
-        list: &str,
         part: ListPart<'_>,
     ) -> Result<T, ClientError> {
         self.list(&format!(
-            "/v1/studies/{study}/rounds/{round}/{list}{}",
+            "{}{}",
+            routes::fill(list, &[&study, &round]),
             part.query()
         ))
     }
 
     fn digests(
         &self,
-        kind: &str,
+        kind: &'static str,
         study: &str,
         round: u64,
         count: usize,
@@ -1096,7 +1130,8 @@ impl Client {
     ) -> Result<SumDigestList, ClientError> {
         let signatures = part.query().replace('?', "&");
         self.list(&format!(
-            "/v1/studies/{study}/rounds/{round}/{kind}?count={count}&wait={}{signatures}",
+            "{}?count={count}&wait={}{signatures}",
+            routes::fill(kind, &[&study, &round]),
             wait.as_secs_f64()
         ))
     }
@@ -1127,9 +1162,7 @@ impl Client {
     /// The combined decryption share of a finished round
     /// (`fedhe_crypto::CombinedShare` bytes).
     pub fn combined_share(&self, study: &str, round: u64) -> Result<Vec<u8>, ClientError> {
-        self.bytes(&format!(
-            "/v1/studies/{study}/rounds/{round}/combined-share"
-        ))
+        self.bytes(&routes::fill(routes::COMBINED_SHARE, &[&study, &round]))
     }
 
     /// The signed contributions of a round and the aggregate's hash.
@@ -1146,7 +1179,7 @@ impl Client {
         round: u64,
         part: ListPart<'_>,
     ) -> Result<ContributionList, ClientError> {
-        self.list_part(study, round, "contributions", part)
+        self.list_part(routes::CONTRIBUTIONS, study, round, part)
     }
 
     /// The server's counters, Prometheus text (administrator).
@@ -1156,7 +1189,7 @@ impl Client {
 
     /// A link to the server's `/ui` pages for a browser (administrator).
     pub fn ui_ticket(&self) -> Result<UiTicket, ClientError> {
-        self.json(Method::POST, "/v1/ui-tickets", None::<&()>)
+        self.json(Method::POST, routes::UI_TICKETS, None::<&()>)
     }
 
     /// The signed decryption shares of a round and the aggregate's hash.
@@ -1176,7 +1209,7 @@ impl Client {
         round: u64,
         part: ListPart<'_>,
     ) -> Result<DecryptionShareList, ClientError> {
-        self.list_part(study, round, "decryption-shares", part)
+        self.list_part(routes::DECRYPTION_SHARES, study, round, part)
     }
 
     /// One member's decryption share.
@@ -1186,8 +1219,9 @@ impl Client {
         round: u64,
         member: &str,
     ) -> Result<Vec<u8>, ClientError> {
-        self.bytes(&format!(
-            "/v1/studies/{study}/rounds/{round}/decryption-shares/{member}"
+        self.bytes(&routes::fill(
+            routes::DECRYPTION_SHARE,
+            &[&study, &round, &member],
         ))
     }
 
@@ -1198,8 +1232,9 @@ impl Client {
         round: u64,
         member: &str,
     ) -> Result<Vec<u8>, ClientError> {
-        self.bytes(&format!(
-            "/v1/studies/{study}/rounds/{round}/contributions/{member}"
+        self.bytes(&routes::fill(
+            routes::CONTRIBUTION,
+            &[&study, &round, &member],
         ))
     }
 
@@ -1211,16 +1246,15 @@ impl Client {
         wait: Duration,
     ) -> Result<Vec<u8>, ClientError> {
         self.bytes(&format!(
-            "/v1/studies/{study}/rounds/{round}/aggregate?wait={}",
+            "{}?wait={}",
+            routes::fill(routes::AGGREGATE, &[&study, &round]),
             wait.as_secs_f64()
         ))
     }
 
     /// The carries of a round's aggregate (`fedhe_crypto::C1Carries` bytes).
     pub fn aggregate_carries(&self, study: &str, round: u64) -> Result<Vec<u8>, ClientError> {
-        self.bytes(&format!(
-            "/v1/studies/{study}/rounds/{round}/aggregate-carries"
-        ))
+        self.bytes(&routes::fill(routes::AGGREGATE_CARRIES, &[&study, &round]))
     }
 
     /// The result, waiting up to `wait` for it.
@@ -1233,7 +1267,8 @@ impl Client {
         self.json(
             Method::GET,
             &format!(
-                "/v1/studies/{study}/rounds/{round}/result?wait={}",
+                "{}?wait={}",
+                routes::fill(routes::RESULT, &[&study, &round]),
                 wait.as_secs_f64()
             ),
             None::<&()>,
@@ -1242,7 +1277,7 @@ impl Client {
 
     /// `GET /readyz` answers 200.
     pub fn ready(&self) -> bool {
-        self.send(Method::GET, "/readyz", Vec::new(), JSON, &[])
+        self.send(Method::GET, routes::READYZ, Vec::new(), JSON, &[])
             .is_ok()
     }
 }

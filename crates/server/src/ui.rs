@@ -89,7 +89,7 @@ fn authorized(state: &AppState, headers: &HeaderMap) -> bool {
 
 /// A link to the `/ui` pages for a browser, valid for five minutes
 /// (administrator).
-#[utoipa::path(post, path = "/v1/ui-tickets", tag = "operations",
+#[utoipa::path(post, path = fedhe_api::routes::UI_TICKETS, tag = "operations",
     security(("admin" = [])),
     responses((status = 201, body = UiTicket),
         (status = 401, body = fedhe_api::Problem, content_type = "application/problem+json")))]

@@ -96,7 +96,7 @@ async fn ceremony_status(state: &AppState, id: &str) -> ApiResult<CeremonyStatus
 }
 
 /// Create a ceremony (administrator).
-#[utoipa::path(post, path = "/v1/ceremonies", tag = "ceremonies",
+#[utoipa::path(post, path = fedhe_api::routes::CEREMONIES, tag = "ceremonies",
     request_body = CeremonySpec,
     security(("admin" = [])),
     responses(
@@ -169,7 +169,7 @@ async fn create_ceremony(State(state): Shared, req: Incoming) -> ApiResult<Respo
 /// on each other make one request per step rather than one per poll (at 100
 /// members, polling every 100 ms was tens of thousands of signed requests
 /// per ceremony).
-#[utoipa::path(get, path = "/v1/ceremonies/{ceremony}", tag = "ceremonies",
+#[utoipa::path(get, path = fedhe_api::routes::CEREMONY, tag = "ceremonies",
     params(("ceremony" = String, Path, description = "Ceremony id"),
         ("wait" = Option<f64>, Query, description = "Seconds to wait for the condition below"),
         ("phase" = Option<CeremonyPhase>, Query, description = "Answer once the ceremony is no longer in this phase"),
@@ -215,7 +215,7 @@ async fn get_ceremony(
 }
 
 /// Commit to a public-key share: BLAKE3 of its wire bytes, signed.
-#[utoipa::path(put, path = "/v1/ceremonies/{ceremony}/commitments/{member}", tag = "ceremonies",
+#[utoipa::path(put, path = fedhe_api::routes::CEREMONY_COMMITMENT, tag = "ceremonies",
     params(("ceremony" = String, Path), ("member" = String, Path)),
     request_body = Commitment,
     security(("member" = [])),
@@ -257,7 +257,7 @@ async fn put_commitment(
 }
 
 /// Reveal a public-key share (its hash must match the commitment).
-#[utoipa::path(put, path = "/v1/ceremonies/{ceremony}/public-key-shares/{member}", tag = "ceremonies",
+#[utoipa::path(put, path = fedhe_api::routes::PUBLIC_KEY_SHARE, tag = "ceremonies",
     params(("ceremony" = String, Path), ("member" = String, Path)),
     request_body(content = String, content_type = "application/octet-stream", description = "PublicKeyShare wire object"),
     security(("member" = [])),
@@ -331,7 +331,7 @@ async fn put_public_key_share(
 }
 
 /// A revealed public-key share.
-#[utoipa::path(get, path = "/v1/ceremonies/{ceremony}/public-key-shares/{member}", tag = "ceremonies",
+#[utoipa::path(get, path = fedhe_api::routes::PUBLIC_KEY_SHARE, tag = "ceremonies",
     params(("ceremony" = String, Path), ("member" = String, Path)),
     security(("admin" = []), ("member" = [])),
     responses((status = 200, content_type = "application/octet-stream", body = String),
@@ -350,7 +350,7 @@ async fn get_public_key_share(
 }
 
 /// The transcript of a complete ceremony.
-#[utoipa::path(get, path = "/v1/ceremonies/{ceremony}/transcript", tag = "ceremonies",
+#[utoipa::path(get, path = fedhe_api::routes::TRANSCRIPT, tag = "ceremonies",
     params(("ceremony" = String, Path)),
     security(("admin" = []), ("member" = [])),
     responses((status = 200, body = Transcript),
@@ -378,7 +378,7 @@ async fn get_transcript(
 }
 
 /// The collective public key (CollectivePublicKey wire object).
-#[utoipa::path(get, path = "/v1/ceremonies/{ceremony}/collective-key", tag = "ceremonies",
+#[utoipa::path(get, path = fedhe_api::routes::COLLECTIVE_KEY, tag = "ceremonies",
     params(("ceremony" = String, Path)),
     security(("admin" = []), ("member" = [])),
     responses((status = 200, content_type = "application/octet-stream", body = String),
@@ -406,7 +406,7 @@ fn threshold_of(c: &crate::store::CeremonyRow) -> ApiResult<usize> {
 
 /// Upload a threshold dealing: the member's Shamir commitment and its
 /// shares sealed to every member (t-of-n ceremonies, phase `dealing`).
-#[utoipa::path(put, path = "/v1/ceremonies/{ceremony}/dealings/{member}", tag = "ceremonies",
+#[utoipa::path(put, path = fedhe_api::routes::DEALING, tag = "ceremonies",
     params(("ceremony" = String, Path), ("member" = String, Path)),
     request_body(content = String, content_type = "application/octet-stream", description = "ThresholdDealing wire object"),
     security(("member" = [])),
@@ -529,7 +529,7 @@ async fn put_dealing(
 /// A dealer's commitment with only the share sealed to `recipient`
 /// (ThresholdDealing wire object). The sealed share authenticates its dealer
 /// to its recipient; the commitment is checked against it.
-#[utoipa::path(get, path = "/v1/ceremonies/{ceremony}/dealings/{dealer}/for/{recipient}", tag = "ceremonies",
+#[utoipa::path(get, path = fedhe_api::routes::DEALING_FOR, tag = "ceremonies",
     params(("ceremony" = String, Path), ("dealer" = String, Path), ("recipient" = String, Path)),
     security(("member" = [])),
     responses((status = 200, content_type = "application/octet-stream", body = String),
@@ -555,7 +555,7 @@ async fn get_dealing_for(
 /// A member's verdict on the Shamir shares it received (t-of-n
 /// ceremonies): every member accepting completes the ceremony, a refusal
 /// naming the dealer fails it.
-#[utoipa::path(put, path = "/v1/ceremonies/{ceremony}/dealing-verdicts/{member}", tag = "ceremonies",
+#[utoipa::path(put, path = fedhe_api::routes::DEALING_VERDICT, tag = "ceremonies",
     params(("ceremony" = String, Path), ("member" = String, Path)),
     request_body = DealingVerdict,
     security(("member" = [])),

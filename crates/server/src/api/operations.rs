@@ -31,7 +31,7 @@ pub(crate) fn router() -> OpenApiRouter<Arc<AppState>> {
 /// The audit trail of a study (`?study=S`) or a ceremony (`?ceremony=C`),
 /// oldest first: every state change with its actor, ids and hashes
 /// (administrator). `after=SEQ` and `limit=N` (at most 10000) page it.
-#[utoipa::path(get, path = "/v1/audit", tag = "audit",
+#[utoipa::path(get, path = fedhe_api::routes::AUDIT, tag = "audit",
     params(("study" = Option<String>, Query, description = "The study's entries"),
         ("ceremony" = Option<String>, Query, description = "The ceremony's entries"),
         ("after" = Option<i64>, Query, description = "Only entries with a larger seq"),
@@ -83,7 +83,7 @@ fn page(req: &super::Received) -> ApiResult<(i64, i64)> {
 /// (`fedhe_api::audit`): for the administrator and the ceremony's members,
 /// who verify it (`fedhe audit --verify`). `after=SEQ` and `limit=N` (at
 /// most 10000) page it.
-#[utoipa::path(get, path = "/v1/ceremonies/{ceremony}/audit", tag = "audit",
+#[utoipa::path(get, path = fedhe_api::routes::CEREMONY_AUDIT, tag = "audit",
     params(("ceremony" = String, Path, description = "Ceremony id"),
         ("after" = Option<i64>, Query, description = "Only entries with a larger seq"),
         ("limit" = Option<i64>, Query, description = "At most this many (default and maximum 10000)")),
@@ -117,7 +117,7 @@ async fn get_ceremony_audit(
 /// ceremony's chain with that value; it is recorded as an entry of the
 /// trail (`audit.head_signed`, the signature in its detail), so every
 /// member verifying the trail holds the server to it.
-#[utoipa::path(put, path = "/v1/ceremonies/{ceremony}/audit-heads/{member}", tag = "audit",
+#[utoipa::path(put, path = fedhe_api::routes::AUDIT_HEAD, tag = "audit",
     params(("ceremony" = String, Path), ("member" = String, Path)),
     request_body = SignedAuditHead,
     security(("member" = [])),
@@ -169,14 +169,14 @@ async fn put_audit_head(
 }
 
 /// Liveness: the process answers.
-#[utoipa::path(get, path = "/healthz", tag = "operations", responses((status = 200, description = "ok")))]
+#[utoipa::path(get, path = fedhe_api::routes::HEALTHZ, tag = "operations", responses((status = 200, description = "ok")))]
 async fn healthz() -> &'static str {
     "ok\n"
 }
 
 /// Readiness: the store answers (and, on SQLite, no commit failed to reach
 /// the disk).
-#[utoipa::path(get, path = "/readyz", tag = "operations",
+#[utoipa::path(get, path = fedhe_api::routes::READYZ, tag = "operations",
     responses((status = 200, description = "ready"), (status = 503, body = Problem, content_type = "application/problem+json")))]
 async fn readyz(State(state): Shared) -> ApiResult<&'static str> {
     state.store.ping().await.map_err(|_| {
@@ -188,7 +188,7 @@ async fn readyz(State(state): Shared) -> ApiResult<&'static str> {
 }
 
 /// Prometheus metrics (text format; administrator's bearer token).
-#[utoipa::path(get, path = "/metrics", tag = "operations", security(("admin" = [])),
+#[utoipa::path(get, path = fedhe_api::routes::METRICS, tag = "operations", security(("admin" = [])),
     responses((status = 200, description = "Prometheus text exposition", content_type = "text/plain", body = String)))]
 async fn metrics(State(state): Shared) -> ApiResult<Response> {
     let rounds = state.store.round_counts().await?;
@@ -201,7 +201,7 @@ async fn metrics(State(state): Shared) -> ApiResult<Response> {
 }
 
 /// This OpenAPI 3.1 document.
-#[utoipa::path(get, path = "/openapi.json", tag = "operations",
+#[utoipa::path(get, path = fedhe_api::routes::OPENAPI, tag = "operations",
     responses((status = 200, description = "OpenAPI 3.1", content_type = "application/json", body = Object)))]
 async fn openapi_json(
     axum::Extension(doc): axum::Extension<Arc<utoipa::openapi::OpenApi>>,

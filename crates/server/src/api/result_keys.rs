@@ -25,7 +25,7 @@ pub(crate) fn router() -> OpenApiRouter<Arc<AppState>> {
 /// Upload the result key sealed to every member of the ceremony
 /// (`fedhe_crypto::ResultKeyDealing` bytes). Only the ceremony's first member
 /// by id deals; the same dealing again is 200, another 409.
-#[utoipa::path(put, path = "/v1/ceremonies/{ceremony}/result-keys", tag = "ceremonies",
+#[utoipa::path(put, path = fedhe_api::routes::RESULT_KEYS, tag = "ceremonies",
     params(("ceremony" = String, Path)),
     request_body(content = String, content_type = "application/octet-stream", description = "ResultKeyDealing wire bytes"),
     security(("member" = [])),
@@ -97,7 +97,7 @@ async fn put_result_keys(
 
 /// The result key sealed to `member` (`fedhe_crypto::SealedResultKey`
 /// bytes), to that member only; 404 until the dealer has dealt.
-#[utoipa::path(get, path = "/v1/ceremonies/{ceremony}/result-keys/{member}", tag = "ceremonies",
+#[utoipa::path(get, path = fedhe_api::routes::RESULT_KEY, tag = "ceremonies",
     params(("ceremony" = String, Path), ("member" = String, Path)),
     security(("member" = [])),
     responses((status = 200, content_type = "application/octet-stream", body = String),

@@ -64,7 +64,7 @@ async fn round_status(state: &AppState, study: &str, round: u64) -> ApiResult<Ro
 }
 
 /// Open a round (idempotent; only the next round after a done or failed one).
-#[utoipa::path(put, path = "/v1/studies/{study}/rounds/{round}", tag = "studies",
+#[utoipa::path(put, path = fedhe_api::routes::ROUND, tag = "studies",
     params(("study" = String, Path), ("round" = u64, Path)),
     security(("admin" = []), ("member" = [])),
     responses((status = 200, body = RoundStatus),
@@ -104,7 +104,7 @@ async fn open_round(
 }
 
 /// A round's status; `?wait=SECS&since=VERSION` waits until its version exceeds `since`.
-#[utoipa::path(get, path = "/v1/studies/{study}/rounds/{round}", tag = "studies",
+#[utoipa::path(get, path = fedhe_api::routes::ROUND, tag = "studies",
     params(("study" = String, Path), ("round" = u64, Path),
         ("wait" = Option<f64>, Query, description = "Long poll: seconds to wait for a change"),
         ("since" = Option<i64>, Query, description = "The version the caller has seen")),
@@ -148,7 +148,7 @@ async fn get_round(
 
 /// Commit to a contribution while the round is `committing`: BLAKE3 of its
 /// wire bytes and its value count, signed with the study spec's hash.
-#[utoipa::path(put, path = "/v1/studies/{study}/rounds/{round}/commitments/{member}", tag = "studies",
+#[utoipa::path(put, path = fedhe_api::routes::ROUND_COMMITMENT, tag = "studies",
     params(("study" = String, Path), ("round" = u64, Path), ("member" = String, Path)),
     request_body = RoundCommitment,
     security(("member" = [])),
@@ -221,7 +221,7 @@ const MAX_VALUES: u64 = 1 << 24;
 
 /// A round's signed commitments; frozen (with its hash) once the round
 /// leaves `committing`.
-#[utoipa::path(get, path = "/v1/studies/{study}/rounds/{round}/commitments", tag = "studies",
+#[utoipa::path(get, path = fedhe_api::routes::ROUND_COMMITMENTS, tag = "studies",
     params(("study" = String, Path), ("round" = u64, Path),
         ("members" = Option<String>, Query, description = "Only these members' entries: member ids separated by commas (default: every entry)"),
         ("signatures" = Option<String>, Query, description = "Whose signatures to include: member ids separated by commas, `none`, or `all` (the default); the others' are empty (the list's hash does not cover signatures)")),
@@ -267,7 +267,7 @@ async fn list_round_commitments(
 /// Claim a place in a t-of-n round's decrypting set (once the aggregate
 /// exists): the first T claimants form the set, and only they upload
 /// decryption shares. Answers the round's status with the set so far.
-#[utoipa::path(put, path = "/v1/studies/{study}/rounds/{round}/decryption-claims/{member}", tag = "studies",
+#[utoipa::path(put, path = fedhe_api::routes::DECRYPTION_CLAIM, tag = "studies",
     params(("study" = String, Path), ("round" = u64, Path), ("member" = String, Path)),
     security(("member" = [])),
     responses((status = 200, body = RoundStatus),
@@ -302,7 +302,7 @@ async fn put_decryption_claim(
 /// The aggregate C = Σ c_i (EncryptedVector wire object); `?wait=SECS` waits
 /// for it. Its hash and the contributions it sums are listed at
 /// `/contributions`.
-#[utoipa::path(get, path = "/v1/studies/{study}/rounds/{round}/aggregate", tag = "studies",
+#[utoipa::path(get, path = fedhe_api::routes::AGGREGATE, tag = "studies",
     params(("study" = String, Path), ("round" = u64, Path),
         ("wait" = Option<f64>, Query, description = "Long poll: seconds to wait for the aggregate")),
     security(("admin" = []), ("member" = [])),
@@ -338,7 +338,7 @@ async fn get_aggregate(
 /// object): with them a member checks the aggregate against the
 /// contributors' c1 commitments (`fedhe_crypto::c1_commitment`). Served
 /// once the aggregate exists.
-#[utoipa::path(get, path = "/v1/studies/{study}/rounds/{round}/aggregate-carries", tag = "studies",
+#[utoipa::path(get, path = fedhe_api::routes::AGGREGATE_CARRIES, tag = "studies",
     params(("study" = String, Path), ("round" = u64, Path)),
     security(("admin" = []), ("member" = [])),
     responses((status = 200, content_type = "application/octet-stream", body = String),
@@ -360,7 +360,7 @@ async fn get_aggregate_carries(
 /// The combined decryption share `D = Σ_j d_j` of a finished round
 /// (`fedhe_crypto::CombinedShare` bytes; its hash is the result's
 /// `combined_hash`): a member decodes `C0 + D` itself.
-#[utoipa::path(get, path = "/v1/studies/{study}/rounds/{round}/combined-share", tag = "studies",
+#[utoipa::path(get, path = fedhe_api::routes::COMBINED_SHARE, tag = "studies",
     params(("study" = String, Path), ("round" = u64, Path)),
     security(("admin" = []), ("member" = [])),
     responses((status = 200, content_type = "application/octet-stream", body = String),
@@ -386,7 +386,7 @@ async fn get_combined_share(
 /// `.../contributions` and `.../decryption-shares`) and of its blinded
 /// combined share; never a value (the server holds none). `?wait=SECS`
 /// waits for it.
-#[utoipa::path(get, path = "/v1/studies/{study}/rounds/{round}/result", tag = "studies",
+#[utoipa::path(get, path = fedhe_api::routes::RESULT, tag = "studies",
     params(("study" = String, Path), ("round" = u64, Path),
         ("wait" = Option<f64>, Query, description = "Long poll: seconds to wait for the result")),
     security(("admin" = []), ("member" = [])),

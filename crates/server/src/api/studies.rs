@@ -22,7 +22,7 @@ pub(crate) fn router() -> OpenApiRouter<Arc<AppState>> {
 }
 
 /// Create a study (administrator).
-#[utoipa::path(post, path = "/v1/studies", tag = "studies",
+#[utoipa::path(post, path = fedhe_api::routes::STUDIES, tag = "studies",
     request_body = SignedStudySpec,
     security(("admin" = [])),
     responses((status = 201, body = StudyStatus), (status = 200, body = StudyStatus),
@@ -115,7 +115,7 @@ async fn study_status(state: &AppState, id: &str) -> ApiResult<StudyStatus> {
 }
 
 /// A study.
-#[utoipa::path(get, path = "/v1/studies/{study}", tag = "studies",
+#[utoipa::path(get, path = fedhe_api::routes::STUDY, tag = "studies",
     params(("study" = String, Path)),
     security(("admin" = []), ("member" = [])),
     responses((status = 200, body = StudyStatus), (status = 404, body = Problem, content_type = "application/problem+json")))]

@@ -45,7 +45,7 @@ pub(crate) fn router() -> OpenApiRouter<Arc<AppState>> {
 /// ceremony's collective key whose hash is the member's commitment, with the
 /// member's signature of (study, round, hash, frozen commitment list's hash)
 /// in `fedhe-upload-signature`.
-#[utoipa::path(put, path = "/v1/studies/{study}/rounds/{round}/contributions/{member}", tag = "studies",
+#[utoipa::path(put, path = fedhe_api::routes::CONTRIBUTION, tag = "studies",
     params(("study" = String, Path), ("round" = u64, Path), ("member" = String, Path),
         ("fedhe-upload-signature" = String, Header, description = "ed25519 signature of the upload statement, hex")),
     request_body(content = String, content_type = "application/octet-stream", description = "EncryptedVector wire object"),
@@ -63,7 +63,7 @@ async fn put_contribution(
 }
 
 /// Upload a decryption share of the round's aggregate, signed like a contribution.
-#[utoipa::path(put, path = "/v1/studies/{study}/rounds/{round}/decryption-shares/{member}", tag = "studies",
+#[utoipa::path(put, path = fedhe_api::routes::DECRYPTION_SHARE, tag = "studies",
     params(("study" = String, Path), ("round" = u64, Path), ("member" = String, Path),
         ("fedhe-upload-signature" = String, Header, description = "ed25519 signature of the upload statement, hex")),
     request_body(content = String, content_type = "application/octet-stream", description = "DecryptionShare wire object"),
@@ -336,7 +336,7 @@ async fn put_upload(
 }
 
 /// One member's contribution.
-#[utoipa::path(get, path = "/v1/studies/{study}/rounds/{round}/contributions/{member}", tag = "studies",
+#[utoipa::path(get, path = fedhe_api::routes::CONTRIBUTION, tag = "studies",
     params(("study" = String, Path), ("round" = u64, Path), ("member" = String, Path)),
     security(("admin" = []), ("member" = [])),
     responses((status = 200, content_type = "application/octet-stream", body = String),
@@ -350,7 +350,7 @@ async fn get_contribution(
 }
 
 /// One member's decryption share.
-#[utoipa::path(get, path = "/v1/studies/{study}/rounds/{round}/decryption-shares/{member}", tag = "studies",
+#[utoipa::path(get, path = fedhe_api::routes::DECRYPTION_SHARE, tag = "studies",
     params(("study" = String, Path), ("round" = u64, Path), ("member" = String, Path)),
     security(("admin" = []), ("member" = [])),
     responses((status = 200, content_type = "application/octet-stream", body = String),
@@ -405,7 +405,7 @@ async fn get_upload(
 /// The decryption shares of a round, each with its member's signature, and
 /// the hash of the aggregate they decrypt: a member recombines them itself
 /// rather than trust the result this server decoded.
-#[utoipa::path(get, path = "/v1/studies/{study}/rounds/{round}/decryption-shares", tag = "studies",
+#[utoipa::path(get, path = fedhe_api::routes::DECRYPTION_SHARES, tag = "studies",
     params(("study" = String, Path), ("round" = u64, Path),
         ("members" = Option<String>, Query, description = "Only these members' entries: member ids separated by commas (default: every entry)"),
         ("signatures" = Option<String>, Query, description = "Whose upload signatures to include: member ids separated by commas, `none`, or `all` (the default); the others' are empty")),
@@ -572,7 +572,7 @@ fn member_ids(param: &str, value: &str) -> ApiResult<BTreeSet<String>> {
 /// Upload the digest of this member's contribution on the round's challenge
 /// (`fedhe_crypto::sum_digest`), once the aggregate exists; signed (header
 /// `fedhe-upload-signature`) over `fedhe_api::signing::sum_digest_statement`.
-#[utoipa::path(put, path = "/v1/studies/{study}/rounds/{round}/sum-digests/{member}", tag = "studies",
+#[utoipa::path(put, path = fedhe_api::routes::SUM_DIGEST, tag = "studies",
     params(("study" = String, Path), ("round" = u64, Path), ("member" = String, Path),
         ("fedhe-upload-signature" = String, Header, description = "ed25519 signature of the sum-digest statement, hex")),
     request_body(content = String, content_type = "application/octet-stream", description = "SumDigest bytes"),
@@ -590,7 +590,7 @@ async fn put_sum_digest(
 
 /// The contributors' signed digests of a round; `?wait=SECS&count=K` waits
 /// until at least K are in (or the round is done or failed).
-#[utoipa::path(get, path = "/v1/studies/{study}/rounds/{round}/sum-digests", tag = "studies",
+#[utoipa::path(get, path = fedhe_api::routes::SUM_DIGESTS, tag = "studies",
     params(("study" = String, Path), ("round" = u64, Path),
         ("wait" = Option<f64>, Query, description = "Long poll: seconds to wait"),
         ("count" = Option<u64>, Query, description = "Long poll: the number of digests to wait for"),
@@ -610,7 +610,7 @@ async fn list_sum_digests(
 /// the round's combined share (`SumChallenge::derive_for_shares`), once the
 /// result is published; signed (header `fedhe-upload-signature`) over
 /// `fedhe_api::signing::share_digest_statement`.
-#[utoipa::path(put, path = "/v1/studies/{study}/rounds/{round}/share-digests/{member}", tag = "studies",
+#[utoipa::path(put, path = fedhe_api::routes::SHARE_DIGEST, tag = "studies",
     params(("study" = String, Path), ("round" = u64, Path), ("member" = String, Path),
         ("fedhe-upload-signature" = String, Header, description = "ed25519 signature of the share-digest statement, hex")),
     request_body(content = String, content_type = "application/octet-stream", description = "SumDigest bytes"),
@@ -628,7 +628,7 @@ async fn put_share_digest(
 
 /// The share makers' signed digests of their decryption shares;
 /// `?wait=SECS&count=K` waits until at least K are in (or the round failed).
-#[utoipa::path(get, path = "/v1/studies/{study}/rounds/{round}/share-digests", tag = "studies",
+#[utoipa::path(get, path = fedhe_api::routes::SHARE_DIGESTS, tag = "studies",
     params(("study" = String, Path), ("round" = u64, Path),
         ("wait" = Option<f64>, Query, description = "Long poll: seconds to wait"),
         ("count" = Option<u64>, Query, description = "Long poll: the number of digests to wait for"),
@@ -723,7 +723,7 @@ async fn list_digests(
 
 /// The contributions of a round, each with its member's signature, and the
 /// hash of their aggregate once it exists.
-#[utoipa::path(get, path = "/v1/studies/{study}/rounds/{round}/contributions", tag = "studies",
+#[utoipa::path(get, path = fedhe_api::routes::CONTRIBUTIONS, tag = "studies",
     params(("study" = String, Path), ("round" = u64, Path),
         ("members" = Option<String>, Query, description = "Only these members' entries: member ids separated by commas (default: every entry)"),
         ("signatures" = Option<String>, Query, description = "Whose upload signatures to include: member ids separated by commas, `none`, or `all` (the default); the others' are empty")),
