@@ -1,0 +1,214 @@
+//! A whole round: contribute (or observe a round that went on without
+//! this member), decrypt, result; waiting on the server's state.
+
+use super::*;
+
+impl MemberSession {
+    pub(super) fn wait_for<T>(
+        &self,
+        study: &str,
+        round: u64,
+        what: &str,
+        fetch: impl Fn(&Client) -> Result<T, ClientError>,
+    ) -> Result<T, ClientError> {
+        let start = Instant::now();
+        loop {
+            match fetch(&self.client) {
+                Ok(v) => return Ok(v),
+                // The answer says the round's state (issue 47): no GET of
+                // the round after it.
+                Err(ClientError::Problem { problem, .. })
+                    if problem.status == 409 && problem.round.is_some() =>
+                {
+                    if let Some(r) = problem.round.filter(|r| r.state == RoundState::Failed) {
+                        return Err(ClientError::RoundFailed {
+                            round,
+                            reason: r.reason.unwrap_or_default(),
+                        });
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+            if start.elapsed() > self.round_timeout {
+                return Err(ClientError::Timeout(format!(
+                    "no {what} for round {round} of study {study} within {:?}",
+                    self.round_timeout
+                )));
+            }
+        }
+    }
+
+    /// Whether the step of this member's contribution refused with `refusal`
+    /// was refused because the round went on without it: its commitments
+    /// froze without this member's (it was offline, e.g. restarted from its
+    /// journal after the study moved on, or the freeze came between its look
+    /// at the round and its commitment), or its contributions were aggregated
+    /// before this member revealed. The server answers an upload it already
+    /// holds idempotently in any phase, so a 409 for a round past that step
+    /// whose list does not name this member means the contribution was never
+    /// committed, or never revealed: the member then takes part as an
+    /// observer, verifying the aggregate and the result (and decrypting if a
+    /// t-of-n decrypting set still has room), and contributes again from the
+    /// next round.
+    pub(super) fn left_out(step: ContributionStep, refusal: &ClientError) -> bool {
+        // The 409 says the round's state and whether the round holds this
+        // member's own upload for the slot (issue 47): nothing is asked
+        // again. A refusal without it (the round's opening refused, e.g.
+        // past the study's round cap) stands.
+        let ClientError::Problem { problem, .. } = refusal else {
+            return false;
+        };
+        let Some(conflict) = problem.round.as_ref().filter(|_| problem.status == 409) else {
+            return false;
+        };
+        match (step, conflict.state) {
+            // Observing a failed round reports its failure (`decrypt`).
+            (_, RoundState::Failed) => true,
+            (_, RoundState::Committing) | (ContributionStep::Reveal, RoundState::Collecting) => {
+                false
+            }
+            _ => !conflict.holds_yours,
+        }
+    }
+
+    /// Whether this member may decrypt `round`: not when it retries a sum
+    /// ([`Self::set_earlier_attempts`]) that this member decrypted in an
+    /// earlier, failed attempt over another set of contributors (it then
+    /// sits the attempt out, [`Self::decrypt`]). The retry
+    /// carries the same (noised) values: two decryptions over sets that
+    /// differ would release the difference, the values of the members in one
+    /// set and not the other with only their own noise shares, which no
+    /// privacy budget covers. Over the same set the second decryption
+    /// releases nothing new. (An attempt this member did not decrypt could
+    /// be decrypted only with the shares of others: n-of-n, never; t-of-n,
+    /// with T of them, each holding itself to the same rule.)
+    pub(super) fn may_decrypt_retry(
+        &self,
+        study: &str,
+        contributors: &[String],
+    ) -> Result<bool, ClientError> {
+        for &earlier in &self.earlier_attempts {
+            if !self.record("share", study, earlier).exists() {
+                continue;
+            }
+            let path = self.record("contributors", study, earlier);
+            let recorded: Vec<String> = std::fs::read(&path)
+                .ok()
+                .and_then(|b| serde_json::from_slice(&b).ok())
+                .ok_or_else(|| {
+                    ClientError::Keys(format!(
+                        "{} is missing or unreadable: this member decrypted round {earlier} \
+                         and cannot tell whom it summed",
+                        path.display()
+                    ))
+                })?;
+            if recorded != contributors {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// The failed earlier attempts (server rounds) of the sum the next
+    /// [`Self::run_round`] retries; empty for a first attempt.
+    pub fn set_earlier_attempts(&mut self, attempts: Vec<u64>) {
+        self.earlier_attempts = attempts;
+    }
+
+    /// Sends this member's contribution to a round (commit, then reveal),
+    /// or, when the round went on without it ([`Self::left_out`]), moves the
+    /// contribution's record aside to a `left-out` record, so that this
+    /// member (and itself restarted) observes the round instead.
+    pub(super) fn contribute_or_observe(
+        &mut self,
+        study: &str,
+        round: u64,
+        values: &[f64],
+        bound: f64,
+    ) -> Result<(), ClientError> {
+        let left_out_path = self.record("left-out", study, round);
+        if left_out_path.exists() {
+            return self.ensure_round(study, round);
+        }
+        let sent = self
+            .commit(study, round, values, bound)
+            .map_err(|e| (ContributionStep::Commit, e))
+            .and_then(|_| {
+                self.reveal(study, round)
+                    .map_err(|e| (ContributionStep::Reveal, e))
+            });
+        match sent {
+            Ok(_) => Ok(()),
+            Err((step, refusal)) if Self::left_out(step, &refusal) => {
+                let path = self.record("contribution", study, round);
+                std::fs::rename(&path, &left_out_path).map_err(|e| {
+                    ClientError::Keys(format!(
+                        "cannot move the unsent contribution {} aside: {e}",
+                        path.display()
+                    ))
+                })
+            }
+            Err((_, e)) => Err(e),
+        }
+    }
+
+    /// One whole round: contribute (if `values`), decrypt, and the result.
+    /// A round whose result this member already holds returns it without a
+    /// request (a restarted agent replays its finished rounds this way).
+    pub fn run_round(
+        &mut self,
+        study: &str,
+        round: u64,
+        values: Option<&[f64]>,
+        bound: f64,
+    ) -> Result<Vec<f64>, ClientError> {
+        let result_path = self.record("result", study, round);
+        if let Ok(bytes) = std::fs::read(&result_path) {
+            return serde_json::from_slice(&bytes)
+                .map_err(|e| ClientError::Decode(format!("{}: {e}", result_path.display())));
+        }
+        // A round seen failing is recorded as failed, so that a restarted
+        // member replays the same retries ([`NetworkSum`]) without asking.
+        let failed_path = self.record("failed", study, round);
+        if let Ok(reason) = std::fs::read_to_string(&failed_path) {
+            return Err(ClientError::RoundFailed { round, reason });
+        }
+        let outcome = match values {
+            Some(v) => self.contribute_or_observe(study, round, v, bound),
+            None => self.ensure_round(study, round),
+        }
+        .and_then(|_| self.decrypt(study, round))
+        .and_then(|_| {
+            // While the others' shares come in, the next contribution's
+            // offline phase (its masks and c1 commitment); a failure only
+            // means the next commitment makes its own.
+            if let Some(v) = values {
+                self.prepare_contribution(study, v.len()).ok();
+            }
+            self.result(study, round)
+        });
+        if let Err(ClientError::RoundFailed { round: r, reason }) = &outcome {
+            if *r == round {
+                keys::write_atomic(
+                    &self.state_dir,
+                    &file_name(&failed_path),
+                    reason.as_bytes(),
+                    true,
+                )?;
+            }
+        }
+        let values = outcome?;
+        let bytes = serde_json::to_vec(&values).map_err(|e| ClientError::Decode(e.to_string()))?;
+        keys::write_atomic(&self.state_dir, &file_name(&result_path), &bytes, true)?;
+        Ok(values)
+    }
+}
+
+/// The two steps of sending a contribution (DESIGN.md §6).
+#[derive(Clone, Copy, Debug)]
+pub(super) enum ContributionStep {
+    /// The signed hash, before any contribution of the round can be read.
+    Commit,
+    /// The contribution itself, once the commitment list is frozen.
+    Reveal,
+}
