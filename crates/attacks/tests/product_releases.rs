@@ -878,11 +878,21 @@ fn a_whole_runs_statistics_fitted_at_once_give_the_points_away_noise_free() {
     assert!(!r.within_random_baseline(), "{r:?}");
 }
 
-/// Attack (c) on the releases of the previous test made private at ε = 4
-/// (one ledger, fresh noise in each; the moments noised as the product
-/// noises them): no more than the random baseline.
-#[test]
-fn a_whole_runs_summaries_fitted_at_once_give_nothing_away_once_private() {
+/// Attack (c)'s private run at ε = 4: [`RUN_2D`] before and after one more
+/// point each, one ledger (fresh noise in each release), the clip, the two
+/// private summary releases and the two moment releases (noised as the
+/// product noises them).
+struct PrivateRun {
+    s: Setup,
+    after: Setup,
+    ledger: PrivateReleases,
+    bound: f64,
+    earlier: Vec<Vec<f64>>,
+    later: Vec<Vec<f64>>,
+    moments: Vec<MomentRelease>,
+}
+
+fn private_run() -> PrivateRun {
     let s = setup_for(RUN_2D);
     let after = one_more_point_each(&s);
     let (dp, z) = private_setting_for(RUN_2D, 4.0);
@@ -892,8 +902,31 @@ fn a_whole_runs_summaries_fitted_at_once_give_nothing_away_once_private() {
     let earlier = s.shares_from(&mut ledger, bound).unwrap();
     let second = after.moments(Some(&mut ledger));
     let later = after.shares_from(&mut ledger, bound).unwrap();
-    let moments = vec![first, second];
-    let r = reconstruction_recovery(&s, &after, &earlier, &later, moments.clone(), None);
+    PrivateRun {
+        s,
+        after,
+        ledger,
+        bound,
+        earlier,
+        later,
+        moments: vec![first, second],
+    }
+}
+
+/// Attack (c) on the releases of the previous test made private at ε = 4
+/// (one ledger, fresh noise in each; the moments noised as the product
+/// noises them): no more than the random baseline.
+#[test]
+fn a_whole_runs_summaries_fitted_at_once_give_nothing_away_once_private() {
+    let PrivateRun {
+        s,
+        after,
+        earlier,
+        later,
+        moments,
+        ..
+    } = private_run();
+    let r = reconstruction_recovery(&s, &after, &earlier, &later, moments, None);
     row("attack (c), private releases at ε = 4", &r);
     assert!(r.within_random_baseline(), "{r:?}");
 }
@@ -906,16 +939,15 @@ fn a_whole_runs_summaries_fitted_at_once_give_nothing_away_once_private() {
 /// noise-free releases finds every point (so the test can fail).
 #[test]
 fn a_whole_runs_releases_fitted_by_their_noise_scale_give_nothing_away_once_private() {
-    let s = setup_for(RUN_2D);
-    let after = one_more_point_each(&s);
-    let (dp, z) = private_setting_for(RUN_2D, 4.0);
-    let bound = s.bound(&dp);
-    let mut ledger = PrivateReleases::new(dp, z, noise_seeds(RUN_2D.members));
-    let first = s.moments(Some(&mut ledger));
-    let earlier = s.shares_from(&mut ledger, bound).unwrap();
-    let second = after.moments(Some(&mut ledger));
-    let later = after.shares_from(&mut ledger, bound).unwrap();
-    let moments = vec![first, second];
+    let PrivateRun {
+        s,
+        after,
+        ledger,
+        bound,
+        earlier,
+        later,
+        moments,
+    } = private_run();
     // The scales are the noise's: the private release minus the same
     // clipped summaries noise-free, entry by entry, has about that spread.
     let (m_sd, k_sd) = after.summary_noise(&ledger, bound);
