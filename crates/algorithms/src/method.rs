@@ -111,6 +111,15 @@ pub trait FederatedMethod: std::fmt::Debug + Send + Sync {
     fn privacy_quorum(&self) -> Option<usize> {
         None
     }
+    /// The most its largest private releases can carry in a run seeded with
+    /// `seed` ([`crate::privacy::SignalCeiling`]), known before anything
+    /// runs; `None` when it makes no such release or states no ceiling.
+    fn signal_ceiling(
+        &self,
+        _seed: u64,
+    ) -> Result<Option<crate::privacy::SignalCeiling>, AlgorithmError> {
+        Ok(None)
+    }
     /// What its members let out of their data, known from the settings
     /// before anything runs (so `fedhe simulate --check` can say it): nothing
     /// without the channel, private with a budget, else noise-free.
@@ -324,6 +333,12 @@ impl FederatedMethod for FboFedGp {
             }
             _ => None,
         }
+    }
+    fn signal_ceiling(
+        &self,
+        seed: u64,
+    ) -> Result<Option<crate::privacy::SignalCeiling>, AlgorithmError> {
+        fbo_fedgp::private::signal_ceiling(&self.params, self.method, seed)
     }
     fn releases(&self) -> Releases {
         if self.method == Method::PooledBo {

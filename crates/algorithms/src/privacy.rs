@@ -157,6 +157,24 @@ impl Privacy {
     }
 }
 
+/// The most a private method's largest releases can carry, from public
+/// settings alone, before anything runs (FBO-FedGP's global summaries:
+/// `fbo_fedgp::private::signal_ceiling`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SignalCeiling {
+    /// The noise multiplier `z` the budget gives the study's releases.
+    pub noise_multiplier: f64,
+    /// How many such releases the study makes.
+    pub releases: usize,
+    /// The values of the first (smallest) of them.
+    pub values: usize,
+    /// The largest ratio of a release's signal to its noise, both as L2
+    /// norms, over the sum of every member's clipped contribution.
+    pub ratio: f64,
+    /// The members a ratio of 1 needs at the same noise and size.
+    pub members_for_one: usize,
+}
+
 /// A validated [`DpSettings`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ValidDp {

@@ -1816,6 +1816,89 @@ fn a_private_federation_spends_its_ledger_within_the_budget_and_members_reproduc
     members_reproduce(&task, Method::FboFedGp, &params, &m, 3);
 }
 
+/// The signal ceiling `fedhe simulate --check` and `fedhe study create`
+/// print: the rounds it plans for are the run's, and the ratio it states is
+/// what the mechanism's real noise leaves of the most coherent signal a sum
+/// of clipped summaries can hold (every member's contribution the same unit
+/// vector), against the noise drawn by the members' own generators and the
+/// mechanism's variance.
+#[test]
+fn the_signal_ceiling_is_what_a_real_summary_release_of_the_study_can_carry() {
+    use fedhe_algorithms::fbo_fedgp::{global_step_rounds, private::signal_ceiling};
+    use fedhe_algorithms::privacy::PrivateReleases;
+    use fedhe_dp::distributed::ReleaseShape;
+    let task = fedhe_tasks::by_name("cec2005-f1", 2, 0).unwrap();
+    let params = private_params(4.0).validate().unwrap();
+    let m = members(3);
+    let planned = global_step_rounds(Method::FboFedGp, &params, 3).unwrap();
+    assert!(!planned.is_empty());
+    assert_eq!(planned, run_rounds_with_global_steps(&task, &params, &m, 3));
+    let c = signal_ceiling(&params, Method::FboFedGp, 3)
+        .unwrap()
+        .expect("a private study with global steps has a ceiling");
+    assert_eq!(c.releases, planned.len());
+    let values = fedhe_gp::sparse::packed_len(params.support_size_at(planned[0] - 1));
+    assert_eq!(c.values, values);
+    // Its `z` is the one that spends the budget (the ledger test above ties
+    // that to the run's ε).
+    let dp = params.privacy.validate(3).unwrap().unwrap();
+    let plan = fedhe_algorithms::fbo_fedgp::private::plan(&params, &dp, &planned);
+    let z = dp.noise_multiplier(&plan, params.channel_bound).unwrap();
+    assert_eq!(c.noise_multiplier, z);
+    // The members' real noise on `draws` releases of the summary's size.
+    let release = ReleaseShape {
+        dim: values,
+        l2_sensitivity: 2.0,
+    };
+    let mut releases = PrivateReleases::new(dp, z, vec![[1; 32], [2; 32], [3; 32]]);
+    let unit = vec![1.0 / (values as f64).sqrt(); values];
+    let draws = 40;
+    let mut noise_energy = 0.0;
+    for _ in 0..draws {
+        let mut sum = vec![0.0; values];
+        for position in 0..3 {
+            let share = releases.share(position, 2.0, &unit).unwrap();
+            sum.iter_mut().zip(share).for_each(|(s, v)| *s += v);
+        }
+        noise_energy += sum
+            .iter()
+            .zip(&unit)
+            .map(|(s, u)| (s - 3.0 * u).powi(2))
+            .sum::<f64>();
+    }
+    let noise_norm = (noise_energy / draws as f64).sqrt();
+    let mech = releases.mechanism(&release).unwrap();
+    let expected = mech.sum_std_dev(3) * (values as f64).sqrt();
+    assert!(
+        (noise_norm / expected - 1.0).abs() < 0.1,
+        "{noise_norm} vs {expected}"
+    );
+    // Every sum carries at least z·Δ₂ per value, so the ceiling bounds the
+    // ratio from above; 3 contributors of 2 unknown shares carry √(3/2) of it.
+    let measured = 3.0 / noise_norm;
+    assert!(measured <= c.ratio, "{measured} vs {}", c.ratio);
+    assert!(
+        measured >= c.ratio * (2.0f64 / 3.0).sqrt() * 0.9,
+        "{measured} vs {}",
+        c.ratio
+    );
+    // The members a ratio of 1 needs: that many reach it, one fewer does not.
+    let per_member = c.ratio / 3.0;
+    assert!(per_member * c.members_for_one as f64 >= 1.0);
+    assert!(per_member * ((c.members_for_one - 1) as f64) < 1.0);
+    // A noise-free study states none.
+    let noise_free = FboFedGpParams {
+        privacy: Default::default(),
+        ..private_params(4.0)
+    }
+    .validate()
+    .unwrap();
+    assert_eq!(
+        signal_ceiling(&noise_free, Method::FboFedGp, 3).unwrap(),
+        None
+    );
+}
+
 #[test]
 fn a_private_run_through_he_equals_its_plain_sum_run() {
     let task = fedhe_tasks::by_name("cec2005-f1", 2, 0).unwrap();

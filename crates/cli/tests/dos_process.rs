@@ -467,11 +467,15 @@ fn the_server_logs_json_and_fedhe_audit_lists_the_trail() {
         "2",
         r#"{"lower": [0, 0], "upper": [1, 1], "sense": "minimise"}"#,
     );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    // It says what the study will spend, and what its summaries can carry.
     assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        err.contains("private: ε = 4 at δ = 1e-6 per member by the study's end; its "),
+        "{err}"
     );
+    assert!(err.contains("global summaries of 152 values"), "{err}");
+    assert!(err.contains("below 1 the noise outweighs"), "{err}");
     let out = fedhe(&["study", "show", "--server", &url, "--id", "s2"]);
     assert!(
         out.status.success(),

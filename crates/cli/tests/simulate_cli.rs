@@ -345,6 +345,35 @@ method = "independent-bo"
         said.contains("  private-eps1: private: ε = 1.0000 at δ = 1e-6"),
         "{said}"
     );
+    // Each private run states its summaries' signal ceiling: 3 members
+    // over noise of 2·z per value (fbo_fedgp::private::signal_ceiling), and
+    // at ε = 1 (more noise) a lower one.
+    let ceiling = |label: &str| -> (f64, f64, f64, usize) {
+        let line = said
+            .lines()
+            .find(|l| l.starts_with(&format!("  {label}: ")))
+            .unwrap_or_else(|| panic!("{said}"));
+        let after = |key: &str| -> &str {
+            let at = line.find(key).unwrap_or_else(|| panic!("{key} in {line}"));
+            line[at + key.len()..].split([' ', ')']).next().unwrap()
+        };
+        let values: f64 = after("global summaries of ").parse().unwrap();
+        let ratio: f64 = after("signal at most ").parse().unwrap();
+        let z: f64 = after("(z = ").parse().unwrap();
+        let members: usize = after("alone (").parse().unwrap();
+        (values, ratio, z, members)
+    };
+    let (values, ratio, z, members) = ceiling("private");
+    assert!(
+        (ratio - 3.0 / (2.0 * z * values.sqrt())).abs() < 2e-3,
+        "{said}"
+    );
+    assert_eq!(members, (2.0 * z * values.sqrt()).ceil() as usize, "{said}");
+    assert!(
+        said.contains("below 1 the noise outweighs the most signal they can hold"),
+        "{said}"
+    );
+    assert!(ceiling("private-eps1").1 < ratio, "{said}");
     assert!(
         said.contains("  paper: noise-free releases: NOT private"),
         "{said}"

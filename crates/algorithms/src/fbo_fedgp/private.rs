@@ -32,7 +32,7 @@
 
 use super::params::{GlobalTrend, HyperparameterMode, PriorMean, SupportSelection, ValidParams};
 use super::{Client, Method, OutputScaling, OutputWarping, Server, SummaryScaling, Warping};
-use crate::privacy::{PrivateReleases, ValidDp};
+use crate::privacy::{PrivateReleases, SignalCeiling, ValidDp};
 use crate::AlgorithmError;
 use fedhe_dp::distributed::ReleaseShape;
 use fedhe_dp::ClipParams;
@@ -189,6 +189,56 @@ pub fn plan(
     plan
 }
 
+/// The noise multiplier `z` (every release's σ = z·Δ₂) that spends the
+/// budget of `dp` over the releases of a study of `params` with a summary in
+/// each of `summary_rounds` ([`plan`]).
+fn noise_multiplier(
+    params: &ValidParams,
+    dp: &ValidDp,
+    summary_rounds: &[usize],
+) -> Result<f64, AlgorithmError> {
+    dp.noise_multiplier(&plan(params, dp, summary_rounds), params.channel_bound)
+}
+
+/// What the summed summaries of a private study of `params` (FBO-FedGP's
+/// `method`, public seed `seed`) can carry at best; `None` when it releases
+/// no summary (noise-free, plaintext, or no round with a global step).
+///
+/// A member sends its summary in units of its clip, so its contribution has
+/// L2 norm at most 1 and the sum of `m` members at most `m`, while every
+/// release carries noise of standard deviation at least `z·Δ₂` (`Δ₂` = 2,
+/// one member's data replaced) on each of its `values` entries, an expected
+/// L2 norm of about `2·z·√values`. Below a ratio of 1 the global posterior is
+/// mostly noise even if every member's summary pointed the same way, whatever
+/// the data (measured against the federation's quality in
+/// docs/results/ceiling-2026-12-07).
+pub fn signal_ceiling(
+    params: &ValidParams,
+    method: Method,
+    seed: u64,
+) -> Result<Option<SignalCeiling>, AlgorithmError> {
+    if method.is_plaintext() {
+        return Ok(None);
+    }
+    let Some(dp) = params.privacy.validate(params.members)? else {
+        return Ok(None);
+    };
+    let rounds = super::global_step_rounds(method, params, seed)?;
+    let Some(&first) = rounds.first() else {
+        return Ok(None);
+    };
+    let z = noise_multiplier(params, &dp, &rounds)?;
+    let values = packed_len(params.support_size_at(first - 1));
+    let noise = SUMMARY_SENSITIVITY * z * (values as f64).sqrt();
+    Ok(Some(SignalCeiling {
+        noise_multiplier: z,
+        releases: rounds.len(),
+        values,
+        ratio: params.members as f64 / noise,
+        members_for_one: noise.ceil() as usize,
+    }))
+}
+
 /// A private federation's releases (module docs).
 pub struct PrivateFbo {
     releases: PrivateReleases,
@@ -214,7 +264,7 @@ impl PrivateFbo {
             return Ok(None);
         };
         check_recipe(params, method)?;
-        let z = dp.noise_multiplier(&plan(params, &dp, summary_rounds), params.channel_bound)?;
+        let z = noise_multiplier(params, &dp, summary_rounds)?;
         let seeds = clients
             .iter_mut()
             .map(|c| {

@@ -558,6 +558,15 @@ pub fn run_study(command: StudyCommand) -> Result<(), CliError> {
                 .check(&a.algorithm)
                 .map_err(|e| CliError::Usage(format!("--config: {e}")))?;
             let method = valid.method;
+            if let Some((epsilon, delta)) = method.privacy_budget().filter(|(e, _)| *e > 0.0) {
+                let ceiling = method
+                    .signal_ceiling(valid.config.seed)
+                    .map_err(|e| CliError::Usage(format!("--config: {e}")))?;
+                eprintln!(
+                    "private: ε = {epsilon} at δ = {delta:e} per member by the study's end{}",
+                    ceiling.map_or(String::new(), |c| super::privacy::ceiling_clause(&c))
+                );
+            }
             let bound = a.bound.unwrap_or_else(|| method.channel_bound());
             let client = admin_client(&a.server)?;
             let ceremony = match ceremony {

@@ -58,3 +58,24 @@ pub fn run(args: PrivacyArgs) -> Result<(), CliError> {
         ))
     }
 }
+
+/// What a private run's largest releases can carry at best (in its seed's
+/// public schedule), and when that is too little to help: a clause that
+/// `fedhe simulate --check` and `fedhe study create` append to the budget.
+pub(crate) fn ceiling_clause(c: &fedhe_algorithms::privacy::SignalCeiling) -> String {
+    let verdict = if c.ratio < 1.0 {
+        format!(
+            ": below 1 the noise outweighs the most signal they can hold, whatever the data, \
+             so its global steps are not expected to beat its members alone ({} members would \
+             reach 1 at this ε)",
+            c.members_for_one
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "; its {} global summaries of {} values carry signal at most {:.3} times their noise \
+         (z = {:.2}){verdict}",
+        c.releases, c.values, c.ratio, c.noise_multiplier
+    )
+}

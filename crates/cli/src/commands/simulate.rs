@@ -305,7 +305,14 @@ pub fn run_command(args: SimulateArgs) -> Result<(), CliError> {
             labels.push((job.label.as_str(), releases));
             let said = match (releases, job.method.privacy_budget()) {
                 (fedhe_algorithms::Releases::Private, Some((epsilon, delta))) => {
-                    format!("private: ε = {epsilon:.4} at δ = {delta:e} per member by its end")
+                    let ceiling = job
+                        .method
+                        .signal_ceiling(job.seed)
+                        .map_err(|e| invalid(&args.config, format!("{}: {e}", job.label)))?;
+                    format!(
+                        "private: ε = {epsilon:.4} at δ = {delta:e} per member by its end{}",
+                        ceiling.map_or(String::new(), |c| super::privacy::ceiling_clause(&c))
+                    )
                 }
                 (fedhe_algorithms::Releases::Private, None) => {
                     "private: every value noised before it leaves its member (local DP)".into()

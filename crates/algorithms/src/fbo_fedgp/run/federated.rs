@@ -33,13 +33,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
         let mut server = Server::new(channel, p.channel_bound);
         let schedule = MixingSchedule::power(p.schedule_exponent)?;
         if !p.privacy.is_noise_free() {
-            // The rounds with a global step, from the schedule's public coins.
-            let mut summary_rounds = Vec::new();
-            for t in 1..=p.rounds {
-                if !self.steps(t, &schedule)?.iter().all(|l| *l) {
-                    summary_rounds.push(t);
-                }
-            }
+            let summary_rounds = global_step_rounds(self.method, p, self.seed)?;
             self.private = PrivateFbo::start(
                 p,
                 self.method,

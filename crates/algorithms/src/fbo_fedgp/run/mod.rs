@@ -212,6 +212,56 @@ fn dispatch(
 
 use crate::error::stream_seed as mix;
 
+/// Every member's draw of round `t` (Alg. 2, lines 14-15) in a federation
+/// of `members` seeded with `seed`: `true` for a local step. The draws come
+/// from public streams, one per member and round, so every member computes
+/// everyone's and knows without a message whether anyone steps globally (the
+/// aggregation runs then). They are coin flips independent of any data, so
+/// making them public reveals nothing about an institution.
+fn public_steps(
+    seed: u64,
+    method: Method,
+    members: usize,
+    t: usize,
+    schedule: &MixingSchedule,
+) -> Result<Vec<bool>, AlgorithmError> {
+    let round_seed = mix(mix(seed, u64::MAX), t as u64);
+    (0..members)
+        .map(|i| {
+            Ok(match method {
+                Method::LocalOnly => true,
+                Method::GlobalOnly => false,
+                _ => {
+                    let mut coin = ChaCha8Rng::seed_from_u64(mix(round_seed, i as u64));
+                    schedule.choose_local(t, &mut coin)?
+                }
+            })
+        })
+        .collect()
+}
+
+/// The rounds of a federation of `params` seeded with `seed` in which some
+/// member steps globally (so the members' summaries are summed), fixed in
+/// advance by the mixing schedule's public coins ([`public_steps`]): what
+/// a private study plans its releases for before the first one.
+pub fn global_step_rounds(
+    method: Method,
+    params: &ValidParams,
+    seed: u64,
+) -> Result<Vec<usize>, AlgorithmError> {
+    let schedule = MixingSchedule::power(params.schedule_exponent)?;
+    let mut rounds = Vec::new();
+    for t in 1..=params.rounds {
+        if !public_steps(seed, method, params.members, t, &schedule)?
+            .iter()
+            .all(|local| *local)
+        {
+            rounds.push(t);
+        }
+    }
+    Ok(rounds)
+}
+
 /// The best value of one round's evaluations.
 struct RoundBest<'t> {
     task: &'t Task,
@@ -330,26 +380,9 @@ impl<'a, K: Kernel> Federation<'a, K> {
         Ok(())
     }
 
-    /// Every member's draw of round `t` (Alg. 2, lines 14-15): `true` for a
-    /// local step. The draws come from public streams, one per member and
-    /// round, so every member computes everyone's and knows without a message
-    /// whether anyone steps globally (the aggregation runs then). They are
-    /// coin flips independent of any data, so making them public reveals
-    /// nothing about an institution.
+    /// Every member's draw of round `t` ([`public_steps`]).
     fn steps(&self, t: usize, schedule: &MixingSchedule) -> Result<Vec<bool>, AlgorithmError> {
-        let round_seed = mix(mix(self.seed, u64::MAX), t as u64);
-        (0..self.members.len())
-            .map(|i| {
-                Ok(match self.method {
-                    Method::LocalOnly => true,
-                    Method::GlobalOnly => false,
-                    _ => {
-                        let mut coin = ChaCha8Rng::seed_from_u64(mix(round_seed, i as u64));
-                        schedule.choose_local(t, &mut coin)?
-                    }
-                })
-            })
-            .collect()
+        public_steps(self.seed, self.method, self.members.len(), t, schedule)
     }
 
     /// The public batch of a penalised global step
