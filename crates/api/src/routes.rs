@@ -155,6 +155,34 @@ pub fn captures(template: &str) -> Vec<&str> {
         .collect()
 }
 
+/// The values of `template`'s captures in `path`, in order, when `path` is
+/// `template` filled (each capture one non-empty segment, every other
+/// segment equal); `None` otherwise. The inverse of [`fill`].
+pub fn matches<'p>(template: &str, path: &'p str) -> Option<Vec<&'p str>> {
+    let (mut wanted, mut given) = (template.split('/'), path.split('/'));
+    let mut values = Vec::new();
+    loop {
+        match (wanted.next(), given.next()) {
+            (None, None) => return Some(values),
+            (Some(w), Some(g)) if w.starts_with('{') && w.ends_with('}') => {
+                if g.is_empty() {
+                    return None;
+                }
+                values.push(g);
+            }
+            (Some(w), Some(g)) if w == g => {}
+            _ => return None,
+        }
+    }
+}
+
+/// The route of the table `path` is ([`ALL`]; no two templates match the
+/// same path) and its capture values, or `None` for a path outside the API.
+pub fn route_of(path: &str) -> Option<(&'static str, Vec<&str>)> {
+    ALL.iter()
+        .find_map(|template| matches(template, path).map(|values| (*template, values)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -173,6 +201,24 @@ mod tests {
         assert!(std::panic::catch_unwind(|| fill(ROUND, &[&"s"])).is_err());
         assert!(std::panic::catch_unwind(|| fill(STUDY, &[&"s", &1])).is_err());
         assert_eq!(captures(DEALING_FOR), ["ceremony", "dealer", "recipient"]);
+        assert_eq!(
+            matches(DEALING_FOR, "/v1/ceremonies/c1/dealings/alice/for/bob"),
+            Some(vec!["c1", "alice", "bob"])
+        );
+        for other in [
+            "/v1/ceremonies/c1/dealings/alice/for",
+            "/v1/ceremonies/c1/dealings/alice/to/bob",
+            "/v1/ceremonies/c1/dealings//for/bob",
+            "/v1/ceremonies/c1/dealings/alice/for/bob/",
+        ] {
+            assert_eq!(matches(DEALING_FOR, other), None, "{other}");
+        }
+        assert_eq!(
+            route_of("/v1/studies/s/rounds/2"),
+            Some((ROUND, vec!["s", "2"]))
+        );
+        assert_eq!(route_of("/v1/studies/s/rounds/2/other"), None);
+        assert_eq!(route_of("/ui/login"), None);
         // Every path is absolute, its captures well formed, none twice.
         for path in ALL {
             assert!(path.starts_with('/'), "{path}");
@@ -183,6 +229,20 @@ mod tests {
             unique.sort_unstable();
             unique.dedup();
             assert_eq!(unique.len(), names.len(), "{path}");
+            // Filled, it is this route and no other, with its values back.
+            let values: Vec<String> = (0..names.len()).map(|i| format!("v{i}")).collect();
+            let shown: Vec<&dyn std::fmt::Display> =
+                values.iter().map(|v| v as &dyn std::fmt::Display).collect();
+            let filled = fill(path, &shown);
+            let matching: Vec<&&str> = ALL
+                .iter()
+                .filter(|t| matches(t, &filled).is_some())
+                .collect();
+            assert_eq!(matching, [path], "{filled}");
+            assert_eq!(
+                route_of(&filled),
+                Some((*path, values.iter().map(String::as_str).collect()))
+            );
         }
     }
 }

@@ -91,10 +91,13 @@ struct Route<'p> {
 }
 
 /// A route's caller scope, body limit (bytes) and, for uploads, what fixes
-/// their exact size.
+/// their exact size, from the API's route table ([`fedhe_api::routes`]): a
+/// route under a ceremony or a study is that ceremony's or study's (its first
+/// capture), the administrative ones are the administrator's, and a path
+/// outside the table (the router's 404, `/ui`'s pages) needs no credentials.
 fn classify<'p>(method: &Method, path: &'p str, config: &Config) -> Route<'p> {
+    use fedhe_api::routes;
     let writes = method == Method::PUT || method == Method::POST;
-    let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
     let upload = config.max_upload_bytes;
     // Any other write (a JSON body) gets the JSON limit.
     let json = if writes { config.max_json_bytes } else { 0 };
@@ -103,53 +106,54 @@ fn classify<'p>(method: &Method, path: &'p str, config: &Config) -> Route<'p> {
         limit,
         sized,
     };
-    match segments.as_slice() {
-        ["metrics"] => route(Scope::Admin, 0, None),
-        ["v1", "audit"] => route(Scope::Admin, 0, None),
-        ["v1", "ui-tickets"] => route(Scope::Admin, json, None),
-        ["v1", "ceremonies"] | ["v1", "studies"] => route(Scope::Admin, json, None),
-        ["v1", "ceremonies", c, "public-key-shares", m] if writes => route(
-            Scope::Ceremony(c),
+    let Some((template, values)) = routes::route_of(path) else {
+        return route(Scope::Open, json, None);
+    };
+    let scope = match (routes::captures(template).first(), values.first()) {
+        (Some(&"ceremony"), Some(c)) => Scope::Ceremony(c),
+        (Some(&"study"), Some(s)) => Scope::Study(s),
+        _ => match template {
+            routes::METRICS
+            | routes::AUDIT
+            | routes::UI_TICKETS
+            | routes::CEREMONIES
+            | routes::STUDIES => Scope::Admin,
+            _ => Scope::Open,
+        },
+    };
+    let round_table = match template {
+        routes::CONTRIBUTION => Some(UploadTable::Contributions),
+        routes::DECRYPTION_SHARE => Some(UploadTable::DecryptionShares),
+        routes::SUM_DIGEST => Some(UploadTable::SumDigests),
+        routes::SHARE_DIGEST => Some(UploadTable::ShareDigests),
+        _ => None,
+    };
+    match (template, values.as_slice()) {
+        (routes::METRICS | routes::AUDIT, _) => route(scope, 0, None),
+        (routes::PUBLIC_KEY_SHARE, &[ceremony, member]) if writes => route(
+            scope,
             upload,
-            Some(SizedUpload::PublicKeyShare {
-                ceremony: c,
-                member: m,
-            }),
+            Some(SizedUpload::PublicKeyShare { ceremony, member }),
         ),
-        ["v1", "ceremonies", c, "dealings", m] if writes => route(
-            Scope::Ceremony(c),
+        (routes::DEALING, &[ceremony, member]) if writes => route(
+            scope,
             upload,
-            Some(SizedUpload::Dealing {
-                ceremony: c,
-                member: m,
-            }),
+            Some(SizedUpload::Dealing { ceremony, member }),
         ),
         // A result-key dealing grows with the member count (137 bytes a
         // member at most): the upload limit, not the JSON one.
-        ["v1", "ceremonies", c, "result-keys"] if writes => route(Scope::Ceremony(c), upload, None),
-        ["v1", "ceremonies", c, ..] => route(Scope::Ceremony(c), json, None),
-        ["v1", "studies", s, "rounds", r, kind @ ("contributions" | "decryption-shares" | "sum-digests" | "share-digests"), m]
-            if writes =>
-        {
-            let table = match *kind {
-                "contributions" => UploadTable::Contributions,
-                "decryption-shares" => UploadTable::DecryptionShares,
-                "sum-digests" => UploadTable::SumDigests,
-                _ => UploadTable::ShareDigests,
-            };
-            route(
-                Scope::Study(s),
-                upload,
-                Some(SizedUpload::Round {
-                    table,
-                    study: s,
-                    round: r,
-                    member: m,
-                }),
-            )
-        }
-        ["v1", "studies", s, ..] => route(Scope::Study(s), json, None),
-        _ => route(Scope::Open, json, None),
+        (routes::RESULT_KEYS, _) if writes => route(scope, upload, None),
+        (_, &[study, round, member]) if writes && round_table.is_some() => route(
+            scope,
+            upload,
+            round_table.map(|table| SizedUpload::Round {
+                table,
+                study,
+                round,
+                member,
+            }),
+        ),
+        _ => route(scope, json, None),
     }
 }
 
@@ -535,6 +539,54 @@ mod tests {
                     sized: *sized
                 },
                 "{method} {path}"
+            );
+        }
+    }
+
+    /// Every route of the API's table is classified from the table: a
+    /// route under a ceremony or a study by its first capture, whatever the
+    /// method; a path outside the table needs no credentials (the router
+    /// answers 404 without saying whether a ceremony or study exists).
+    #[test]
+    fn every_route_of_the_table_is_classified_by_its_first_capture() {
+        use fedhe_api::routes;
+        let config = Config::default();
+        let admin = [
+            routes::METRICS,
+            routes::AUDIT,
+            routes::UI_TICKETS,
+            routes::CEREMONIES,
+            routes::STUDIES,
+        ];
+        for template in routes::ALL {
+            let names = routes::captures(template);
+            let values: Vec<String> = names.iter().map(|n| format!("{n}-1")).collect();
+            let shown: Vec<&dyn std::fmt::Display> =
+                values.iter().map(|v| v as &dyn std::fmt::Display).collect();
+            let path = routes::fill(template, &shown);
+            let want = match names.first() {
+                Some(&"ceremony") => Scope::Ceremony("ceremony-1"),
+                Some(&"study") => Scope::Study("study-1"),
+                Some(other) => panic!("{template}: first capture {other}"),
+                None if admin.contains(template) => Scope::Admin,
+                None => Scope::Open,
+            };
+            for method in [Method::GET, Method::PUT, Method::POST] {
+                let route = classify(&method, &path, &config);
+                assert_eq!(route.scope, want, "{method} {path}");
+                assert!(route.sized.is_none() || method != Method::GET, "{path}");
+            }
+        }
+        for path in [
+            "/v1/ceremonies/c1/unknown",
+            "/v1/studies/s/rounds/1/unknown/a",
+            "/v1/studies//rounds/1",
+            "/ui/studies/s",
+        ] {
+            assert_eq!(
+                classify(&Method::PUT, path, &config).scope,
+                Scope::Open,
+                "{path}"
             );
         }
     }
