@@ -22,7 +22,7 @@ pub mod verify;
 
 pub use http::{Auth, Client, ListPart, RetryPolicy, Tls};
 pub use member::{MemberSession, NetworkSum};
-pub use verify::Refusal;
+pub use verify::{Refusal, RefusalKind};
 
 /// Everything that can go wrong on the member's side. Messages never hold
 /// secret material.

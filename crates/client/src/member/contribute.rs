@@ -126,6 +126,7 @@ impl MemberSession {
                 return Err(Refusal {
                     study: study.into(),
                     round,
+                    kind: RefusalKind::Substituted,
                     reason: "the server now shows another commitment list than the one I recorded"
                         .into(),
                 }
@@ -170,6 +171,7 @@ impl MemberSession {
         Refusal {
             study: study.into(),
             round,
+            kind: RefusalKind::Own,
             reason: "I sent a contribution but recorded no commitment list".into(),
         }
         .into()

@@ -110,7 +110,7 @@ impl MemberSession {
             // now (n downloads, on this failure only), the check names the
             // contributor, or finds every one honest and the server's
             // aggregate or carries false.
-            Err(refusal) if refusal.reason.starts_with(C1_CHECK_FAILED) => {
+            Err(refusal) if refusal.kind == RefusalKind::C1Check => {
                 // Every contribution fetched is checked on its signed digest:
                 // every digest's signature too, not only the sample's.
                 let mut signed_digests = digests.clone();
@@ -140,7 +140,7 @@ impl MemberSession {
                     },
                 );
                 return Err(match again {
-                    Err(r) if r.reason.starts_with(C1_CHECK_FAILED) => Refusal {
+                    Err(r) if r.kind == RefusalKind::C1Check => Refusal {
                         reason: format!(
                             "{} (every contribution's bytes open the c1 commitment its contributor signed: the server's aggregate or carries are false)",
                             r.reason
@@ -175,6 +175,7 @@ impl MemberSession {
                 return Err(Refusal {
                     study: study.into(),
                     round,
+                    kind: RefusalKind::Own,
                     reason: "I already verified another aggregate of this round".into(),
                 }
                 .into())
@@ -223,6 +224,7 @@ impl MemberSession {
                     return Err(Refusal {
                         study: study.into(),
                         round,
+                        kind: RefusalKind::Own,
                         reason: "I already produced a decryption share for this round, of another aggregate".into(),
                     }
                     .into());
@@ -437,6 +439,7 @@ impl MemberSession {
             None => Err(Refusal {
                 study: study.into(),
                 round,
+                kind: RefusalKind::Substituted,
                 reason: format!(
                     "the server now shows another {kind} list than the one whose signatures I sampled"
                 ),

@@ -13,8 +13,8 @@ use crate::keys::{self, KeyDir};
 use crate::policy::MemberPolicy;
 use crate::verify::{
     verify_after_decrypt, verify_before_decrypt, verify_commitments, CommitmentEvidence,
-    CommitmentSignatures, Evidence, IdentityKeys, Refusal, ResultEvidence, SessionCheck,
-    SignatureChecks, C1_CHECK_FAILED, COMMITMENT_SAMPLE, CONTRIBUTION_SAMPLE,
+    CommitmentSignatures, Evidence, IdentityKeys, Refusal, RefusalKind, ResultEvidence,
+    SessionCheck, SignatureChecks, COMMITMENT_SAMPLE, CONTRIBUTION_SAMPLE,
 };
 use crate::{Client, ClientError, ListPart};
 use fedhe_api::{

@@ -29,10 +29,11 @@ impl MemberSession {
         };
         self.timings.result_wait = started.elapsed().as_secs_f64();
         let started = Instant::now();
-        let refuse = |reason: &str| -> ClientError {
+        let refuse = |kind: RefusalKind, reason: &str| -> ClientError {
             Refusal {
                 study: study.into(),
                 round,
+                kind,
                 reason: reason.into(),
             }
             .into()
@@ -42,7 +43,10 @@ impl MemberSession {
         let recorded = std::fs::read(self.record("verified", study, round))
             .or_else(|_| std::fs::read(self.record("share", study, round)))
             .map_err(|_| {
-                refuse("I verified no aggregate of this round to check its result against")
+                refuse(
+                    RefusalKind::Own,
+                    "I verified no aggregate of this round to check its result against",
+                )
             })?;
         if recorded.len() < 32 || hex::encode(&recorded[..32]) != r.aggregate_hash {
             return Err(ClientError::Verification(format!(
@@ -59,6 +63,7 @@ impl MemberSession {
         };
         if blake3::hash(&aggregate).as_bytes()[..] != recorded[..32] {
             return Err(refuse(
+                RefusalKind::Substituted,
                 "the aggregate served now is not the one I decrypted",
             ));
         }
@@ -247,6 +252,7 @@ impl MemberSession {
                     return Err(Refusal {
                         study: study.into(),
                         round,
+                        kind: RefusalKind::TooFew,
                         reason: format!(
                             "the server's decrypting set has {} distinct members; the threshold is {threshold}",
                             set.len()

@@ -23,22 +23,26 @@ pub fn verify_before_decrypt(
     ev: &Evidence<'_>,
 ) -> Result<EncryptedVector, Refusal> {
     let c = &ev.commitments;
-    let refuse = |reason: String| Refusal {
+    let refuse = |kind: RefusalKind, reason: String| Refusal {
         study: c.study.to_string(),
         round: c.round,
+        kind,
         reason,
     };
     let list_hash = verify_commitments(c)?;
     let aggregate_hash = blake3::hash(ev.aggregate);
     if ev.list.aggregate_hash.as_deref() != Some(aggregate_hash.to_hex().as_str()) {
-        return Err(refuse(format!(
-            "the aggregate's hash {} is not the listed {:?}",
-            aggregate_hash.to_hex(),
-            ev.list.aggregate_hash
-        )));
+        return Err(refuse(
+            RefusalKind::Substituted,
+            format!(
+                "the aggregate's hash {} is not the listed {:?}",
+                aggregate_hash.to_hex(),
+                ev.list.aggregate_hash
+            ),
+        ));
     }
     let aggregate = EncryptedVector::from_bytes(params, ev.aggregate)
-        .map_err(|e| refuse(format!("the aggregate: {e}")))?;
+        .map_err(|e| refuse(RefusalKind::Malformed, format!("the aggregate: {e}")))?;
     let entries_hash = ev.list.entries_hash(c.study, c.round);
     let challenge = SumChallenge::derive(
         params,
@@ -60,23 +64,31 @@ pub fn verify_before_decrypt(
         .chosen(ev.list.contributions.len(), CONTRIBUTION_SAMPLE);
     for (upload, chosen) in ev.list.contributions.iter().zip(chosen) {
         let member = upload.member.as_str();
-        let key = c.members.key(member).map_err(refuse)?;
+        let key = c
+            .members
+            .key(member)
+            .map_err(|e| refuse(RefusalKind::Unaccounted, e))?;
         let check = chosen || fetched.contains_key(member);
         if !seen.insert(member) {
-            return Err(refuse(format!("{member} is listed twice")));
+            return Err(refuse(
+                RefusalKind::Duplicate,
+                format!("{member} is listed twice"),
+            ));
         }
         let commitment = committed.get(member).ok_or_else(|| {
-            refuse(format!(
-                "{member} contributed without a commitment in the list I checked"
-            ))
+            refuse(
+                RefusalKind::Unaccounted,
+                format!("{member} contributed without a commitment in the list I checked"),
+            )
         })?;
         if commitment.hash != upload.hash {
-            return Err(refuse(format!(
-                "the contribution listed for {member} is not the one it committed to"
-            )));
+            return Err(refuse(
+                RefusalKind::Substituted,
+                format!("the contribution listed for {member} is not the one it committed to"),
+            ));
         }
         let hash: [u8; 32] = fedhe_api::signing::decode_fixed(&upload.hash, "hash")
-            .map_err(|e| refuse(e.to_string()))?;
+            .map_err(|e| refuse(RefusalKind::Malformed, e.to_string()))?;
         let signed = match digests.get(member) {
             None => {
                 if check {
@@ -90,13 +102,17 @@ pub fn verify_before_decrypt(
                             "contribution",
                             Signed::Reveal(member),
                         )
-                        .map_err(|(s, e)| refuse(s.refusal(e)))?;
+                        .map_err(|(s, e)| refuse(RefusalKind::Signature, s.refusal(e)))?;
                 }
                 None
             }
             Some(d) => {
-                let bytes = fedhe_api::signing::decode_hex(&d.digest)
-                    .map_err(|e| refuse(format!("the digest listed for {member}: {e}")))?;
+                let bytes = fedhe_api::signing::decode_hex(&d.digest).map_err(|e| {
+                    refuse(
+                        RefusalKind::Malformed,
+                        format!("the digest listed for {member}: {e}"),
+                    )
+                })?;
                 if check {
                     let statement = sum_digest_statement(
                         c.study,
@@ -116,17 +132,21 @@ pub fn verify_before_decrypt(
                             "sum digest",
                             Signed::SumDigest(member),
                         )
-                        .map_err(|(s, e)| refuse(s.refusal(e)))?;
+                        .map_err(|(s, e)| refuse(RefusalKind::Signature, s.refusal(e)))?;
                 }
-                Some(
-                    ContributorDigest::from_bytes(params, &bytes)
-                        .map_err(|e| refuse(format!("the digest listed for {member}: {e}")))?,
-                )
+                Some(ContributorDigest::from_bytes(params, &bytes).map_err(|e| {
+                    refuse(
+                        RefusalKind::Malformed,
+                        format!("the digest listed for {member}: {e}"),
+                    )
+                })?)
             }
         };
         listed.push((member, hash, signed, *commitment));
     }
-    batch.verify().map_err(|(s, e)| refuse(s.refusal(e)))?;
+    batch
+        .verify()
+        .map_err(|(s, e)| refuse(RefusalKind::Signature, s.refusal(e)))?;
     let mut total = SumDigest::zero(params);
     let mut fetched_any = false;
     let mut c1_commitments = Vec::new();
@@ -141,27 +161,40 @@ pub fn verify_before_decrypt(
                 // second multiscalar multiplication.
                 (_, Some(s)) if own_c1.is_some_and(|h| h == s.c1.hash()) => s.c1.clone(),
                 (Some((_, bytes)), signed) => {
-                    let v = EncryptedVector::from_bytes(params, bytes)
-                        .map_err(|e| refuse(format!("the contribution of {member}: {e}")))?;
+                    let v = EncryptedVector::from_bytes(params, bytes).map_err(|e| {
+                        refuse(
+                            RefusalKind::Malformed,
+                            format!("the contribution of {member}: {e}"),
+                        )
+                    })?;
                     let computed = C1Commitment::commit(params, &v);
                     if signed.as_ref().is_some_and(|s| s.c1 != computed) {
-                        return Err(refuse(format!(
-                            "{member} signed a c1 commitment that is not its contribution's"
-                        )));
+                        return Err(refuse(
+                            RefusalKind::Signature,
+                            format!(
+                                "{member} signed a c1 commitment that is not its contribution's"
+                            ),
+                        ));
                     }
                     computed
                 }
                 (None, Some(s)) => s.c1.clone(),
                 (None, None) => {
-                    return Err(refuse(format!(
-                        "the contribution of {member} was neither fetched nor digested by it"
-                    )))
+                    return Err(refuse(
+                        RefusalKind::Unaccounted,
+                        format!(
+                            "the contribution of {member} was neither fetched nor digested by it"
+                        ),
+                    ))
                 }
             };
-            if c1.hash() != committed_c1_hash(commitment).map_err(refuse)? {
-                return Err(refuse(format!(
-                    "the c1 commitment of {member} is not the one it committed to"
-                )));
+            if c1.hash()
+                != committed_c1_hash(commitment).map_err(|e| refuse(RefusalKind::Malformed, e))?
+            {
+                return Err(refuse(
+                    RefusalKind::Substituted,
+                    format!("the c1 commitment of {member} is not the one it committed to"),
+                ));
             }
             c1_commitments.push(c1);
         }
@@ -169,73 +202,91 @@ pub fn verify_before_decrypt(
         let digest = match fetched.get(member) {
             Some((_, bytes)) => {
                 if blake3::hash(bytes).as_bytes() != &hash {
-                    return Err(refuse(format!(
-                        "the bytes served for {member} do not have the signed hash"
-                    )));
+                    return Err(refuse(
+                        RefusalKind::Substituted,
+                        format!("the bytes served for {member} do not have the signed hash"),
+                    ));
                 }
-                let v = EncryptedVector::from_bytes(params, bytes)
-                    .map_err(|e| refuse(format!("the contribution of {member}: {e}")))?;
+                let v = EncryptedVector::from_bytes(params, bytes).map_err(|e| {
+                    refuse(
+                        RefusalKind::Malformed,
+                        format!("the contribution of {member}: {e}"),
+                    )
+                })?;
                 if v.encoding() != aggregate.encoding() || v.len() != aggregate.len() {
-                    return Err(refuse(format!(
-                        "the contribution of {member} is not encoded like the aggregate"
-                    )));
+                    return Err(refuse(
+                        RefusalKind::Shape,
+                        format!("the contribution of {member} is not encoded like the aggregate"),
+                    ));
                 }
                 fetched_any = true;
                 let computed = challenge.digest(params, &v);
                 if signed.as_ref().is_some_and(|s| *s != computed) {
-                    return Err(refuse(format!(
-                        "{member} signed a digest that is not its contribution's"
-                    )));
+                    return Err(refuse(
+                        RefusalKind::Signature,
+                        format!("{member} signed a digest that is not its contribution's"),
+                    ));
                 }
                 computed
             }
             None => signed.ok_or_else(|| {
-                refuse(format!(
-                    "the contribution of {member} was neither fetched nor digested by it"
-                ))
+                refuse(
+                    RefusalKind::Unaccounted,
+                    format!("the contribution of {member} was neither fetched nor digested by it"),
+                )
             })?,
         };
         total.add_assign(params, &digest);
     }
     if seen.len() < c.min_contributors.max(1) {
-        return Err(refuse(format!(
-            "{} distinct members contributed; at least {} are required",
-            seen.len(),
-            c.min_contributors.max(1)
-        )));
+        return Err(refuse(
+            RefusalKind::TooFew,
+            format!(
+                "{} distinct members contributed; at least {} are required",
+                seen.len(),
+                c.min_contributors.max(1)
+            ),
+        ));
     }
     if let Some((me, own)) = c.own {
         let listed = ev.list.contributions.iter().find(|u| u.member == me);
         match listed {
             None => {
-                return Err(refuse(format!(
-                    "my own contribution ({me}) is not included"
-                )))
+                return Err(refuse(
+                    RefusalKind::Own,
+                    format!("my own contribution ({me}) is not included"),
+                ))
             }
             Some(u) if u.hash != blake3::hash(own).to_hex().as_str() => {
-                return Err(refuse(format!(
-                    "the contribution listed for me ({me}) is not the one I sent"
-                )))
+                return Err(refuse(
+                    RefusalKind::Own,
+                    format!("the contribution listed for me ({me}) is not the one I sent"),
+                ))
             }
             Some(_) => {}
         }
     }
     if !fetched_any {
         return Err(refuse(
+            RefusalKind::Unaccounted,
             "no listed contribution was fetched to check the aggregate's encoding against".into(),
         ));
     }
     if challenge.digest(params, &aggregate) != total {
-        return Err(refuse(
+        return Err(refuse(RefusalKind::NotTheSum,
             "the aggregate is not the sum of the listed contributions (its digest is not the sum of theirs)"
                 .into(),
         ));
     }
     if let Some(carries) = ev.c1_carries {
-        let carries = C1Carries::from_bytes(params, carries)
-            .map_err(|e| refuse(format!("the aggregate's carries: {e}")))?;
+        let carries = C1Carries::from_bytes(params, carries).map_err(|e| {
+            refuse(
+                RefusalKind::Malformed,
+                format!("the aggregate's carries: {e}"),
+            )
+        })?;
         check_c1_aggregate(params, &aggregate, &carries, &c1_commitments)
-            .map_err(|e| refuse(format!("{C1_CHECK_FAILED}: {e}")))?;
+            .map_err(|e| refuse(RefusalKind::C1Check, format!("{C1_CHECK_FAILED}: {e}")))?;
     }
     Ok(aggregate)
 }

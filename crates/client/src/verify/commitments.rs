@@ -5,30 +5,35 @@ use super::*;
 /// Checks 1-4: the frozen commitment list before revealing. Returns the
 /// list's hash.
 pub fn verify_commitments(ev: &CommitmentEvidence<'_>) -> Result<String, Refusal> {
-    let refuse = |reason: String| Refusal {
+    let refuse = |kind: RefusalKind, reason: String| Refusal {
         study: ev.study.to_string(),
         round: ev.round,
+        kind,
         reason,
     };
-    let list_hash = ev
-        .list
-        .list_hash
-        .clone()
-        .ok_or_else(|| refuse("the commitment list is not frozen".into()))?;
+    let list_hash = ev.list.list_hash.clone().ok_or_else(|| {
+        refuse(
+            RefusalKind::Malformed,
+            "the commitment list is not frozen".into(),
+        )
+    })?;
     if matches!(
         ev.signatures,
         CommitmentSignatures::VerifiedInThisSession(_)
     ) {
         return Ok(list_hash);
     }
-    let values = ev
-        .list
-        .values
-        .ok_or_else(|| refuse("the commitment list has no value count".into()))?;
+    let values = ev.list.values.ok_or_else(|| {
+        refuse(
+            RefusalKind::Malformed,
+            "the commitment list has no value count".into(),
+        )
+    })?;
     let mut entries = ev.list.commitments.clone();
     entries.sort_by(|a, b| a.member.cmp(&b.member));
     if CommitmentList::canonical_hash(ev.study, ev.round, &entries) != list_hash {
         return Err(refuse(
+            RefusalKind::Substituted,
             "the commitment list's hash is not the hash of its entries".into(),
         ));
     }
@@ -47,29 +52,41 @@ pub fn verify_commitments(ev: &CommitmentEvidence<'_>) -> Result<String, Refusal
     let mut batch = SignatureBatch::new();
     for (c, check) in entries.iter().zip(chosen) {
         if !seen.insert(c.member.as_str()) {
-            return Err(refuse(format!("{} is listed twice", c.member)));
+            return Err(refuse(
+                RefusalKind::Duplicate,
+                format!("{} is listed twice", c.member),
+            ));
         }
-        let key = ev.members.key(&c.member).map_err(refuse)?;
-        let hash: [u8; 32] =
-            fedhe_api::signing::decode_fixed(&c.hash, "hash").map_err(|e| refuse(e.to_string()))?;
-        let c1_hash = committed_c1_hash(c).map_err(refuse)?;
+        let key = ev
+            .members
+            .key(&c.member)
+            .map_err(|e| refuse(RefusalKind::Unaccounted, e))?;
+        let hash: [u8; 32] = fedhe_api::signing::decode_fixed(&c.hash, "hash")
+            .map_err(|e| refuse(RefusalKind::Malformed, e.to_string()))?;
+        let c1_hash = committed_c1_hash(c).map_err(|e| refuse(RefusalKind::Malformed, e))?;
         if let Some(other) = hashes.insert(hash, c.member.as_str()) {
-            return Err(refuse(format!(
-                "{} and {other} committed to the same ciphertext",
-                c.member
-            )));
+            return Err(refuse(
+                RefusalKind::Duplicate,
+                format!("{} and {other} committed to the same ciphertext", c.member),
+            ));
         }
         if let Some(other) = c1_hashes.insert(c1_hash, c.member.as_str()) {
-            return Err(refuse(format!(
-                "{} and {other} committed to the same c1 commitment",
-                c.member
-            )));
+            return Err(refuse(
+                RefusalKind::Duplicate,
+                format!(
+                    "{} and {other} committed to the same c1 commitment",
+                    c.member
+                ),
+            ));
         }
         if c.values != values {
-            return Err(refuse(format!(
-                "the commitment of {} holds {} values; the list's value count is {values}",
-                c.member, c.values
-            )));
+            return Err(refuse(
+                RefusalKind::Shape,
+                format!(
+                    "the commitment of {} holds {} values; the list's value count is {values}",
+                    c.member, c.values
+                ),
+            ));
         }
         if check {
             let statement = round_commitment_statement(
@@ -83,31 +100,40 @@ pub fn verify_commitments(ev: &CommitmentEvidence<'_>) -> Result<String, Refusal
             );
             batch
                 .push(key, statement, &c.signature, "commitment", &c.member)
-                .map_err(|(m, e)| refuse(commitment_not_verified(m, e)))?;
+                .map_err(|(m, e)| refuse(RefusalKind::Signature, commitment_not_verified(m, e)))?;
         }
     }
     batch
         .verify()
-        .map_err(|(m, e)| refuse(commitment_not_verified(m, e)))?;
+        .map_err(|(m, e)| refuse(RefusalKind::Signature, commitment_not_verified(m, e)))?;
     if seen.len() < ev.min_contributors.max(1) {
-        return Err(refuse(format!(
-            "{} distinct members committed; at least {} are required",
-            seen.len(),
-            ev.min_contributors.max(1)
-        )));
+        return Err(refuse(
+            RefusalKind::TooFew,
+            format!(
+                "{} distinct members committed; at least {} are required",
+                seen.len(),
+                ev.min_contributors.max(1)
+            ),
+        ));
     }
     if let Some((me, own)) = ev.own {
         match entries.iter().find(|c| c.member == me) {
-            None => return Err(refuse(format!("my own commitment ({me}) is not listed"))),
+            None => {
+                return Err(refuse(
+                    RefusalKind::Own,
+                    format!("my own commitment ({me}) is not listed"),
+                ))
+            }
             Some(c)
                 if c.hash != blake3::hash(own).to_hex().as_str()
                     || ev
                         .own_c1_commitment_hash
                         .is_some_and(|h| c.c1_commitment_hash != hex::encode(h)) =>
             {
-                return Err(refuse(format!(
-                    "the commitment listed for me ({me}) is not the one I made"
-                )))
+                return Err(refuse(
+                    RefusalKind::Own,
+                    format!("the commitment listed for me ({me}) is not the one I made"),
+                ))
             }
             Some(_) => {}
         }

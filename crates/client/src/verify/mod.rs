@@ -117,8 +117,8 @@ use commitments::committed_c1_hash;
 pub use commitments::verify_commitments;
 pub use result::{verify_after_decrypt, ResultEvidence};
 
-/// Why a member refused to reveal its contribution or to produce a
-/// decryption share.
+/// Why a member refused to reveal its contribution, to produce a decryption
+/// share or to use a result.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("refusing round {round} of study {study}: {reason}")]
 pub struct Refusal {
@@ -126,8 +126,52 @@ pub struct Refusal {
     pub study: String,
     /// The round.
     pub round: u64,
-    /// What check failed.
+    /// What kind of check failed: what a caller dispatches on.
+    pub kind: RefusalKind,
+    /// Which check failed, and on what entry (for people).
     pub reason: String,
+}
+
+/// What kind of check a [`Refusal`] failed. Its reason names the entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RefusalKind {
+    /// The server's answer is not in the state or form the check needs: a
+    /// list not frozen or without its value count, or an aggregate, upload,
+    /// hash or share that does not decode.
+    Malformed,
+    /// A list names a member twice, or two members committed to the same
+    /// ciphertext or the same c1 commitment.
+    Duplicate,
+    /// A signature does not verify (a commitment, a reveal, a digest, a
+    /// decryption share, a share digest), or a signed value is not the one
+    /// of the upload it is listed with.
+    Signature,
+    /// Other bytes or another entry than the ones committed, signed or
+    /// listed: a list whose hash is not its entries', an aggregate other
+    /// than the listed one, a contribution other than its commitment's,
+    /// served bytes without the signed hash, a share naming another maker.
+    Substituted,
+    /// An upload without what its check needs: by someone outside the
+    /// ceremony, without a commitment in the list, neither fetched nor
+    /// digested, or a share for another decrypting set.
+    Unaccounted,
+    /// An upload of another shape than the list's or the aggregate's: its
+    /// value count, encoding or polynomial count.
+    Shape,
+    /// Fewer distinct contributors than the study's floor, or not the
+    /// decryption shares the ceremony's threshold (or every member) needs.
+    TooFew,
+    /// This member's own commitment or contribution missing or replaced, or
+    /// a second aggregate or result of a round it already verified.
+    Own,
+    /// The aggregate (or the combined decryption share) is not the sum of
+    /// the listed uploads: their signed digests do not add up (check 6).
+    NotTheSum,
+    /// The aggregate's `c1` does not open the sum of the contributors'
+    /// signed c1 commitments (the c1 check, check 7).
+    C1Check,
+    /// The combined decryption shares do not decode to a result.
+    Undecodable,
 }
 
 /// The ceremony's members with their identity keys, parsed once (from the
@@ -424,10 +468,11 @@ impl Signed<'_> {
     }
 }
 
-/// How a refusal of [`verify_before_decrypt`] begins when the aggregate's
-/// `c1` does not open the sum of the contributors' c1 commitments (the c1
-/// check, check 7): [`crate::MemberSession::decrypt`] then downloads every
-/// contribution to name the contributor whose bytes do not open its own.
+/// How the reason of a [`RefusalKind::C1Check`] refusal of
+/// [`verify_before_decrypt`] begins (the aggregate's `c1` does not open the
+/// sum of the contributors' c1 commitments): [`crate::MemberSession::decrypt`]
+/// then downloads every contribution to name the contributor whose bytes do
+/// not open its own.
 pub const C1_CHECK_FAILED: &str = "the aggregate is not the sum of the committed contributions";
 
 #[cfg(test)]
@@ -817,6 +862,14 @@ mod tests {
             .unwrap_or_else(|| "accepted".into())
     }
 
+    /// The reason of a refusal of `kind` (what a caller dispatches on);
+    /// panics on acceptance or on another kind.
+    fn refused_as<T: std::fmt::Debug>(r: Result<T, Refusal>, kind: RefusalKind) -> String {
+        let e = r.expect_err("refused");
+        assert_eq!(e.kind, kind, "{e}");
+        e.to_string()
+    }
+
     fn sampled(security: usize, decrypting: usize, trial: u64) -> SignatureChecks {
         let mut seed = [0u8; 32];
         seed[..8].copy_from_slice(&trial.to_le_bytes());
@@ -1063,12 +1116,15 @@ mod tests {
         // An observer that downloaded c alone (a spot check) and holds no
         // digest of a is refused: a is neither fetched nor digested.
         let r = w.check_with(all.clone(), &aggregate, 3, None, &[2], &digests);
-        assert!(reason(r).contains("the contribution of a was neither fetched nor digested"));
+        assert!(refused_as(r, RefusalKind::Unaccounted)
+            .contains("the contribution of a was neither fetched nor digested"));
         // Digests only, nothing downloaded: the encoding is unchecked.
         let mut every = digests.clone();
         every.push(w.digest(0, &w.contributions[0].1, &all, &aggregate));
         let r = w.check_with(all, &aggregate, 3, None, &[], &every);
-        assert!(reason(r).contains("no listed contribution was fetched"));
+        assert!(
+            refused_as(r, RefusalKind::Unaccounted).contains("no listed contribution was fetched")
+        );
     }
 
     /// The conflict issue 16 left: a contributor colluding with the server
@@ -1120,10 +1176,22 @@ mod tests {
         assert_eq!(check(&mixed, None), "accepted");
         for carries in [forged_carries.clone(), w.carries(&[0, 1, 2])] {
             let r = check(&mixed, Some(&carries));
-            assert!(
-                r.contains("is not the sum of the committed contributions"),
-                "{r}"
-            );
+            assert!(r.contains(C1_CHECK_FAILED), "{r}");
+            // What `MemberSession::decrypt` dispatches on to fetch every
+            // contribution and name the contributor.
+            let kind = w
+                .check_signatures(
+                    all.clone(),
+                    &forged,
+                    3,
+                    Some(0),
+                    &[0],
+                    &mixed,
+                    SignatureChecks::All,
+                    Some(&carries),
+                )
+                .map_err(|e| e.kind);
+            assert_eq!(kind.err(), Some(RefusalKind::C1Check));
         }
         // The honest aggregate, digests and carries pass the c1 check.
         let aggregate = w.sum(&[0, 1, 2]);
@@ -1151,16 +1219,19 @@ mod tests {
         let mut d = ContributorDigest::from_bytes(&w.params, &bytes).unwrap();
         d.c1 = w.c1_of(&w.contributions[1].1);
         false_c1[1] = w.sign_digest(2, &d.to_bytes(), &all, &aggregate);
-        let r = reason(w.check_signatures(
-            all.clone(),
-            &aggregate,
-            3,
-            Some(0),
-            &[0, 2],
-            &false_c1,
-            SignatureChecks::All,
-            Some(&carries),
-        ));
+        let r = refused_as(
+            w.check_signatures(
+                all.clone(),
+                &aggregate,
+                3,
+                Some(0),
+                &[0, 2],
+                &false_c1,
+                SignatureChecks::All,
+                Some(&carries),
+            ),
+            RefusalKind::Signature,
+        );
         assert!(
             r.contains("c signed a c1 commitment that is not its contribution's"),
             "{r}"
@@ -1179,7 +1250,7 @@ mod tests {
             .map(|i| w.digest(i, &w.contributions[i].1, &all, &substitute))
             .collect();
         let r = w.check_with(all, &substitute, 3, Some(0), &[0], &digests);
-        assert!(reason(r).contains("not the sum of the listed"));
+        assert!(refused_as(r, RefusalKind::NotTheSum).contains("not the sum of the listed"));
     }
 
     /// The digest statement names the commitment list its contributor
@@ -1201,7 +1272,8 @@ mod tests {
         split[0] = w.digest_naming(1, &w.contributions[1].1, &all, &aggregate, &"0".repeat(64));
         let r = w.check_with(all, &aggregate, 3, Some(0), &[0], &split);
         assert!(
-            reason(r).contains("the digest listed for b was not signed by it"),
+            refused_as(r, RefusalKind::Signature)
+                .contains("the digest listed for b was not signed by it"),
             "a digest naming another commitment list was not refused"
         );
     }
@@ -1276,7 +1348,8 @@ mod tests {
             w.digest(2, &w.contributions[1].1, &all, &aggregate),
         ];
         let r = w.check_with(all.clone(), &aggregate, 3, Some(0), &[0, 2], &lying);
-        assert!(reason(r).contains("c signed a digest that is not its contribution's"));
+        assert!(refused_as(r, RefusalKind::Signature)
+            .contains("c signed a digest that is not its contribution's"));
         // A digest made on another aggregate's challenge does not verify.
         let other = w.sum(&[0, 1]);
         let stale = vec![
@@ -1284,9 +1357,8 @@ mod tests {
             w.digest(2, &w.contributions[2].1, &all, &other),
         ];
         let r = w.check_with(all.clone(), &aggregate, 3, Some(0), &[0], &stale);
-        assert!(
-            reason(r).contains("the digest listed for c was not signed by it for this aggregate")
-        );
+        assert!(refused_as(r, RefusalKind::Signature)
+            .contains("the digest listed for c was not signed by it for this aggregate"));
         // A digest signed by another member's key.
         let mut forged = vec![
             w.digest(1, &w.contributions[1].1, &all, &aggregate),
@@ -1294,7 +1366,8 @@ mod tests {
         ];
         forged[1].signature = forged[0].signature.clone();
         let r = w.check_with(all, &aggregate, 3, Some(0), &[0], &forged);
-        assert!(reason(r).contains("the digest listed for c was not signed by it"));
+        assert!(refused_as(r, RefusalKind::Signature)
+            .contains("the digest listed for c was not signed by it"));
     }
 
     #[test]
@@ -1303,31 +1376,33 @@ mod tests {
         let all: Vec<SignedUpload> = (0..3).map(|i| w.signed(i, &w.contributions[i].1)).collect();
         // A share of one member's contribution alone.
         let r = w.check(vec![all[1].clone()], &w.sum(&[1]), 2, None);
-        assert!(reason(r).contains("1 distinct members contributed; at least 2"));
+        assert!(refused_as(r, RefusalKind::TooFew)
+            .contains("1 distinct members contributed; at least 2"));
         // A contribution revealed against another commitment list than mine.
         let mut other = all.clone();
         other[2] = w.revealed(2, &w.contributions[2].1, &"11".repeat(32));
         let r = w.check(other, &w.sum(&[0, 1, 2]), 2, Some(0));
-        assert!(reason(r).contains("not revealed against the commitment list I saw"));
+        assert!(refused_as(r, RefusalKind::Signature)
+            .contains("not revealed against the commitment list I saw"));
         // My own contribution dropped.
         let r = w.check(all[1..].to_vec(), &w.sum(&[1, 2]), 2, Some(0));
-        assert!(reason(r).contains("my own contribution (a) is not included"));
+        assert!(refused_as(r, RefusalKind::Own).contains("my own contribution (a) is not included"));
         // An aggregate over other contributions than the listed ones.
         let r = w.check(all[..2].to_vec(), &w.sum(&[0, 1, 2]), 2, None);
-        assert!(reason(r).contains("not the sum of the listed"));
+        assert!(refused_as(r, RefusalKind::NotTheSum).contains("not the sum of the listed"));
         // Impersonation: b's contribution signed by c's key.
         let mut forged = all.clone();
         forged[1].signature = w.identities[2].sign_hex(b"anything");
         let r = w.check(forged, &w.sum(&[0, 1, 2]), 2, None);
         assert!(
-            reason(r).contains("does not verify"),
+            refused_as(r, RefusalKind::Signature).contains("does not verify"),
             "{}",
             reason(w.check(vec![], &[], 1, None))
         );
         // The same member listed twice.
         let twice = vec![all[0].clone(), all[0].clone()];
         let r = w.check(twice, &w.sum(&[0, 0]), 1, None);
-        assert!(reason(r).contains("listed twice"));
+        assert!(refused_as(r, RefusalKind::Duplicate).contains("listed twice"));
         // A member outside the ceremony.
         let mut stranger = all.clone();
         stranger[2].member = "mallory".into();
@@ -1373,7 +1448,7 @@ mod tests {
                 c1_carries: None,
             },
         );
-        assert!(reason(r).contains("is not the listed"));
+        assert!(refused_as(r, RefusalKind::Substituted).contains("is not the listed"));
     }
 
     fn check_list(w: &World, list: &CommitmentList, own: Option<usize>) -> String {
@@ -1746,7 +1821,7 @@ mod tests {
             let digest = foreign.share_digest(&w, &polys);
             foreign.sign_digest(&w, i, digest);
         }
-        let reason = refused(check(&foreign));
+        let reason = refused_as(check(&foreign), RefusalKind::Undecodable);
         assert!(reason.contains("do not decode"), "{reason}");
     }
 
@@ -1858,7 +1933,10 @@ mod tests {
         // No digest from c, and c's share not fetched.
         let mut missing = dec.clone();
         missing.digests.digests.retain(|d| d.member != "c");
-        let reason = refused(missing.check(&w, &aggregate, &dec.held(&["a"]), None));
+        let reason = refused_as(
+            missing.check(&w, &aggregate, &dec.held(&["a"]), None),
+            RefusalKind::Unaccounted,
+        );
         assert!(
             reason.contains("of c was neither fetched nor digested"),
             "{reason}"
@@ -1950,7 +2028,10 @@ mod tests {
             let digest = wrong.share_digest(&w, &polys);
             wrong.sign_digest(&w, i, digest);
         }
-        let reason = refused(wrong.check(&w, &aggregate, &dec.held(&["a"]), Some(2)));
+        let reason = refused_as(
+            wrong.check(&w, &aggregate, &dec.held(&["a"]), Some(2)),
+            RefusalKind::NotTheSum,
+        );
         assert!(reason.contains("not the sum"), "{reason}");
     }
 }

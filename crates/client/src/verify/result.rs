@@ -70,14 +70,19 @@ pub fn verify_after_decrypt(
     params: &Arc<Params>,
     ev: &ResultEvidence<'_>,
 ) -> Result<Vec<f64>, Refusal> {
-    let refuse = |reason: String| Refusal {
+    let refuse = |kind: RefusalKind, reason: String| Refusal {
         study: ev.study.to_string(),
         round: ev.round,
+        kind,
         reason,
     };
     let parts = ev.aggregate.ciphertexts().len();
-    let combined = CombinedShare::from_bytes(params, ev.combined, parts)
-        .map_err(|e| refuse(format!("the combined decryption share: {e}")))?;
+    let combined = CombinedShare::from_bytes(params, ev.combined, parts).map_err(|e| {
+        refuse(
+            RefusalKind::Malformed,
+            format!("the combined decryption share: {e}"),
+        )
+    })?;
     let combined_hash = blake3::hash(ev.combined);
     // t-of-n: the decrypting set is the listed share makers, T of them at
     // least; every share and every share digest must name it.
@@ -88,10 +93,13 @@ pub fn verify_after_decrypt(
             set.sort();
             set.dedup();
             if set.len() < t {
-                return Err(refuse(format!(
-                    "{} decryption shares are listed; the threshold is {t}",
-                    set.len()
-                )));
+                return Err(refuse(
+                    RefusalKind::TooFew,
+                    format!(
+                        "{} decryption shares are listed; the threshold is {t}",
+                        set.len()
+                    ),
+                ));
             }
             set
         }
@@ -109,18 +117,19 @@ pub fn verify_after_decrypt(
     let mut seen = BTreeSet::new();
     for upload in &ev.list.shares {
         if !seen.insert(upload.member.as_str()) {
-            return Err(refuse(format!(
-                "the decryption share of {} is listed twice",
-                upload.member
-            )));
+            return Err(refuse(
+                RefusalKind::Duplicate,
+                format!("the decryption share of {} is listed twice", upload.member),
+            ));
         }
     }
     // n-of-n: every ceremony member's share.
     if ev.threshold.is_none() {
         if let Some(missing) = ev.members.ids().find(|m| !seen.contains(m)) {
-            return Err(refuse(format!(
-                "the decryption shares do not combine: the share of {missing} is missing"
-            )));
+            return Err(refuse(
+                RefusalKind::TooFew,
+                format!("the decryption shares do not combine: the share of {missing} is missing"),
+            ));
         }
     }
     // First every listed share's signature (its share digest statement,
@@ -132,9 +141,12 @@ pub fn verify_after_decrypt(
     let mut listed = Vec::with_capacity(ev.list.shares.len());
     for upload in &ev.list.shares {
         let member = upload.member.as_str();
-        let key = ev.members.key(member).map_err(refuse)?;
+        let key = ev
+            .members
+            .key(member)
+            .map_err(|e| refuse(RefusalKind::Unaccounted, e))?;
         let hash: [u8; 32] = fedhe_api::signing::decode_fixed(&upload.hash, "hash")
-            .map_err(|e| refuse(e.to_string()))?;
+            .map_err(|e| refuse(RefusalKind::Malformed, e.to_string()))?;
         let signed = match digests.get(member) {
             None => {
                 let statement = upload_statement(
@@ -152,12 +164,16 @@ pub fn verify_after_decrypt(
                         "decryption share",
                         Signed::Share(member),
                     )
-                    .map_err(|(s, e)| refuse(s.refusal(e)))?;
+                    .map_err(|(s, e)| refuse(RefusalKind::Signature, s.refusal(e)))?;
                 None
             }
             Some(d) => {
-                let bytes = fedhe_api::signing::decode_hex(&d.digest)
-                    .map_err(|e| refuse(format!("the share digest listed for {member}: {e}")))?;
+                let bytes = fedhe_api::signing::decode_hex(&d.digest).map_err(|e| {
+                    refuse(
+                        RefusalKind::Malformed,
+                        format!("the share digest listed for {member}: {e}"),
+                    )
+                })?;
                 let statement = share_digest_statement(
                     ev.study,
                     member,
@@ -177,23 +193,26 @@ pub fn verify_after_decrypt(
                         "share digest",
                         Signed::ShareDigest(member),
                     )
-                    .map_err(|(s, e)| refuse(s.refusal(e)))?;
-                Some(
-                    SumDigest::from_bytes(params, &bytes).map_err(|e| {
-                        refuse(format!("the share digest listed for {member}: {e}"))
-                    })?,
-                )
+                    .map_err(|(s, e)| refuse(RefusalKind::Signature, s.refusal(e)))?;
+                Some(SumDigest::from_bytes(params, &bytes).map_err(|e| {
+                    refuse(
+                        RefusalKind::Malformed,
+                        format!("the share digest listed for {member}: {e}"),
+                    )
+                })?)
             }
         };
         listed.push((member, hash, signed));
     }
-    batch.verify().map_err(|(s, e)| refuse(s.refusal(e)))?;
+    batch
+        .verify()
+        .map_err(|(s, e)| refuse(RefusalKind::Signature, s.refusal(e)))?;
     let mut total = SumDigest::zero(params);
     for (member, hash, signed) in listed {
         let digest = match held.get(member) {
             Some((_, bytes)) => {
                 if blake3::hash(bytes).as_bytes() != &hash {
-                    return Err(refuse(format!(
+                    return Err(refuse(RefusalKind::Substituted, format!(
                         "the bytes served for the decryption share of {member} do not have the signed hash"
                     )));
                 }
@@ -203,12 +222,17 @@ pub fn verify_after_decrypt(
                         ThresholdDecryptionShare::from_bytes(params, bytes).map(Share::Threshold)
                     }
                 }
-                .map_err(|e| refuse(format!("the decryption share of {member}: {e}")))?;
+                .map_err(|e| {
+                    refuse(
+                        RefusalKind::Malformed,
+                        format!("the decryption share of {member}: {e}"),
+                    )
+                })?;
                 if share.member().as_str() != member {
-                    return Err(refuse(format!(
-                        "the share listed for {member} names {}",
-                        share.member()
-                    )));
+                    return Err(refuse(
+                        RefusalKind::Substituted,
+                        format!("the share listed for {member} names {}", share.member()),
+                    ));
                 }
                 if let Share::Threshold(t) = &share {
                     if !t
@@ -217,13 +241,13 @@ pub fn verify_after_decrypt(
                         .map(|m| m.as_str())
                         .eq(set.iter().map(String::as_str))
                     {
-                        return Err(refuse(format!(
+                        return Err(refuse(RefusalKind::Unaccounted, format!(
                             "the share of {member} was made for another decrypting set than the listed shares'"
                         )));
                     }
                 }
                 if share.polys().len() != parts {
-                    return Err(refuse(format!(
+                    return Err(refuse(RefusalKind::Shape, format!(
                         "the share of {member} has {} polynomials for an aggregate of {parts} ciphertexts",
                         share.polys().len()
                     )));
@@ -231,23 +255,27 @@ pub fn verify_after_decrypt(
                 let polys: Vec<&fedhe_ring::Poly> = share.polys().iter().collect();
                 let computed = challenge.digest_polys(params, &polys);
                 if signed.as_ref().is_some_and(|s| *s != computed) {
-                    return Err(refuse(format!(
-                        "{member} signed a digest that is not its decryption share's"
-                    )));
+                    return Err(refuse(
+                        RefusalKind::Signature,
+                        format!("{member} signed a digest that is not its decryption share's"),
+                    ));
                 }
                 computed
             }
             None => signed.ok_or_else(|| {
-                refuse(format!(
-                    "the decryption share of {member} was neither fetched nor digested by it"
-                ))
+                refuse(
+                    RefusalKind::Unaccounted,
+                    format!(
+                        "the decryption share of {member} was neither fetched nor digested by it"
+                    ),
+                )
             })?,
         };
         total.add_assign(params, &digest);
     }
     let polys: Vec<&fedhe_ring::Poly> = combined.polys().iter().collect();
     if challenge.digest_polys(params, &polys) != total {
-        return Err(refuse(
+        return Err(refuse(RefusalKind::NotTheSum,
             "the combined decryption share is not the sum of the listed shares (its digest is not the sum of theirs)"
                 .into(),
         ));
@@ -260,7 +288,7 @@ pub fn verify_after_decrypt(
         .iter()
         .map(|u| MemberId::new(u.member.clone()))
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| refuse(e.to_string()))?;
+        .map_err(|e| refuse(RefusalKind::Malformed, e.to_string()))?;
     let mut combined = combined;
     ev.result_key
         .unblind(
@@ -274,16 +302,28 @@ pub fn verify_after_decrypt(
             &makers,
             &mut combined,
         )
-        .map_err(|e| refuse(format!("the combined decryption share: {e}")))?;
-    let plaintexts = combined
-        .decrypt(ev.aggregate)
-        .map_err(|e| refuse(format!("the combined decryption share: {e}")))?;
-    let codec = FixedPointCodec::from_info(params, ev.aggregate.encoding())
-        .map_err(|e| refuse(format!("the aggregate's encoding: {e}")))?;
+        .map_err(|e| {
+            refuse(
+                RefusalKind::Malformed,
+                format!("the combined decryption share: {e}"),
+            )
+        })?;
+    let plaintexts = combined.decrypt(ev.aggregate).map_err(|e| {
+        refuse(
+            RefusalKind::Malformed,
+            format!("the combined decryption share: {e}"),
+        )
+    })?;
+    let codec = FixedPointCodec::from_info(params, ev.aggregate.encoding()).map_err(|e| {
+        refuse(
+            RefusalKind::Malformed,
+            format!("the aggregate's encoding: {e}"),
+        )
+    })?;
     let values = codec
         .decode(&plaintexts, ev.aggregate.len())
         .map_err(|e| {
-            refuse(format!(
+            refuse(RefusalKind::Undecodable, format!(
                 "the combined shares do not decode (a share maker's share is false, or it was blinded with another result key): {e}"
             ))
         })?;
