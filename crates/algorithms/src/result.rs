@@ -67,12 +67,44 @@ pub struct RunResult {
     /// The privacy loss ε after each round, for differentially private algorithms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub epsilon: Option<Vec<f64>>,
+    /// The best point the run evaluated, named by the task's typed space
+    /// (issue 46): absent for a task without one (a box of unnamed floats),
+    /// and in files written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best_point: Option<BestPoint>,
     /// Whether the task is maximised (`best` and `trace` are then highest-is-best),
     /// so a report orients its comparisons without knowing every task. Every
     /// run writes it; in files written before the field existed it is absent
     /// and the task's name decides.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub maximised: Option<bool>,
+}
+
+/// A run's best evaluated point with its names ([`RunResult::best_point`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BestPoint {
+    /// Its noise-free value, in the task's units.
+    pub value: f64,
+    /// Its parameters by name, as the objective received them.
+    pub params: serde_json::Map<String, serde_json::Value>,
+}
+
+impl BestPoint {
+    /// The best of `points` (value, unit-cube point) for `task`, named by its
+    /// typed space; `None` without a space or a point.
+    pub fn of<'p>(
+        task: &fedhe_tasks::Task,
+        points: impl IntoIterator<Item = (f64, &'p [f64])>,
+    ) -> Option<Self> {
+        let space = task.space()?;
+        let (value, x) = points
+            .into_iter()
+            .reduce(|a, b| if task.better(b.0, a.0) { b } else { a })?;
+        Some(Self {
+            value,
+            params: space.decode(x),
+        })
+    }
 }
 
 /// What a run's members let out of their data: the privacy label of a

@@ -177,7 +177,8 @@ pub struct RffAgent {
     x: Vec<Vec<f64>>,
     utility: Vec<f64>,
     best: f64,
-    best_value: Option<f64>,
+    /// The best noise-free value and the index of its point in `x`.
+    best_value: Option<(f64, usize)>,
     optimum: f64,
     cumulative_regret: f64,
     rng: ChaCha8Rng,
@@ -233,8 +234,11 @@ impl RffAgent {
         let e = task.evaluate(self.index, &x, &mut self.rng)?;
         let u = task.utility(e.noise_free);
         self.best = self.best.max(u);
-        if self.best_value.is_none_or(|b| task.better(e.noise_free, b)) {
-            self.best_value = Some(e.noise_free);
+        if self
+            .best_value
+            .is_none_or(|(b, _)| task.better(e.noise_free, b))
+        {
+            self.best_value = Some((e.noise_free, self.x.len()));
         }
         if counts {
             self.cumulative_regret += self.optimum - u;
@@ -337,10 +341,17 @@ impl RffAgent {
         self.optimum - self.best
     }
 
+    /// The best noise-free value found so far, in the task's units, and its
+    /// point (unit cube); `None` before the first query.
+    pub fn best_point(&self) -> Option<(f64, &[f64])> {
+        self.best_value
+            .map(|(value, at)| (value, self.x[at].as_slice()))
+    }
+
     /// The best noise-free value found so far, in the task's units (NaN
     /// before the first query).
     pub fn best_value(&self) -> f64 {
-        self.best_value.unwrap_or(f64::NAN)
+        self.best_value.map_or(f64::NAN, |(value, _)| value)
     }
 
     /// Whether the agent's optimum is known, so that regret is defined.
@@ -444,6 +455,7 @@ impl RegretTrace {
             surrogate_rmse: None,
             surrogate_rmse_constant: None,
             releases: None,
+            best_point: crate::BestPoint::of(task, agents.iter().filter_map(RffAgent::best_point)),
             epsilon: (!self.epsilon.is_empty()).then_some(self.epsilon),
             // Scores are simple regrets or errors: lower is better whatever the task's sense.
             maximised: Some(false),

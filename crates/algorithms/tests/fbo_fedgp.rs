@@ -1707,6 +1707,46 @@ fn a_spaced_quadratic_trend_releases_only_sums_whose_new_points_of_others_cannot
     );
 }
 
+/// A run on a typed space names its best point (issue 46): the federation's
+/// best value, its parameters by the space's names, and CoCaBO's func2c
+/// evaluated directly at those named values gives that value. A task
+/// without a space names none.
+#[test]
+fn a_run_on_a_typed_space_names_its_best_point_and_the_point_has_its_value() {
+    use fedhe_tasks::mixed;
+    let task = mixed::task(mixed::FUNC2C, 10).unwrap().unwrap();
+    let m = members(3);
+    let params = FboFedGpParams {
+        rounds: 3,
+        ..small_params()
+    }
+    .validate()
+    .unwrap();
+    for method in [Method::FboFedGp, Method::IndependentBo] {
+        let r = run(&task, method, &params, &mut PlainSum, &m, 5).unwrap();
+        let point = r.best_point.clone().expect("a typed space names its best");
+        assert_eq!(point.value, r.best, "{method:?}");
+        let names: Vec<&str> = point.params.keys().map(String::as_str).collect();
+        assert_eq!(names, ["h1", "h2", "x1", "x2"], "{method:?}");
+        let num = |k: &str| point.params[k].as_f64().unwrap();
+        let cat = |k: &str| point.params[k].as_u64().unwrap() as usize;
+        let direct = mixed::func2c([num("x1"), num("x2")], [cat("h1"), cat("h2")]);
+        assert!(
+            (direct - point.value).abs() <= 1e-12 * direct.abs().max(1.0),
+            "{method:?}: {direct} vs {}",
+            point.value
+        );
+        // It is the best of the run's evaluations (through `results.json`).
+        let back: fedhe_algorithms::RunResult =
+            serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
+        assert_eq!(back.best_point, Some(point));
+    }
+    let plain = fedhe_tasks::by_name("cec2005-f1", 2, 0).unwrap();
+    let params = small_params().validate().unwrap();
+    let r = run(&plain, Method::IndependentBo, &params, &mut PlainSum, &m, 5).unwrap();
+    assert_eq!(r.best_point, None);
+}
+
 /// A private study of `small_params`' size: the releases `fbo_fedgp::private`
 /// allows (fixed hyper-parameters, a public support set, the signed-log
 /// warping) at `epsilon` per member, δ = 1e-6.

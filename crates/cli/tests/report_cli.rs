@@ -409,3 +409,59 @@ fn peers_are_set_beside_the_reference_with_rank_sum_tests() {
     assert_fails_with(&args(&other), "\"function/seed\"");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Runs on a typed space carry their best point by name (issue 46): the
+/// report shows, per task and method, the point of the best seed (the
+/// lowest value of a minimised task), named as the objective received it.
+#[test]
+fn the_report_names_the_best_point_of_each_method() {
+    let dir = temp_dir("points");
+    let mut runs = Vec::new();
+    for (method, values) in [
+        ("fbo-fedgp", [3.5, -1.25, 2.0]),
+        ("independent-bo", [0.5, 4.0, 1.0]),
+    ] {
+        for (seed, best) in values.iter().enumerate() {
+            runs.push(json!({
+                "task": "func2c", "method": method, "seed": seed, "rounds": 2,
+                "best": best, "trace": [best + 1.0, best],
+                "best_point": {"value": best, "params": {
+                    "x1": 0.25 * seed as f64, "kernel": format!("k{seed}"), "depth": 7 + seed
+                }}
+            }));
+        }
+    }
+    // A task without a space has no point, and no row.
+    runs.push(json!({"task": "cec2005-f1", "method": "fbo-fedgp", "seed": 0, "best": 1.0, "trace": [1.0]}));
+    std::fs::write(
+        dir.join("results.json"),
+        json!({ "runs": runs }).to_string(),
+    )
+    .unwrap();
+    let out = fedhe(&["report", dir.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    let section = report
+        .split("## Best point per task and method")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no best-point section in\n{report}"));
+    let fbo = row(section, "func2c", "fbo-fedgp");
+    assert_eq!(fbo[2].parse::<f64>().unwrap(), -1.25, "{fbo:?}");
+    assert_eq!(fbo[3], "1", "{fbo:?}");
+    assert_eq!(fbo[4], "depth = 8, kernel = k1, x1 = 0.25", "{fbo:?}");
+    let lone = row(section, "func2c", "independent-bo");
+    assert_eq!(lone[2].parse::<f64>().unwrap(), 0.5, "{lone:?}");
+    assert_eq!(lone[4], "depth = 7, kernel = k0, x1 = 0.0", "{lone:?}");
+    assert!(
+        !section
+            .split("\n## ")
+            .next()
+            .unwrap()
+            .contains("cec2005-f1"),
+        "{section}"
+    );
+}

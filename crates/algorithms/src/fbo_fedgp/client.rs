@@ -36,7 +36,8 @@ pub struct Client {
     index: usize,
     x: Vec<Vec<f64>>,
     observed: Vec<f64>,
-    best_noise_free: Option<f64>,
+    /// The best noise-free value evaluated and the index of its point in `x`.
+    best_noise_free: Option<(f64, usize)>,
     rng: ChaCha8Rng,
     /// The trust region of its own steps, once it takes one in a region
     /// (`trust_region = true`).
@@ -80,7 +81,14 @@ impl Client {
 
     /// The best noise-free value among this client's evaluations.
     pub fn best(&self) -> Option<f64> {
+        self.best_noise_free.map(|(value, _)| value)
+    }
+
+    /// The best noise-free value among this client's evaluations and its
+    /// point (unit cube).
+    pub fn best_point(&self) -> Option<(f64, &[f64])> {
         self.best_noise_free
+            .map(|(value, at)| (value, self.x[at].as_slice()))
     }
 
     /// The client's RNG (its private randomness: initial points, schedule draws,
@@ -106,22 +114,26 @@ impl Client {
         self.observed.push(e.observed);
         if self
             .best_noise_free
-            .is_none_or(|b| task.better(e.noise_free, b))
+            .is_none_or(|(b, _)| task.better(e.noise_free, b))
         {
-            self.best_noise_free = Some(e.noise_free);
+            self.best_noise_free = Some((e.noise_free, self.x.len() - 1));
         }
     }
 
     /// Adds every point of `other`'s data set to this one (`pooled-bo`'s
     /// pooled data set, a simulation reference without privacy).
     pub fn absorb(&mut self, task: &Task, other: &Client) {
+        let offset = self.x.len();
         for (x, observed) in other.x.iter().zip(&other.observed) {
             self.x.push(x.clone());
             self.observed.push(*observed);
         }
-        if let Some(b) = other.best_noise_free {
-            if self.best_noise_free.is_none_or(|mine| task.better(b, mine)) {
-                self.best_noise_free = Some(b);
+        if let Some((b, at)) = other.best_noise_free {
+            if self
+                .best_noise_free
+                .is_none_or(|(mine, _)| task.better(b, mine))
+            {
+                self.best_noise_free = Some((b, offset + at));
             }
         }
     }

@@ -488,6 +488,8 @@ impl<'t> Ledger<'t> {
             surrogate_rmse: None,
             surrogate_rmse_constant: None,
             releases: None,
+            // It refuses a typed space (`FederatedMethod::takes_space`).
+            best_point: None,
             cumulative_regret: self.simulation.then_some(self.cumulative),
             maximised: Some(self.task.is_maximised()),
         }

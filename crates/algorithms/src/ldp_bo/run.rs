@@ -302,6 +302,8 @@ fn run_with<K: Kernel + 'static>(
         surrogate_rmse: None,
         surrogate_rmse_constant: None,
         releases: None,
+        // It refuses a typed space (`FederatedMethod::takes_space`).
+        best_point: None,
         epsilon: ctl.map(|c| vec![c.epsilon(); params.rounds]),
         maximised: Some(task.is_maximised()),
     })

@@ -21,6 +21,8 @@ pub struct MethodRuns {
     pub aggregations: Vec<usize>,
     /// What the runs let out of the members' data, one per run that says.
     pub releases: Vec<fedhe_algorithms::Releases>,
+    /// The best named point over the runs that report one, and its seed.
+    pub best_point: Option<(u64, fedhe_algorithms::BestPoint)>,
 }
 
 /// The runs grouped by task, then method, in report order.
@@ -123,6 +125,16 @@ pub fn group(runs: Vec<Run>, reference: &str) -> Result<Grouped, String> {
         }
         entry.traces.push(run.trace);
         entry.releases.extend(run.releases);
+        if let Some(point) = run.best_point {
+            let better = |a: f64, b: f64| if task.maximised { a > b } else { a < b };
+            if entry
+                .best_point
+                .as_ref()
+                .is_none_or(|(_, kept)| better(point.value, kept.value))
+            {
+                entry.best_point = Some((run.seed, point));
+            }
+        }
         if let Some(&e) = run.epsilon.as_ref().and_then(|e| e.last()) {
             entry.final_epsilon.push(e);
         }

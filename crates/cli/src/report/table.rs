@@ -153,6 +153,9 @@ pub fn render(input: &ReportInput) -> String {
     // 1c. Cumulative regret of the bandit methods.
     render_regret(w, g);
 
+    // 1d. The best named points of the runs on a typed space.
+    render_best_points(w, g);
+
     // 2. Table 1 style.
     let _ = writeln!(w, "\n## Comparison with `{reference}` (Table 1 style)\n");
     let _ = writeln!(
@@ -365,6 +368,48 @@ fn method_rows(
 /// (`RunResult::releases`, issue 44), first in the report, with a run that
 /// released noise-free sums named as not private. Nothing when no run says
 /// (files written before the label).
+/// The best point each method found on each task with a typed space, by
+/// name (issue 46): what a user would take away from a tuning run.
+fn render_best_points(w: &mut String, g: &Grouped) {
+    let rows: Vec<(&str, &String, &(u64, fedhe_algorithms::BestPoint))> = g
+        .tasks
+        .iter()
+        .flat_map(|t| {
+            g.methods.iter().filter_map(move |m| {
+                let point = t.methods.get(m)?.best_point.as_ref()?;
+                Some((t.task.as_str(), m, point))
+            })
+        })
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(w, "## Best point per task and method\n");
+    let _ = writeln!(
+        w,
+        "The best point over the seeds, by name, with its noise-free value.\n"
+    );
+    let _ = writeln!(w, "| task | method | value | seed | point |");
+    let _ = writeln!(w, "| --- | --- | ---: | ---: | --- |");
+    for (task, method, (seed, point)) in rows {
+        let named: Vec<String> = point
+            .params
+            .iter()
+            .map(|(name, value)| match value {
+                serde_json::Value::String(s) => format!("{name} = {s}"),
+                other => format!("{name} = {other}"),
+            })
+            .collect();
+        let _ = writeln!(
+            w,
+            "| {task} | {method} | {} | {seed} | {} |",
+            format_precise(point.value),
+            named.join(", ")
+        );
+    }
+    let _ = writeln!(w);
+}
+
 fn render_releases(w: &mut String, g: &Grouped) {
     use fedhe_algorithms::Releases;
     let rows: Vec<(&String, Vec<Releases>)> = g

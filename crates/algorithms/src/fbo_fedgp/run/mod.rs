@@ -520,6 +520,10 @@ impl<'a, K: Kernel> Federation<'a, K> {
             surrogate_rmse: None,
             surrogate_rmse_constant: None,
             releases: None,
+            best_point: crate::BestPoint::of(
+                self.task,
+                self.clients.iter().filter_map(Client::best_point),
+            ),
             maximised: Some(self.task.is_maximised()),
         }
     }
