@@ -262,6 +262,7 @@ mod tests {
             surrogate_rmse: None,
             surrogate_rmse_constant: None,
             releases: None,
+            best_point: None,
             maximised: Some(false),
         }
     }

@@ -853,6 +853,7 @@ mod tests {
             final_regret: vec![],
             aggregations: vec![],
             releases: vec![],
+            best_point: None,
         };
         let mut methods = BTreeMap::new();
         methods.insert("ref".to_string(), runs(&[0.1, 0.3], None));
