@@ -33,7 +33,10 @@ create_exception!(
     FedheError,
     "The agent refused: the member's policy (an ε ceiling, a quorum, a \
      parameter set), a verification that failed, or a told value or point \
-     that does not fit the study."
+     that does not fit the study. `kind` names which: `policy` (and \
+     `setting` the policy setting), `told_point`, `verification`, \
+     `signature`, or the check of verify-before-decrypt that failed \
+     (`c1_check`, `not_the_sum`, `substituted`, ...)."
 );
 create_exception!(
     fedhe,
@@ -56,19 +59,31 @@ create_exception!(
 
 /// The Python exception for an agent error: its class says what kind of
 /// failure it is, its message is the agent's own (never secret material).
+/// A [`Refused`] also carries `kind`, what a caller dispatches on (the
+/// name of the check that failed: [`fedhe_client::RefusalKind::name`], `"policy"`,
+/// `"verification"`, `"signature"` or `"told_point"`), and `setting`, the
+/// policy setting that refused (else `None`).
 fn raise(e: ClientError) -> PyErr {
     let text = e.to_string();
-    match e {
-        ClientError::Refused(_) | ClientError::Verification(_) | ClientError::Signature(_) => {
-            Refused::new_err(text)
-        }
-        ClientError::Problem { .. } => ServerError::new_err(text),
+    let (kind, setting) = match &e {
+        ClientError::Refused(r) => (r.kind.name(), None),
+        ClientError::Policy { setting, .. } => ("policy", Some(*setting)),
+        ClientError::Verification(_) => ("verification", None),
+        ClientError::Signature(_) => ("signature", None),
+        ClientError::ToldPoint { .. } => ("told_point", None),
+        ClientError::Problem { .. } => return ServerError::new_err(text),
         ClientError::Transport(_) | ClientError::Timeout(_) | ClientError::RoundFailed { .. } => {
-            TransportError::new_err(text)
+            return TransportError::new_err(text)
         }
-        ClientError::ToldPoint { .. } => Refused::new_err(text),
-        _ => UsageError::new_err(text),
-    }
+        _ => return UsageError::new_err(text),
+    };
+    let err = Refused::new_err(text);
+    Python::attach(|py| {
+        let value = err.value(py);
+        value.setattr("kind", kind)?;
+        value.setattr("setting", setting)
+    })
+    .map_or_else(|e| e, |()| err)
 }
 
 fn json(value: &impl serde::Serialize) -> PyResult<String> {

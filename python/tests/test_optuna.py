@@ -167,6 +167,7 @@ def test_an_objective_outside_the_signed_space_is_refused_naming_the_parameter(f
         with pytest.raises(fedhe.Refused) as e:
             agent.tell(1.0, params=bad)
         assert name in str(e.value), str(e.value)
+        assert e.value.kind == "told_point" and e.value.setting is None
     other = next(c for c in CHOICES if c != point.params["kernel"])
     with pytest.raises(fedhe.Refused) as e:
         agent.tell(1.0, params={**point.params, "kernel": other})
@@ -216,3 +217,23 @@ def test_a_bad_key_folder_or_a_box_study_is_refused_by_name(federation, tmp_path
     with pytest.raises(fedhe.UsageError) as e:
         study.optimize(lambda t: t.suggest_float("x0", 0, 1), n_trials=1)
     assert "box of unnamed floats" in str(e.value) and "--space" in str(e.value)
+
+
+def test_a_refusal_says_its_kind_and_the_policy_setting_that_refused(federation):
+    federation.create_study("s4", 1, seed=11)
+    keys = federation.keys("west")
+    # The study has a quorum of 3: a member whose floor is 4 refuses it by
+    # its policy, before anything is opened, and says which setting refused.
+    strict = fedhe.Agent(federation.url, keys, "s4", allow_insecure=True, min_contributors=4)
+    with pytest.raises(fedhe.Refused) as e:
+        strict.ask()
+    assert e.value.kind == "policy" and e.value.setting == "min_contributors", str(e.value)
+    assert "at least 4" in str(e.value)
+    # So does an ε ceiling below the study's.
+    capped = fedhe.Agent(federation.url, keys, "s4", allow_insecure=True, max_epsilon=1e-3)
+    with pytest.raises(fedhe.Refused) as e:
+        capped.ask()
+    assert e.value.kind == "policy" and e.value.setting == "max_epsilon", str(e.value)
+    # The same member without the policy asks, and its point waits.
+    point = fedhe.Agent(federation.url, keys, "s4", allow_insecure=True).ask()
+    assert point.evaluation == 1

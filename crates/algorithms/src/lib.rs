@@ -42,5 +42,7 @@ pub mod surrogate;
 
 pub use error::AlgorithmError;
 pub use fbo_fedgp::{FboFedGpParams, Method};
-pub use method::{configure, FederatedMethod, PrivateSeed, Roster, RoundProgress, VALUE_BOUND_CAP};
+pub use method::{
+    configure, FederatedMethod, PrivateSeed, Roster, RoundProgress, Shape, VALUE_BOUND_CAP,
+};
 pub use result::{BestPoint, Releases, ResultsFile, RunResult};

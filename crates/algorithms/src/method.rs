@@ -44,16 +44,38 @@ pub fn largest_fitting(fits: impl Fn(f64) -> bool, cap: f64) -> f64 {
     f64::from_bits(lo)
 }
 
+/// What every method's settings fix about a study's federation: its size,
+/// its rounds and the channel's bound. Each method states it once
+/// ([`FederatedMethod::shape`]); the trait's `members`, `rounds` and
+/// `channel_bound` read it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Shape {
+    /// The federation's size the settings are for.
+    pub members: usize,
+    /// Rounds it runs (each member evaluates about one point a round).
+    pub rounds: usize,
+    /// The bound every contribution respects (the HE codec's bound).
+    pub channel_bound: f64,
+}
+
 /// A federated method, configured and validated.
 pub trait FederatedMethod: std::fmt::Debug + Send + Sync {
     /// Its registry name.
     fn name(&self) -> &'static str;
+    /// Its federation's size, rounds and channel bound, from its settings.
+    fn shape(&self) -> Shape;
     /// The federation's size the settings are for.
-    fn members(&self) -> usize;
+    fn members(&self) -> usize {
+        self.shape().members
+    }
     /// Rounds it runs (each member evaluates about one point a round).
-    fn rounds(&self) -> usize;
+    fn rounds(&self) -> usize {
+        self.shape().rounds
+    }
     /// The bound every contribution respects (the HE codec's bound).
-    fn channel_bound(&self) -> f64;
+    fn channel_bound(&self) -> f64 {
+        self.shape().channel_bound
+    }
     /// The largest `|value|` of the objective whose every contribution this
     /// method's members send fits [`FederatedMethod::channel_bound`] whatever
     /// the member's other values are: an agent refuses a value beyond it
@@ -293,14 +315,12 @@ impl FederatedMethod for FboFedGp {
     fn name(&self) -> &'static str {
         self.method.name()
     }
-    fn members(&self) -> usize {
-        self.params.members
-    }
-    fn rounds(&self) -> usize {
-        self.params.rounds
-    }
-    fn channel_bound(&self) -> f64 {
-        self.params.channel_bound
+    fn shape(&self) -> Shape {
+        Shape {
+            members: self.params.members,
+            rounds: self.params.rounds,
+            channel_bound: self.params.channel_bound,
+        }
     }
     fn value_bound(&self) -> f64 {
         fbo_fedgp::value_bound(self.params.warping, self.params.channel_bound)
@@ -393,14 +413,12 @@ impl FederatedMethod for Fts {
     fn name(&self) -> &'static str {
         self.variant.name()
     }
-    fn members(&self) -> usize {
-        self.params.shared.members
-    }
-    fn rounds(&self) -> usize {
-        self.params.shared.rounds
-    }
-    fn channel_bound(&self) -> f64 {
-        self.params.channel_bound
+    fn shape(&self) -> Shape {
+        Shape {
+            members: self.params.shared.members,
+            rounds: self.params.shared.rounds,
+            channel_bound: self.params.channel_bound,
+        }
     }
     /// FTS sends a draw `ω ~ N(ν, λΣ⁻¹)` of its weight posterior, unclipped
     /// (paper 002 eq. 2): `ν = (ΦᵀΦ + λI)⁻¹Φᵀy`, whose norm is at most
@@ -448,14 +466,12 @@ impl FederatedMethod for DpFtsDe {
     fn name(&self) -> &'static str {
         dp_fts_de::METHOD
     }
-    fn members(&self) -> usize {
-        self.0.shared.members
-    }
-    fn rounds(&self) -> usize {
-        self.0.shared.rounds
-    }
-    fn channel_bound(&self) -> f64 {
-        self.0.channel_bound()
+    fn shape(&self) -> Shape {
+        Shape {
+            members: self.0.shared.members,
+            rounds: self.0.shared.rounds,
+            channel_bound: self.0.channel_bound(),
+        }
     }
     fn check_networked_settings(&self) -> Result<(), AlgorithmError> {
         dp_fts_de::check_networked(&self.0)
@@ -498,14 +514,12 @@ impl FederatedMethod for LdpBo {
     fn name(&self) -> &'static str {
         self.0.method().name()
     }
-    fn members(&self) -> usize {
-        self.0.members
-    }
-    fn rounds(&self) -> usize {
-        self.0.rounds
-    }
-    fn channel_bound(&self) -> f64 {
-        self.0.channel_bound
+    fn shape(&self) -> Shape {
+        Shape {
+            members: self.0.members,
+            rounds: self.0.rounds,
+            channel_bound: self.0.channel_bound,
+        }
     }
     fn check_networked_settings(&self) -> Result<(), AlgorithmError> {
         ldp_bo::check_networked(&self.0)
@@ -539,14 +553,12 @@ impl FederatedMethod for Bandit {
     fn name(&self) -> &'static str {
         self.0.method().name()
     }
-    fn members(&self) -> usize {
-        self.0.members
-    }
-    fn rounds(&self) -> usize {
-        self.0.rounds
-    }
-    fn channel_bound(&self) -> f64 {
-        self.0.channel_bound
+    fn shape(&self) -> Shape {
+        Shape {
+            members: self.0.members,
+            rounds: self.0.rounds,
+            channel_bound: self.0.channel_bound,
+        }
     }
     /// A member sends its local mean rewards divided by the member count
     /// `m` (paper 003 Alg. 2), each mean at most the largest `|value|` (plus

@@ -53,6 +53,19 @@ pub enum ClientError {
     /// Verify before decrypt refused.
     #[error(transparent)]
     Refused(#[from] Refusal),
+    /// The member's own policy refuses the study or round (`policy.toml`
+    /// or the agent's flags): nothing was opened, committed or decrypted.
+    #[error(
+        "my policy refuses this: {setting} ({} or the agent's --{} flag): {detail}",
+        crate::policy::POLICY_FILE,
+        setting.replace('_', "-")
+    )]
+    Policy {
+        /// The policy setting that refuses (`max_epsilon`, `min_contributors`, ...).
+        setting: &'static str,
+        /// What the study or round asks, against the setting.
+        detail: String,
+    },
     /// A round failed on the server.
     #[error(
         "round {round} failed: {}",

@@ -79,11 +79,8 @@ pub const DEFAULT_SIGNATURE_SAMPLING: usize = 16;
 pub const DEFAULT_SPOT_CHECKS: usize = 0;
 
 /// A study or round the member's policy refuses; names the setting.
-fn refused(setting: &str, detail: String) -> ClientError {
-    ClientError::Verification(format!(
-        "my policy refuses this: {setting} ({POLICY_FILE} or the agent's --{} flag): {detail}",
-        setting.replace('_', "-")
-    ))
+fn refused(setting: &'static str, detail: String) -> ClientError {
+    ClientError::Policy { setting, detail }
 }
 
 impl MemberPolicy {

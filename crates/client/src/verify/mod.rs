@@ -174,6 +174,41 @@ pub enum RefusalKind {
     Undecodable,
 }
 
+impl RefusalKind {
+    /// Every kind, in declaration order.
+    pub const ALL: [Self; 11] = [
+        Self::Malformed,
+        Self::Duplicate,
+        Self::Signature,
+        Self::Substituted,
+        Self::Unaccounted,
+        Self::Shape,
+        Self::TooFew,
+        Self::Own,
+        Self::NotTheSum,
+        Self::C1Check,
+        Self::Undecodable,
+    ];
+
+    /// The kind's stable name, in snake case (`c1_check`): what the Python
+    /// package's `Refused.kind` carries.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Malformed => "malformed",
+            Self::Duplicate => "duplicate",
+            Self::Signature => "signature",
+            Self::Substituted => "substituted",
+            Self::Unaccounted => "unaccounted",
+            Self::Shape => "shape",
+            Self::TooFew => "too_few",
+            Self::Own => "own",
+            Self::NotTheSum => "not_the_sum",
+            Self::C1Check => "c1_check",
+            Self::Undecodable => "undecodable",
+        }
+    }
+}
+
 /// The ceremony's members with their identity keys, parsed once (from the
 /// member's own verified transcript, not from the server's word of the
 /// moment).
@@ -488,6 +523,29 @@ mod tests {
         MemberId, ParameterSet, PublicKeyShare, SecretKeyShare,
     };
     use fedhe_ring::Csprng;
+
+    #[test]
+    fn every_refusal_kind_has_a_name_of_its_own_in_snake_case() {
+        let names: BTreeSet<&str> = RefusalKind::ALL.iter().map(|k| k.name()).collect();
+        assert_eq!(names.len(), RefusalKind::ALL.len(), "{names:?}");
+        for kind in RefusalKind::ALL {
+            let name = kind.name();
+            assert!(
+                !name.is_empty()
+                    && name
+                        .chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'),
+                "{kind:?}: {name}"
+            );
+            // The name is the variant's, split at its capitals.
+            let variant = format!("{kind:?}");
+            assert_eq!(
+                name.replace('_', ""),
+                variant.to_ascii_lowercase(),
+                "{kind:?}"
+            );
+        }
+    }
 
     struct World {
         params: Arc<Params>,
