@@ -44,6 +44,26 @@ pub fn largest_fitting(fits: impl Fn(f64) -> bool, cap: f64) -> f64 {
     f64::from_bits(lo)
 }
 
+/// Refuses a study that decrypts rounds with fewer contributors than the
+/// `quorum` its members' noise shares are sized for (each such round would
+/// carry less noise than its ε says), naming `privacy.quorum`.
+fn check_privacy_quorum(
+    quorum: Option<usize>,
+    min_contributors: usize,
+) -> Result<(), AlgorithmError> {
+    match quorum {
+        Some(quorum) if min_contributors < quorum => Err(crate::error::config(
+            "privacy.quorum",
+            format!(
+                "each member's noise share is sized for sums over at least {quorum} \
+                 contributors, but the study decrypts rounds with {min_contributors} \
+                 (min_contributors): such a round would carry less noise than its ε says"
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// What every method's settings fix about a study's federation: its size,
 /// its rounds and the channel's bound. Each method states it once
 /// ([`FederatedMethod::shape`]); the trait's `members`, `rounds` and
@@ -110,14 +130,17 @@ pub trait FederatedMethod: std::fmt::Debug + Send + Sync {
     fn check_networked_settings(&self) -> Result<(), AlgorithmError> {
         Ok(())
     }
-    /// Whether the privacy argument of these settings needs every member's
-    /// contribution in every round, so that a study decrypting rounds with
-    /// fewer contributors must refuse them (FBO-FedGP's
-    /// `global_trend = "quadratic-spaced"`: a server could otherwise leave
-    /// members out of the trend's sums but not of the count that released
-    /// them). None by default.
-    fn needs_every_contributor(&self) -> bool {
-        false
+    /// Refuses, naming the setting, a study that decrypts rounds with
+    /// `min_contributors` of its `members` when these settings' privacy
+    /// argument needs more: by default, noise shares sized for a larger
+    /// quorum ([`FederatedMethod::privacy_quorum`]).
+    fn check_contributors(
+        &self,
+        min_contributors: usize,
+        members: usize,
+    ) -> Result<(), AlgorithmError> {
+        let _ = members;
+        check_privacy_quorum(self.privacy_quorum(), min_contributors)
     }
     /// The most a study of this method costs each member in privacy by its
     /// end, `(ε, δ)`, as its accountant composes its releases; `(0, 0)` for
@@ -334,8 +357,29 @@ impl FederatedMethod for FboFedGp {
         // (its agents would refuse them at the first round).
         fbo_fedgp::private::check_recipe(&self.params, self.method)
     }
-    fn needs_every_contributor(&self) -> bool {
-        self.params.global_trend == fbo_fedgp::GlobalTrend::QuadraticSpaced
+    /// A spaced quadratic trend's release rule counts every member's points
+    /// (`global_trend = "quadratic-spaced"`): a server could otherwise leave
+    /// members out of the trend's sums but not of the count that released
+    /// them. Then the privacy quorum, as every method.
+    fn check_contributors(
+        &self,
+        min_contributors: usize,
+        members: usize,
+    ) -> Result<(), AlgorithmError> {
+        if self.params.global_trend == fbo_fedgp::GlobalTrend::QuadraticSpaced
+            && min_contributors < members
+        {
+            return Err(crate::error::config(
+                "global_trend",
+                format!(
+                    "quadratic-spaced needs every member in every round, but the study \
+                     decrypts rounds with {min_contributors} of {members} contributors \
+                     (min_contributors): a server could leave members out of the trend's \
+                     sums but not of the count that released them"
+                ),
+            ));
+        }
+        check_privacy_quorum(self.privacy_quorum(), min_contributors)
     }
     fn privacy_budget(&self) -> Option<(f64, f64)> {
         if !self.method.uses_channel() {

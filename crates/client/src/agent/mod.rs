@@ -157,38 +157,18 @@ impl ValidStudyConfig {
         }
     }
 
-    /// Refuses settings whose privacy argument needs every member's
-    /// contribution in every round ([`FederatedMethod::needs_every_contributor`])
-    /// in a study that decrypts rounds with `min_contributors` of `members`.
+    /// Refuses, naming the setting, settings whose privacy argument needs
+    /// more contributors than a study that decrypts rounds with
+    /// `min_contributors` of `members` has
+    /// ([`FederatedMethod::check_contributors`]).
     pub fn check_contributors(
         &self,
         min_contributors: usize,
         members: usize,
     ) -> Result<(), ClientError> {
-        if self.method.needs_every_contributor() && min_contributors < members {
-            return Err(invalid(
-                "settings.global_trend",
-                format!(
-                    "quadratic-spaced needs every member in every round, but the study \
-                     decrypts rounds with {min_contributors} of {members} contributors \
-                     (min_contributors): a server could leave members out of the trend's \
-                     sums but not of the count that released them"
-                ),
-            ));
-        }
-        if let Some(quorum) = self.method.privacy_quorum() {
-            if min_contributors < quorum {
-                return Err(invalid(
-                    "settings.privacy.quorum",
-                    format!(
-                        "each member's noise share is sized for sums over at least {quorum} \
-                         contributors, but the study decrypts rounds with {min_contributors} \
-                         (min_contributors): such a round would carry less noise than its ε says"
-                    ),
-                ));
-            }
-        }
-        Ok(())
+        self.method
+            .check_contributors(min_contributors, members)
+            .map_err(|e| invalid("settings", e))
     }
 }
 
@@ -661,7 +641,7 @@ mod tests {
         let spaced = c.validate("fbo-fedgp", 3).unwrap();
         let err = spaced.check_contributors(2, 3).unwrap_err().to_string();
         assert!(
-            err.contains("settings.global_trend") && err.contains("2 of 3"),
+            err.contains("`settings`") && err.contains("`global_trend`") && err.contains("2 of 3"),
             "{err}"
         );
         assert!(spaced.check_contributors(3, 3).is_ok());
@@ -708,7 +688,10 @@ mod tests {
         };
         let private = c.validate("fbo-fedgp", 3).unwrap();
         let err = private.check_contributors(2, 3).unwrap_err().to_string();
-        assert!(err.contains("settings.privacy.quorum"), "{err}");
+        assert!(
+            err.contains("`settings`") && err.contains("`privacy.quorum`"),
+            "{err}"
+        );
         assert!(private.check_contributors(3, 3).is_ok());
         // A privacy quorum of 2 fits a spec that decrypts with 2.
         let mut c = config();
