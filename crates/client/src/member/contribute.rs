@@ -70,7 +70,7 @@ impl MemberSession {
                 // c1s: kept in memory for this round (a restarted member
                 // computes it from the recorded bytes: the same point).
                 if let Some(c1) = c1 {
-                    self.prepared_c1 = Some((study.to_string(), round, c1));
+                    self.in_round(study, round).c1 = Some(c1);
                 }
                 bytes
             }
@@ -134,7 +134,7 @@ impl MemberSession {
             }
             Err(_) => keys::write_atomic(&self.state_dir, &file_name(&list_path), &text, false)?,
         }
-        self.recorded_list = Some((study.to_string(), round, Arc::new(list)));
+        self.in_round(study, round).commitments = Some(Arc::new(list));
         self.client
             .put_contribution(study, round, &bytes, &list_hash)?;
         Ok(bytes)
@@ -152,11 +152,7 @@ impl MemberSession {
         study: &str,
         round: u64,
     ) -> Result<Option<(Arc<CommitmentList>, bool)>, ClientError> {
-        if let Some((_, _, list)) = self
-            .recorded_list
-            .as_ref()
-            .filter(|(s, r, _)| s == study && *r == round)
-        {
+        if let Some(list) = self.held(study, round).and_then(|r| r.commitments.as_ref()) {
             return Ok(Some((Arc::clone(list), true)));
         }
         match std::fs::read(self.record("commitments", study, round)) {

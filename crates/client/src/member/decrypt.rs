@@ -12,12 +12,9 @@ impl MemberSession {
         self.policy.check_round(study, round)?;
         let started = Instant::now();
         // What send_digest fetched, its digest already sent, or fetch now.
-        let prepared = self
-            .prepared
-            .take()
-            .filter(|(s, r, _, _)| s == study && *r == round);
-        let (aggregate, list, digest_sent) = match prepared {
-            Some((_, _, aggregate, list)) => {
+        let digested = self.in_round(study, round).digested.take();
+        let (aggregate, list, digest_sent) = match digested {
+            Some((aggregate, list)) => {
                 self.timings.aggregate_wait = 0.0;
                 (aggregate, list, true)
             }
@@ -191,7 +188,7 @@ impl MemberSession {
                 false,
             )?,
         }
-        self.verified_aggregate = Some((study.to_string(), round, aggregate));
+        self.in_round(study, round).verified_aggregate = Some(aggregate);
         if !may_decrypt {
             // Sits this attempt out: others may decrypt it (t-of-n), or it
             // fails and is retried, until an attempt sums the same set.
@@ -357,7 +354,7 @@ impl MemberSession {
         if let Ok(own) = std::fs::read(self.record("contribution", study, round)) {
             self.upload_own_digest(study, round, &list, &aggregate, &own)?;
         }
-        self.prepared = Some((study.to_string(), round, aggregate, list));
+        self.in_round(study, round).digested = Some((aggregate, list));
         Ok(())
     }
 

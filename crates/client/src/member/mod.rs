@@ -105,25 +105,12 @@ pub struct MemberSession {
     pub signature_sampling: usize,
     /// Where the latest decryption and result check spent their time.
     pub timings: PhaseTimings,
-    /// What [`Self::send_digest`] fetched (study, round, aggregate, list),
-    /// its digest sent: [`Self::decrypt`] of that round takes it instead of
-    /// fetching and digesting again.
-    prepared: Option<(String, u64, Vec<u8>, ContributionList)>,
-    /// What [`Self::send_share_digest`] fetched (study, round, result, share
-    /// list, combined share), its share digest sent: [`Self::result`] takes
-    /// it.
-    prepared_result: Option<(String, u64, RoundResult, DecryptionShareList, Vec<u8>)>,
-    /// The aggregate [`Self::decrypt`] verified (study, round, bytes):
-    /// [`Self::result`] of that round checks against it without fetching it
-    /// again (it still compares it with the recorded hash).
-    verified_aggregate: Option<(String, u64, Vec<u8>)>,
-    /// The next contribution's offline phase ([`Self::prepare_contribution`]).
+    /// What the phases of the round in progress handed on to its later
+    /// phases ([`round::RoundInProgress`]).
+    in_progress: Option<round::RoundInProgress>,
+    /// The next contribution's offline phase ([`Self::prepare_contribution`]),
+    /// made before the next round's number is known.
     prepared_contribution: Option<PreparedContribution>,
-    /// The commitment list [`Self::reveal`] recorded (study, round, list).
-    recorded_list: Option<(String, u64, Arc<CommitmentList>)>,
-    /// The c1 commitment of the contribution [`Self::commit`] made from
-    /// prepared masks (study, round, commitment).
-    prepared_c1: Option<(String, u64, C1Commitment)>,
     /// The failed earlier attempts (server rounds) of the sum the current
     /// round retries ([`NetworkSum`]): [`Self::decrypt`] makes no share of a
     /// retry summing another set of contributors than an attempt this member
@@ -220,13 +207,9 @@ impl MemberSession {
             spot_checks: None,
             signature_sampling: crate::policy::DEFAULT_SIGNATURE_SAMPLING,
             timings: PhaseTimings::default(),
-            prepared: None,
-            prepared_result: None,
+            in_progress: None,
             prepared_contribution: None,
-            recorded_list: None,
-            prepared_c1: None,
             earlier_attempts: Vec::new(),
-            verified_aggregate: None,
         })
     }
 
@@ -265,11 +248,7 @@ impl MemberSession {
         round: u64,
         contribution: &[u8],
     ) -> Result<C1Commitment, ClientError> {
-        if let Some((_, _, c1)) = self
-            .prepared_c1
-            .as_ref()
-            .filter(|(s, r, _)| s == study && *r == round)
-        {
+        if let Some(c1) = self.held(study, round).and_then(|r| r.c1.as_ref()) {
             return Ok(c1.clone());
         }
         let path = self.record("c1-commitment", study, round);

@@ -14,12 +14,9 @@ impl MemberSession {
         let started = Instant::now();
         // What send_share_digest fetched, its digest already sent, or fetch
         // now (and send this member's share digest below).
-        let prepared = self
-            .prepared_result
-            .take()
-            .filter(|(s, r, ..)| s == study && *r == round);
-        let (r, prepared) = match prepared {
-            Some((_, _, r, list, combined)) => (r, Some((list, combined))),
+        let digested = self.in_round(study, round).share_digested.take();
+        let (r, prepared) = match digested {
+            Some((r, list, combined)) => (r, Some((list, combined))),
             None => {
                 let r = self.wait_for(study, round, "result", |c| {
                     c.result(study, round, Duration::from_secs(20))
@@ -53,12 +50,9 @@ impl MemberSession {
                 "the result of round {round} is not of the aggregate I decrypted"
             )));
         }
-        let held = self
-            .verified_aggregate
-            .take()
-            .filter(|(s, r, _)| s == study && *r == round);
+        let held = self.in_round(study, round).verified_aggregate.take();
         let aggregate = match held {
-            Some((_, _, bytes)) => bytes,
+            Some(bytes) => bytes,
             None => self.client.aggregate(study, round, Duration::ZERO)?,
         };
         if blake3::hash(&aggregate).as_bytes()[..] != recorded[..32] {
@@ -223,7 +217,7 @@ impl MemberSession {
             .decryption_shares_part(study, round, ListPart::WithoutSignatures)?;
         let combined = self.client.combined_share(study, round)?;
         self.upload_own_share_digest(study, round, &list, &combined, &aggregate_hash)?;
-        self.prepared_result = Some((study.to_string(), round, r, list, combined));
+        self.in_round(study, round).share_digested = Some((r, list, combined));
         Ok(())
     }
 

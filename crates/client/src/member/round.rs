@@ -3,7 +3,78 @@
 
 use super::*;
 
+/// What the phases of the round in progress hand on to its later phases
+/// (issue 47, item 1), so that a later phase takes it instead of fetching or
+/// computing it again. One (study, round) key for all of them: a phase of
+/// another round begins a new one and drops what this one held
+/// ([`MemberSession::in_round`]); a later phase looks only at the round it
+/// is asked for ([`MemberSession::held`]). A restarted member holds none of
+/// it, and every phase falls back on its recorded journal
+/// ([`MemberSession::record`]): this is a cache, never the only copy.
+pub(super) struct RoundInProgress {
+    study: String,
+    round: u64,
+    /// The c1 commitment of the contribution [`MemberSession::commit`] made
+    /// from prepared masks.
+    pub(super) c1: Option<C1Commitment>,
+    /// The commitment list [`MemberSession::reveal`] checked and recorded.
+    pub(super) commitments: Option<Arc<CommitmentList>>,
+    /// What [`MemberSession::send_digest`] fetched (aggregate, list), its
+    /// digest sent: [`MemberSession::decrypt`] takes it.
+    pub(super) digested: Option<(Vec<u8>, ContributionList)>,
+    /// The aggregate [`MemberSession::decrypt`] verified:
+    /// [`MemberSession::result`] checks against it without fetching it
+    /// again (it still compares it with the recorded hash).
+    pub(super) verified_aggregate: Option<Vec<u8>>,
+    /// What [`MemberSession::send_share_digest`] fetched (result, share
+    /// list, combined share), its share digest sent:
+    /// [`MemberSession::result`] takes it.
+    pub(super) share_digested: Option<(RoundResult, DecryptionShareList, Vec<u8>)>,
+}
+
+impl RoundInProgress {
+    fn new(study: &str, round: u64) -> Self {
+        Self {
+            study: study.to_string(),
+            round,
+            c1: None,
+            commitments: None,
+            digested: None,
+            verified_aggregate: None,
+            share_digested: None,
+        }
+    }
+
+    fn is(&self, study: &str, round: u64) -> bool {
+        self.study == study && self.round == round
+    }
+
+    /// `slot`'s round if it is `study`'s `round`, else a new one in its
+    /// place (what the other round held dropped).
+    fn enter<'a>(slot: &'a mut Option<Self>, study: &str, round: u64) -> &'a mut Self {
+        let current = slot.take().filter(|r| r.is(study, round));
+        slot.insert(current.unwrap_or_else(|| Self::new(study, round)))
+    }
+
+    /// `slot`'s round if it is `study`'s `round`.
+    fn of<'a>(slot: &'a Option<Self>, study: &str, round: u64) -> Option<&'a Self> {
+        slot.as_ref().filter(|r| r.is(study, round))
+    }
+}
+
 impl MemberSession {
+    /// The round in progress, to hand something on: `study`'s `round`,
+    /// begun afresh (what another round held dropped) if the session was
+    /// in another.
+    pub(super) fn in_round(&mut self, study: &str, round: u64) -> &mut RoundInProgress {
+        RoundInProgress::enter(&mut self.in_progress, study, round)
+    }
+
+    /// What the round in progress holds, if it is `study`'s `round`.
+    pub(super) fn held(&self, study: &str, round: u64) -> Option<&RoundInProgress> {
+        RoundInProgress::of(&self.in_progress, study, round)
+    }
+
     pub(super) fn wait_for<T>(
         &self,
         study: &str,
@@ -211,4 +282,37 @@ pub(super) enum ContributionStep {
     Commit,
     /// The contribution itself, once the commitment list is frozen.
     Reveal,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RoundInProgress;
+
+    /// What a round hands on is seen only by that round's later phases, and
+    /// a phase of another round (the next one, a retry, another study) drops
+    /// it rather than letting it stand beside the new round's.
+    #[test]
+    fn a_round_in_progress_hands_on_only_within_its_own_round() {
+        let mut slot = None;
+        RoundInProgress::enter(&mut slot, "s", 1).verified_aggregate = Some(vec![7]);
+        let held = |slot: &Option<RoundInProgress>, study, round| {
+            RoundInProgress::of(slot, study, round).and_then(|r| r.verified_aggregate.clone())
+        };
+        assert_eq!(held(&slot, "s", 1), Some(vec![7]));
+        assert_eq!(held(&slot, "s", 2), None);
+        assert_eq!(held(&slot, "t", 1), None);
+        // Entering the same round again keeps what it holds.
+        RoundInProgress::enter(&mut slot, "s", 1).digested = None;
+        assert_eq!(held(&slot, "s", 1), Some(vec![7]));
+        // Another study's round 1, then round 1 again: begun afresh.
+        assert!(RoundInProgress::enter(&mut slot, "t", 1)
+            .verified_aggregate
+            .is_none());
+        assert_eq!(held(&slot, "s", 1), None);
+        RoundInProgress::enter(&mut slot, "s", 1).verified_aggregate = Some(vec![8]);
+        assert!(RoundInProgress::enter(&mut slot, "s", 2)
+            .verified_aggregate
+            .is_none());
+        assert_eq!(held(&slot, "s", 1), None);
+    }
 }
