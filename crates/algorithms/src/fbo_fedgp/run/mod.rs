@@ -32,9 +32,7 @@ mod lone;
 mod support;
 mod trend;
 
-#[cfg(test)]
-use lone::LoneFit;
-use lone::LoneRecipe;
+use lone::{LoneFit, LoneRecipe};
 use trend::SpacedTrend;
 #[cfg(test)]
 use trend::{in_standardised_units, in_utility_units, linear_warp_factor};
