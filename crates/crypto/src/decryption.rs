@@ -2,7 +2,7 @@
 //! every member publishes a flooded share d_j = s_j·C1 + e_j^flood, and
 //! C0 + Σ_j d_j = Δ·Σ m_i + E reveals only the sum.
 
-use crate::{ChannelError, EncryptedVector, MemberId, Params, SecretKeyShare};
+use crate::{Aggregate, ChannelError, EncryptedVector, MemberId, Params, SecretKeyShare};
 use fedhe_ring::{Csprng, Poly, Representation, SmallDistribution};
 
 /// A member's decryption share of an aggregate: one polynomial per ciphertext.
@@ -122,9 +122,14 @@ impl ShareSum {
             polys: None,
         }
     }
+}
+
+impl Aggregate for ShareSum {
+    type Share = DecryptionShare;
+    type Output = CombinedShare;
 
     /// Adds `share`; refuses one of another shape than the aggregate's.
-    pub fn add(&mut self, share: &DecryptionShare) -> Result<(), ChannelError> {
+    fn add(&mut self, share: &DecryptionShare) -> Result<(), ChannelError> {
         if share.polys.len() != self.parts {
             return Err(ChannelError::Mismatch(format!(
                 "the share of {} has {} polynomials for an aggregate of {} ciphertexts",
@@ -145,7 +150,7 @@ impl ShareSum {
     }
 
     /// The combined share; refused if no share was added.
-    pub fn finish(self) -> Result<CombinedShare, ChannelError> {
+    fn finish(self) -> Result<CombinedShare, ChannelError> {
         let polys = self
             .polys
             .ok_or_else(|| ChannelError::Mismatch("no decryption share to combine".to_string()))?;
@@ -171,10 +176,15 @@ impl ShareCombiner {
             sum: ShareSum::new(aggregate),
         }
     }
+}
+
+impl Aggregate for ShareCombiner {
+    type Share = DecryptionShare;
+    type Output = CombinedShare;
 
     /// Adds `share`; refuses an unknown member, a member's second share, or
     /// a share of another shape.
-    pub fn add(&mut self, share: &DecryptionShare) -> Result<(), ChannelError> {
+    fn add(&mut self, share: &DecryptionShare) -> Result<(), ChannelError> {
         if !self.members.contains(&share.member) {
             return Err(ChannelError::UnknownMember(share.member.clone()));
         }
@@ -187,7 +197,7 @@ impl ShareCombiner {
     }
 
     /// `D`, refused while a member's share is missing.
-    pub fn finish(self) -> Result<CombinedShare, ChannelError> {
+    fn finish(self) -> Result<CombinedShare, ChannelError> {
         if let Some(missing) = self.members.iter().find(|m| !self.seen.contains(*m)) {
             return Err(ChannelError::MissingShare(missing.clone()));
         }
@@ -202,11 +212,7 @@ impl CombinedShare {
         aggregate: &EncryptedVector,
         shares: &[&DecryptionShare],
     ) -> Result<Self, ChannelError> {
-        let mut sum = ShareSum::new(aggregate);
-        for share in shares {
-            sum.add(share)?;
-        }
-        sum.finish()
+        ShareSum::new(aggregate).aggregate(shares.iter().copied())
     }
 
     /// One polynomial per ciphertext of the aggregate.
@@ -305,11 +311,7 @@ pub fn combined_share(
     aggregate: &EncryptedVector,
     shares: &[DecryptionShare],
 ) -> Result<CombinedShare, ChannelError> {
-    let mut combiner = ShareCombiner::new(members, aggregate);
-    for share in shares {
-        combiner.add(share)?;
-    }
-    combiner.finish()
+    ShareCombiner::new(members, aggregate).aggregate(shares)
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@
 //! | transport | [`wire`] | [`wire::WireObject`] |
 //! | the channel | [`secure_sum`] | [`SecureSum`], [`PlainSum`], [`HeSum`] |
 
+pub mod aggregate;
 pub mod c1_commitment;
 pub mod codec;
 pub mod crs;
@@ -37,6 +38,7 @@ pub mod text;
 pub mod threshold;
 pub mod wire;
 
+pub use aggregate::{Aggregate, AnyDecryptionShare, ShareCombination};
 pub use c1_commitment::{
     check_aggregate as check_c1_aggregate, C1Carries, C1CheckFailure, C1Commitment, C1Generators,
     CarryingSum,

@@ -2,7 +2,7 @@
 //! Mouchet et al.'s CKG protocol): each member generates a share, the shares
 //! aggregate into the collective public key.
 
-use crate::{ChannelError, CommonRandomPoly, MemberId, Params};
+use crate::{Aggregate, ChannelError, CommonRandomPoly, MemberId, Params};
 use fedhe_ring::{Csprng, Poly, SmallDistribution};
 use std::sync::Arc;
 use zeroize::{Zeroize, ZeroizeOnDrop};
@@ -134,10 +134,15 @@ impl KeyAggregation {
             b: Poly::zero(crs.ring(), fedhe_ring::Representation::Coefficient),
         }
     }
+}
+
+impl Aggregate for KeyAggregation {
+    type Share = PublicKeyShare;
+    type Output = CollectivePublicKey;
 
     /// Adds `share`; refuses an unknown member, a member's second share, or
     /// a share made against another ceremony's polynomial.
-    pub fn add(&mut self, share: &PublicKeyShare) -> Result<(), ChannelError> {
+    fn add(&mut self, share: &PublicKeyShare) -> Result<(), ChannelError> {
         if self.members.binary_search(&share.member).is_err() {
             return Err(ChannelError::UnknownMember(share.member.clone()));
         }
@@ -156,7 +161,7 @@ impl KeyAggregation {
     }
 
     /// The collective key; refused while a member's share is missing.
-    pub fn finish(self) -> Result<CollectivePublicKey, ChannelError> {
+    fn finish(self) -> Result<CollectivePublicKey, ChannelError> {
         if let Some(missing) = self.members.iter().find(|m| !self.seen.contains(*m)) {
             return Err(ChannelError::MissingShare(missing.clone()));
         }

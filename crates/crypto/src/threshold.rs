@@ -64,6 +64,7 @@
 
 use crate::crs::derive_key;
 use crate::decryption::{CombinedShare, ShareSum};
+use crate::Aggregate;
 use crate::{
     CeremonyId, ChannelError, CommonRandomPoly, DecryptionShare, EncryptedVector, MemberId, Params,
     PublicKeyShare, SecretKeyShare,
@@ -991,11 +992,7 @@ pub fn combined_threshold_share(
     aggregate: &EncryptedVector,
     shares: &[ThresholdDecryptionShare],
 ) -> Result<CombinedShare, ChannelError> {
-    let mut combiner = ThresholdShareCombiner::new(access, aggregate);
-    for share in shares {
-        combiner.add(share)?;
-    }
-    combiner.finish()
+    ThresholdShareCombiner::new(access, aggregate).aggregate(shares)
 }
 
 /// The t-of-n combination of [`combined_threshold_share`], one share at a
@@ -1021,11 +1018,16 @@ impl ThresholdShareCombiner {
             sum: ShareSum::new(aggregate),
         }
     }
+}
+
+impl Aggregate for ThresholdShareCombiner {
+    type Share = ThresholdDecryptionShare;
+    type Output = CombinedShare;
 
     /// Adds `share`; refuses a decrypting set below T or with a stranger (on
     /// the first share), a share made for another set or by a member outside
     /// it, a member's second share, or a share of another shape.
-    pub fn add(&mut self, share: &ThresholdDecryptionShare) -> Result<(), ChannelError> {
+    fn add(&mut self, share: &ThresholdDecryptionShare) -> Result<(), ChannelError> {
         let active = match &self.active {
             Some(active) => active,
             None => {
@@ -1054,7 +1056,7 @@ impl ThresholdShareCombiner {
     }
 
     /// `D`, refused without shares or while a share of the set is missing.
-    pub fn finish(self) -> Result<CombinedShare, ChannelError> {
+    fn finish(self) -> Result<CombinedShare, ChannelError> {
         let active = self.active.ok_or(ThresholdError::TooFewShares {
             got: 0,
             threshold: self.access.threshold,

@@ -15,9 +15,8 @@ use crate::AppState;
 use fedhe_api::signing::now_ms;
 use fedhe_api::{CeremonyPhase, RoundState, Transcript, TranscriptEntry};
 use fedhe_crypto::{
-    AccessStructure, CarryingSum, CombinedShare, CommonRandomPoly, DecryptionShare,
-    EncryptedVector, FixedPointCodec, KeyAggregation, MemberId, PublicKeyShare, ShareCombiner,
-    ThresholdDecryptionShare, ThresholdShareCombiner, WireObject,
+    Aggregate, CarryingSum, CommonRandomPoly, EncryptedVector, FixedPointCodec, KeyAggregation,
+    MemberId, PublicKeyShare, ShareCombination, WireObject,
 };
 use std::sync::Arc;
 
@@ -543,13 +542,8 @@ async fn decrypt(
         .map(|m| MemberId::new(m.clone()))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| e.to_string())?;
-    let mut combiner = match threshold {
-        None => Combiner::Full(ShareCombiner::new(&ids, &aggregate)),
-        Some(t) => {
-            let access = AccessStructure::new(&ids, t as usize).map_err(|e| e.to_string())?;
-            Combiner::Threshold(ThresholdShareCombiner::new(&access, &aggregate))
-        }
-    };
+    let mut combiner = ShareCombination::new(&ids, threshold.map(|t| t as usize), &aggregate)
+        .map_err(|e| e.to_string())?;
     // One share read, decoded and added at a time: the server holds one
     // share and the sum, not n shares (issue 16).
     for m in decrypting {
@@ -559,15 +553,18 @@ async fn decrypt(
             .await
             .map_err(internal)?;
         let params = params.clone();
-        combiner = tokio::task::spawn_blocking(move || -> Result<Combiner, String> {
-            combiner.add(&params, &bytes)?;
+        combiner = tokio::task::spawn_blocking(move || -> Result<ShareCombination, String> {
+            let share = combiner
+                .decode(&params, &bytes)
+                .map_err(|e| e.to_string())?;
+            combiner.add(&share).map_err(|e| e.to_string())?;
             Ok(combiner)
         })
         .await
         .map_err(failed)??;
     }
     tokio::task::spawn_blocking(move || -> Result<Vec<u8>, String> {
-        Ok(combiner.finish()?.to_bytes())
+        Ok(combiner.finish().map_err(|e| e.to_string())?.to_bytes())
     })
     .await
     .map_err(failed)?
@@ -623,34 +620,6 @@ async fn aggregate_key(
     })
     .await
     .map_err(failed)
-}
-
-/// The decryption shares of a round added up so far, n-of-n or t-of-n.
-enum Combiner {
-    Full(ShareCombiner),
-    Threshold(ThresholdShareCombiner),
-}
-
-impl Combiner {
-    /// Decodes a stored share of the ceremony's kind and adds it.
-    fn add(&mut self, params: &Arc<fedhe_crypto::Params>, bytes: &[u8]) -> Result<(), String> {
-        match self {
-            Combiner::Full(c) => DecryptionShare::from_bytes(params, bytes)
-                .and_then(|s| c.add(&s))
-                .map_err(|e| e.to_string()),
-            Combiner::Threshold(c) => ThresholdDecryptionShare::from_bytes(params, bytes)
-                .and_then(|s| c.add(&s))
-                .map_err(|e| e.to_string()),
-        }
-    }
-
-    fn finish(self) -> Result<CombinedShare, String> {
-        match self {
-            Combiner::Full(c) => c.finish(),
-            Combiner::Threshold(c) => c.finish(),
-        }
-        .map_err(|e| e.to_string())
-    }
 }
 
 /// Moves a ceremony forward: completes it once every share is revealed

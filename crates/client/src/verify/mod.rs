@@ -101,9 +101,9 @@ use fedhe_api::signing::{
 };
 use fedhe_api::{CommitmentList, ContributionList, DecryptionShareList, MemberSpec, SumDigestList};
 use fedhe_crypto::{
-    check_c1_aggregate, C1Carries, C1Commitment, CombinedShare, ContributorDigest, DecryptionShare,
-    EncryptedVector, FixedPointCodec, MemberId, Params, SumChallenge, SumDigest,
-    ThresholdDecryptionShare, WireObject,
+    check_c1_aggregate, AnyDecryptionShare, C1Carries, C1Commitment, CombinedShare,
+    ContributorDigest, EncryptedVector, FixedPointCodec, MemberId, Params, SumChallenge, SumDigest,
+    WireObject,
 };
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -522,6 +522,7 @@ mod tests {
         CeremonyId, CollectivePublicKey, CommonRandomPoly, FixedPointCodec, InsecurePolicy,
         MemberId, ParameterSet, PublicKeyShare, SecretKeyShare,
     };
+    use fedhe_crypto::{DecryptionShare, ThresholdDecryptionShare};
     use fedhe_ring::Csprng;
 
     #[test]

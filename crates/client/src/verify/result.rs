@@ -35,28 +35,6 @@ pub struct ResultEvidence<'a> {
     pub threshold: Option<usize>,
 }
 
-/// A listed decryption share, decoded as its ceremony's kind.
-enum Share {
-    Full(DecryptionShare),
-    Threshold(ThresholdDecryptionShare),
-}
-
-impl Share {
-    fn member(&self) -> &MemberId {
-        match self {
-            Share::Full(s) => s.member(),
-            Share::Threshold(s) => s.member(),
-        }
-    }
-
-    fn polys(&self) -> &[fedhe_ring::Poly] {
-        match self {
-            Share::Full(s) => s.polys(),
-            Share::Threshold(s) => s.share().polys(),
-        }
-    }
-}
-
 /// Checks 9-10: the round's result is this member's decoding of
 /// `C0 + D − Σ r_j` (the makers' result-key masks removed) for the
 /// verified aggregate and a combined share `D` that is the sum of every
@@ -216,13 +194,8 @@ pub fn verify_after_decrypt(
                         "the bytes served for the decryption share of {member} do not have the signed hash"
                     )));
                 }
-                let share = match ev.threshold {
-                    None => DecryptionShare::from_bytes(params, bytes).map(Share::Full),
-                    Some(_) => {
-                        ThresholdDecryptionShare::from_bytes(params, bytes).map(Share::Threshold)
-                    }
-                }
-                .map_err(|e| {
+                let share = AnyDecryptionShare::from_bytes(params, bytes, ev.threshold.is_some())
+                    .map_err(|e| {
                     refuse(
                         RefusalKind::Malformed,
                         format!("the decryption share of {member}: {e}"),
@@ -234,9 +207,8 @@ pub fn verify_after_decrypt(
                         format!("the share listed for {member} names {}", share.member()),
                     ));
                 }
-                if let Share::Threshold(t) = &share {
-                    if !t
-                        .active()
+                if let Some(active) = share.active() {
+                    if !active
                         .iter()
                         .map(|m| m.as_str())
                         .eq(set.iter().map(String::as_str))
