@@ -15,7 +15,10 @@ choices), with the same number of evaluations.
   categoricals, Matérn-5/2 on the floats) and LogEI, optimised by
   `optimize_acqf_mixed` over every combination of the categoricals
   (enumeration: 15 and 60 of them), after the protocol's 5 random initial
-  points (skipped, and said so, when botorch is not installed).
+  points (skipped, and said so, when botorch is not installed);
+- `hebo`: HEBO with its defaults, the categoricals as its `cat` parameters,
+  after 5 random initial points (skipped, and said so, when HEBO is not
+  installed).
 
 The mixed SVM tasks (`pima-svm-mixed`, `breast-cancer-svm-mixed`; the kernel
 a categorical, C and gamma log floats, the degree an int) have an objective
@@ -153,6 +156,36 @@ def botorch_mixed(task, budget, seed, n_init=5):
     return min(ys)
 
 
+def hebo_mixed(task, budget, seed, n_init=5):
+    """HEBO (Cowen-Rivers et al. 2022) with its defaults (MACE on a GP with
+    input and output warping, NSGA-II over the acquisitions), the
+    categoricals as HEBO's own `cat` parameters, `n_init` random points
+    first; seeded through numpy, torch and HEBO's scramble seed."""
+    import numpy as np
+    import torch
+    from hebo.design_space.design_space import DesignSpace
+    from hebo.optimizers.hebo import HEBO
+
+    f, sizes = TASKS[task]
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    space = DesignSpace().parse(
+        [{"name": f"x{k + 1}", "type": "num", "lb": -1.0, "ub": 1.0} for k in range(2)]
+        + [{"name": f"h{k + 1}", "type": "cat", "categories": [str(c) for c in range(n)]}
+           for k, n in enumerate(sizes)]
+    )
+    opt = HEBO(space, rand_sample=n_init, scramble_seed=seed)
+    best = float("inf")
+    for _ in range(budget):
+        rec = opt.suggest(n_suggestions=1)
+        row = rec.iloc[0]
+        y = f([int(row[f"h{k + 1}"]) for k in range(len(sizes))],
+              np.array([float(row["x1"]), float(row["x2"])]))
+        opt.observe(rec, np.array([[y]]))
+        best = min(best, y)
+    return best
+
+
 def sampler(peer, seed):
     if peer == "optuna-tpe":
         return optuna.samplers.TPESampler(seed=seed)
@@ -182,14 +215,18 @@ def main():
         peers.append("botorch-mixed")
     else:
         print("botorch-mixed not run: botorch is not installed", file=sys.stderr)
+    if importlib.util.find_spec("hebo") is not None:
+        peers.append("hebo")
+    else:
+        print("hebo not run: HEBO is not installed", file=sys.stderr)
     if args.peers:
         peers = [p for p in peers if p in args.peers.split(",")]
     out = {"budget": args.budget, "seeds": args.seeds, "optuna": optuna.__version__, "best": {}}
     for task in tasks:
         for peer in peers:
             if task in SVM_TASKS:
-                if peer == "botorch-mixed":
-                    print(task, "botorch-mixed not run: written for the benchmarks' integer categoricals",
+                if peer in ("botorch-mixed", "hebo"):
+                    print(task, peer, "not run: written for the benchmarks' integer categoricals",
                           file=sys.stderr)
                     continue
                 bests = svm_peer(args.fedhe, task, peer, args.budget, args.seeds)
@@ -200,6 +237,10 @@ def main():
             for seed in range(args.seeds):
                 if peer == "botorch-mixed":
                     bests.append(botorch_mixed(task, args.budget, seed))
+                    continue
+                if peer == "hebo":
+                    bests.append(hebo_mixed(task, args.budget, seed))
+                    print(task, peer, "seed", seed, bests[-1], flush=True)
                     continue
                 study = optuna.create_study(direction="minimize", sampler=sampler(peer, seed))
                 study.optimize(objective_for(task), n_trials=args.budget)
