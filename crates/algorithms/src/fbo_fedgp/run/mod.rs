@@ -9,6 +9,7 @@ use super::params::{
 };
 use super::private::PrivateFbo;
 use super::{Client, Hyperparameters, OutputScaling, OutputWarping, Server, SummaryScaling};
+use crate::roster::Roster;
 use crate::surrogate::{AcquisitionStep, GlobalPosterior, Projected, Surrogate};
 use crate::{AlgorithmError, RunResult};
 use fedhe_bo::clustering::{global_clustering, kmeans_plus_plus, uniform_random_support};
@@ -81,7 +82,7 @@ pub fn run_observed(
     seed: u64,
     observer: &mut dyn FnMut(&RoundEvent),
 ) -> Result<RunResult, AlgorithmError> {
-    let roster = crate::roster::Roster::simulation(members, seed);
+    let roster = Roster::simulation(members, seed);
     run_roster(task, method, params, channel, &roster, seed, observer)
 }
 
@@ -136,7 +137,7 @@ pub fn run_member(
     private_seed: crate::roster::PrivateSeed,
     observer: &mut dyn FnMut(&RoundEvent),
 ) -> Result<RunResult, AlgorithmError> {
-    let roster = crate::roster::Roster::member(members, me, private_seed)?;
+    let roster = Roster::member(members, me, private_seed)?;
     run_roster(task, method, params, channel, &roster, seed, observer)
 }
 
@@ -147,7 +148,7 @@ pub fn run_roster(
     method: Method,
     params: &ValidParams,
     channel: &mut dyn SecureSum,
-    roster: &crate::roster::Roster<'_>,
+    roster: &Roster<'_>,
     seed: u64,
     observer: &mut dyn FnMut(&RoundEvent),
 ) -> Result<RunResult, AlgorithmError> {
@@ -161,28 +162,7 @@ pub fn run_roster(
         }
         check_networked(params)?;
     }
-    let members = roster.members();
-    let roster = Roster {
-        members,
-        local: roster
-            .local()
-            .iter()
-            .map(|l| Client::new(members[l.index].clone(), l.index, l.private_seed))
-            .collect(),
-        diagnostics: roster.is_simulation(),
-    };
     dispatch(task, method, params, channel, roster, seed, observer)
-}
-
-/// Who takes part and which of them run here.
-struct Roster<'m> {
-    /// Every member, in the federation's order.
-    members: &'m [MemberId],
-    /// The clients this process runs.
-    local: Vec<Client>,
-    /// Whether to compute simulation-only diagnostics (they evaluate the
-    /// objective outside the protocol).
-    diagnostics: bool,
 }
 
 fn dispatch(
@@ -190,11 +170,11 @@ fn dispatch(
     method: Method,
     params: &ValidParams,
     channel: &mut dyn SecureSum,
-    roster: Roster<'_>,
+    roster: &Roster<'_>,
     seed: u64,
     observer: &mut dyn FnMut(&RoundEvent),
 ) -> Result<RunResult, AlgorithmError> {
-    crate::error::check_task_members(task, roster.members, params.members)?;
+    crate::error::check_task_members(task, roster.members(), params.members)?;
     let dim = task.dim();
     match params.kernel {
         KernelKind::Se => {
@@ -339,7 +319,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
         task: &'a Task,
         method: Method,
         params: &'a ValidParams,
-        roster: Roster<'a>,
+        roster: &Roster<'a>,
         seed: u64,
         family: K,
         observer: &'a mut dyn FnMut(&RoundEvent),
@@ -350,9 +330,16 @@ impl<'a, K: Kernel> Federation<'a, K> {
             params,
             seed,
             family,
-            members: roster.members,
-            clients: roster.local,
-            diagnostics: roster.diagnostics,
+            members: roster.members(),
+            // The clients this process runs, each with its private seed.
+            clients: roster
+                .local()
+                .iter()
+                .map(|l| Client::new(roster.members()[l.index].clone(), l.index, l.private_seed))
+                .collect(),
+            // Simulation-only diagnostics evaluate the objective outside
+            // the protocol.
+            diagnostics: roster.is_simulation(),
             public: ChaCha8Rng::seed_from_u64(mix(seed, 0)),
             observer,
             private: None,
