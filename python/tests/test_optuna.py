@@ -237,3 +237,35 @@ def test_a_refusal_says_its_kind_and_the_policy_setting_that_refused(federation)
     # The same member without the policy asks, and its point waits.
     point = fedhe.Agent(federation.url, keys, "s4", allow_insecure=True).ask()
     assert point.evaluation == 1
+
+
+def test_a_refusal_inside_a_round_reaches_python_typed(federation):
+    # West's own policy decrypts rounds 1..=1 only: in round 2 of a 2-round
+    # study it refuses to make a decryption share. The refusal happens inside
+    # the network channel, under the algorithm, and must still reach Python
+    # as a Refused naming the policy setting, not as the channel's text.
+    federation.create_study("s5", 2, seed=13)
+    policy = pathlib.Path(federation.keys("west")) / "policy.toml"
+    policy.write_text("max_rounds = 1\n")
+    policy.chmod(0o600)
+    others = [
+        python_member("optuna_member.py", federation.url, federation.keys(name), "s5", "0", "50")
+        for name in ("north", "south")
+    ]
+    try:
+        agent = fedhe.Agent(federation.url, federation.keys("west"), "s5", allow_insecure=True)
+        with pytest.raises(fedhe.Refused) as e:
+            for _ in range(20):
+                point = agent.ask()
+                assert isinstance(point, fedhe.Point), point
+                agent.tell(1.0 + point.evaluation)
+        assert e.value.kind == "policy" and e.value.setting == "max_rounds", str(e.value)
+        assert "round 2" in str(e.value), str(e.value)
+        # Its initial points were told before the refusal (the sums before
+        # round 1 are server rounds too: the refusal may come at the first).
+        assert agent.status()["evaluations"] >= 3
+    finally:
+        policy.unlink()
+        for p in others:
+            p.kill()
+            p.communicate()

@@ -14,10 +14,11 @@ use std::sync::Arc;
 /// An accumulator of shares: each share is added (and a bad one refused,
 /// by name) as it comes, so that whoever adds n shares holds one share and
 /// the sum, not n of them (issue 16); [`Aggregate::finish`] refuses while
-/// a share it needs is missing. Every accumulator of the channel is one:
-/// [`crate::KeyAggregation`] (public-key shares), [`crate::ShareSum`],
-/// [`ShareCombiner`] (n-of-n), [`ThresholdShareCombiner`] (t-of-n) and
-/// [`ShareCombination`] (either, as the ceremony makes them).
+/// a share it needs is missing. The accumulators of key and decryption
+/// shares are: [`crate::KeyAggregation`] (public-key shares),
+/// [`crate::ShareSum`], [`ShareCombiner`] (n-of-n),
+/// [`ThresholdShareCombiner`] (t-of-n) and [`ShareCombination`] (either, as
+/// the ceremony makes them).
 pub trait Aggregate: Sized {
     /// What is added.
     type Share;
@@ -251,7 +252,7 @@ mod tests {
         let mut every = ShareCombination::new(&c.ids, None, &aggregate).unwrap();
         let err = every.add(&threshold[0]).unwrap_err().to_string();
         assert!(err.contains("of a ") && err.contains("kind"), "{err}");
-        // Too small a threshold for the ceremony is refused when it is made.
+        // A threshold larger than the ceremony is refused when it is made.
         assert!(ShareCombination::new(&c.ids, Some(4), &aggregate).is_err());
     }
 }

@@ -11,6 +11,7 @@
 //! | 2-3. contribution, aggregation | [`encryption`], [`codec`] | [`Ciphertext`], [`EncryptedVector`], [`FixedPointCodec`] |
 //! | 4-5. decryption shares, combine | [`decryption`] | [`DecryptionShare`], [`decryption::combine`] |
 //! | t-of-n: deal, verify, aggregate, decrypt, combine | [`threshold`] | [`Thresholdizer`], [`ShamirShare`], [`ShamirCommitment`], [`ThresholdSecretShare`], [`ThresholdDecryptionShare`], [`threshold::combine_threshold`] |
+//! | 1, 5. adding shares one at a time, either kind of ceremony | [`aggregate`] | [`Aggregate`], [`AnyDecryptionShare`], [`ShareCombination`] |
 //! | t-of-n: binding a dealing to the dealer's key share | [`dealing_check`] | [`DealingCheck`] |
 //! | t-of-n: Shamir shares in transit | [`share_transport`] | [`SealedShamirShare`] |
 //! | 4. verify before decrypt, by digests | [`sum_digest`] | [`SumChallenge`], [`SumDigest`] |

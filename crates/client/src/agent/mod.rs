@@ -537,6 +537,14 @@ pub fn run_agent(
         .run(&task, &mut channel, &roster, valid.config.seed, &mut |e| {
             write_progress(e.round, e.best_so_far, e.epsilon, false);
             on_round(e, &valid);
+        })
+        .map_err(|e| match e {
+            // A sum the member itself ended: its own error, typed (a
+            // refusal keeps its kind), not the channel's text of it.
+            fedhe_algorithms::AlgorithmError::Channel(fedhe_crypto::ChannelError::Transport(_)) => {
+                channel.take_failure().unwrap_or(ClientError::Algorithm(e))
+            }
+            e => ClientError::Algorithm(e),
         })?;
     let spent = result.epsilon.as_ref().and_then(|e| e.last().copied());
     write_progress(result.rounds, result.best, spent, true);

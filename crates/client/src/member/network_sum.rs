@@ -30,6 +30,10 @@ pub struct NetworkSum {
     /// Told each failed round (its number and the server's reason) before
     /// the sum is retried under the next one ([`Self::on_retry`]).
     on_retry: Option<RetryReport>,
+    /// The member's own error that ended the last sum (a refusal, a
+    /// timeout, its policy), which the channel's trait can carry only as
+    /// text ([`Self::take_failure`]).
+    failure: Option<ClientError>,
 }
 
 /// What [`NetworkSum::on_retry`] calls: a failed round's number and reason.
@@ -44,6 +48,7 @@ impl NetworkSum {
             bound,
             offset,
             on_retry: None,
+            failure: None,
         }
     }
 
@@ -52,6 +57,13 @@ impl NetworkSum {
     pub fn on_retry(mut self, report: impl FnMut(u64, &str) + Send + 'static) -> Self {
         self.on_retry = Some(Box::new(report));
         self
+    }
+
+    /// The member's own error that ended the last sum, typed (a
+    /// [`crate::Refusal`] with its kind, a policy refusal, a timeout), once:
+    /// what the algorithm saw of it was [`ChannelError::Transport`]'s text.
+    pub fn take_failure(&mut self) -> Option<ClientError> {
+        self.failure.take()
     }
 
     /// The session.
@@ -105,10 +117,14 @@ impl SecureSum for NetworkSum {
                 }
                 outcome => {
                     self.session.set_earlier_attempts(Vec::new());
-                    return outcome.map_err(|e| match &last_failure {
-                        // Why the sum was being retried, with what ended it.
-                        Some(f) => ChannelError::Transport(format!("{e} (retrying after {f})")),
-                        None => ChannelError::Transport(e.to_string()),
+                    return outcome.map_err(|e| {
+                        let text = match &last_failure {
+                            // Why the sum was being retried, with what ended it.
+                            Some(f) => format!("{e} (retrying after {f})"),
+                            None => e.to_string(),
+                        };
+                        self.failure = Some(e);
+                        ChannelError::Transport(text)
                     });
                 }
             }
