@@ -137,9 +137,8 @@ pub trait FederatedMethod: std::fmt::Debug + Send + Sync {
     fn check_contributors(
         &self,
         min_contributors: usize,
-        members: usize,
+        _members: usize,
     ) -> Result<(), AlgorithmError> {
-        let _ = members;
         check_privacy_quorum(self.privacy_quorum(), min_contributors)
     }
     /// The most a study of this method costs each member in privacy by its

@@ -190,11 +190,7 @@ impl CollectivePublicKey {
         members: &[MemberId],
         shares: &[PublicKeyShare],
     ) -> Result<Self, ChannelError> {
-        let mut aggregation = KeyAggregation::new(crs, members);
-        for share in shares {
-            aggregation.add(share)?;
-        }
-        aggregation.finish()
+        KeyAggregation::new(crs, members).aggregate(shares)
     }
 
     /// The members, sorted.
