@@ -183,10 +183,10 @@ fn member_thread(
             }
         };
         let secret = MemberSession::load_secret(&dir, &verified.params)?;
+        let study = client.study("s1")?;
         let mut session =
             MemberSession::new(client, &verified, secret, state, 2)?.with_result_key_from(&dir)?;
         session.round_timeout = Duration::from_secs(60);
-        let study = session.client().study("s1")?;
         session.accept_study(&study)?;
         let mut channel = NetworkSum::new(session, "s1", 100.0, 0);
         let me = MemberId::new(name).unwrap();
@@ -319,12 +319,12 @@ fn a_member_restarted_after_the_federation_moved_on_replays_a_finished_round() {
     let own = dir.read(keys::PUBLIC_SHARE_FILE).unwrap();
     let verified = verify_ceremony(&client, "c1", Some((&name, &own)), true).unwrap();
     let secret = MemberSession::load_secret(&dir, &verified.params).unwrap();
+    let study = client.study("s1").unwrap();
     let mut session = MemberSession::new(client, &verified, secret, &state, 2)
         .unwrap()
         .with_result_key_from(&dir)
         .unwrap();
     session.round_timeout = Duration::from_secs(30);
-    let study = session.client().study("s1").unwrap();
     session.accept_study(&study).unwrap();
     // The replay resends the recorded ciphertext and share and gets round 1's sum.
     let replayed = session

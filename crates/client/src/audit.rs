@@ -7,7 +7,7 @@
 //! `fedhe audit --verify` later recomputes the whole chain and checks every
 //! head of the journal.
 
-use crate::{Client, ClientError};
+use crate::ClientError;
 use fedhe_api::audit::{verify_chain_after, AuditHead};
 use std::io::Write;
 use std::path::Path;
@@ -61,7 +61,7 @@ pub fn append_head(state_dir: &Path, head: &AuditHead) -> Result<(), ClientError
 /// nothing new). A trail that does not chain on is a verification error
 /// naming the first entry that breaks.
 pub fn observe_head(
-    client: &Client,
+    client: &dyn crate::member::Transport,
     ceremony: &str,
     state_dir: &Path,
 ) -> Result<Option<AuditHead>, ClientError> {

@@ -20,8 +20,8 @@ pub mod policy;
 pub mod sealed;
 pub mod verify;
 
-pub use http::{Auth, Client, ListPart, RetryPolicy, Tls};
-pub use member::{MemberSession, NetworkSum};
+pub use http::{Auth, Client, Exchange, ListPart, RetryPolicy, Tls};
+pub use member::{MemberSession, NetworkSum, Transport};
 pub use verify::{Refusal, RefusalKind};
 
 /// Everything that can go wrong on the member's side. Messages never hold

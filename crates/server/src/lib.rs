@@ -27,6 +27,7 @@ pub mod api;
 pub mod auth;
 pub mod engine;
 pub mod gate;
+pub mod in_process;
 pub mod listener;
 pub mod metrics;
 pub mod problem;
@@ -36,6 +37,7 @@ pub mod tls;
 pub mod ui;
 
 use fedhe_crypto::{InsecurePolicy, ParameterSet, Params};
+pub use in_process::InProcess;
 use problem::{ApiError, ApiResult};
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -336,6 +338,34 @@ pub fn tls_config(config: &Config) -> Result<Option<Arc<rustls::ServerConfig>>, 
 /// sweep, until [`Running::shutdown`].
 pub async fn start(config: Config) -> Result<Running, StartError> {
     let tls = tls_config(&config)?;
+    check_limits(&config)?;
+    let store = Store::open(&config.database_url).await?;
+    let listener = tokio::net::TcpListener::bind(config.listen).await?;
+    let addr = listener.local_addr()?;
+    let state = Arc::new(AppState::new(store, config));
+    let app = api::router(state.clone());
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let (sweeper, change_listener) = background(&state);
+    let is_tls = tls.is_some();
+    let limits = listener::Limits::from_config(&state.config);
+    let task = tokio::spawn(async move {
+        let result = listener::serve(listener, app, tls, limits, rx).await;
+        sweeper.abort();
+        change_listener.abort();
+        result
+    });
+    Ok(Running {
+        addr,
+        tls: is_tls,
+        state,
+        shutdown: Some(tx),
+        task,
+    })
+}
+
+/// The limits of `config` that would leave the server unable to serve,
+/// refused by name (shared by [`start`] and [`InProcess::open`]).
+fn check_limits(config: &Config) -> Result<(), StartError> {
     if config.max_inflight_body_bytes < config.max_upload_bytes {
         return Err(StartError::Config(format!(
             "max_inflight_body_bytes ({}) is below max_upload_bytes ({}): no upload could ever be received",
@@ -357,12 +387,13 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
             "min_body_bytes_per_sec is 0: give the slowest rate a body may arrive at (bytes per second, at least 1)".into(),
         ));
     }
-    let store = Store::open(&config.database_url).await?;
-    let listener = tokio::net::TcpListener::bind(config.listen).await?;
-    let addr = listener.local_addr()?;
-    let state = Arc::new(AppState::new(store, config));
-    let app = api::router(state.clone());
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    Ok(())
+}
+
+/// The server's background tasks on `state`: the deadline sweep and the
+/// store's change listener (which wakes long polls on another replica's
+/// writes).
+fn background(state: &Arc<AppState>) -> (tokio::task::JoinHandle<()>, tokio::task::JoinHandle<()>) {
     let listener_state = state.clone();
     let change_listener = tokio::spawn(async move {
         listener_state
@@ -380,21 +411,7 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
             tokio::time::sleep(interval).await;
         }
     });
-    let is_tls = tls.is_some();
-    let limits = listener::Limits::from_config(&state.config);
-    let task = tokio::spawn(async move {
-        let result = listener::serve(listener, app, tls, limits, rx).await;
-        sweeper.abort();
-        change_listener.abort();
-        result
-    });
-    Ok(Running {
-        addr,
-        tls: is_tls,
-        state,
-        shutdown: Some(tx),
-        task,
-    })
+    (sweeper, change_listener)
 }
 
 /// Why the server did not start.

@@ -10,6 +10,8 @@ use fedhe_api::signing::{
     sum_digest_statement, upload_statement, HEADER_UPLOAD_SIGNATURE,
 };
 use fedhe_api::*;
+pub use in_process::Exchange;
+use in_process::Wire;
 use reqwest::blocking::Client as Http;
 use reqwest::{Method, StatusCode};
 use std::sync::Arc;
@@ -17,10 +19,12 @@ use std::time::Duration;
 
 mod audit;
 mod ceremonies;
+mod in_process;
 mod studies;
 
 const OCTET: &str = "application/octet-stream";
 const JSON: &str = "application/json";
+const CONTENT_TYPE_HEADER: &str = "content-type";
 
 /// Who the client speaks as.
 #[derive(Clone)]
@@ -73,7 +77,7 @@ impl Default for RetryPolicy {
 #[derive(Clone, Debug)]
 pub struct Client {
     base: String,
-    http: Http,
+    wire: Wire,
     auth: Auth,
     retry: RetryPolicy,
     bytes_sent: Arc<std::sync::atomic::AtomicU64>,
@@ -299,7 +303,7 @@ impl Client {
             .map_err(|e| ClientError::Transport(describe(&e)))?;
         Ok(Self {
             base: base.trim_end_matches('/').to_string(),
-            http,
+            wire: Wire::Network(http),
             auth,
             retry: RetryPolicy::default(),
             bytes_sent: Arc::default(),
@@ -333,7 +337,7 @@ impl Client {
         }
         Ok(Self {
             base: self.base.clone(),
-            http: self.http.clone(),
+            wire: self.wire.clone(),
             auth,
             retry: self.retry,
             bytes_sent: Arc::default(),
@@ -405,6 +409,14 @@ impl Client {
                 "{method} {path}: the server's answer has {got} bytes, over the {limit}-byte limit of this request"
             ))
         };
+        // The most bytes read of an answer with this status.
+        let cap_of = |status: StatusCode| {
+            if status.is_success() {
+                limit
+            } else {
+                MAX_PROBLEM_RESPONSE
+            }
+        };
         let mut backoff = self.retry.initial_backoff;
         let mut last = ClientError::Transport("no attempt made".into());
         for attempt in 0..self.retry.attempts.max(1) {
@@ -412,75 +424,120 @@ impl Client {
                 std::thread::sleep(backoff);
                 backoff = (backoff * 2).min(self.retry.max_backoff);
             }
-            let mut rb = self
-                .http
-                .request(method.clone(), format!("{}{path}", self.base))
-                .header(reqwest::header::CONTENT_TYPE, content_type);
-            match &self.auth {
-                Auth::Anonymous => {}
-                Auth::Admin(token) => rb = rb.bearer_auth(token.as_str()),
+            // A fresh timestamp and nonce per attempt: a retry is a new request.
+            let signed = match &self.auth {
                 Auth::Member { id, identity } => {
-                    // A fresh timestamp and nonce per attempt: a retry is a new request.
-                    for (name, value) in
-                        request_headers(id, method.as_str(), path, &body, |m| identity.sign_hex(m))
-                    {
-                        rb = rb.header(name, value);
-                    }
+                    request_headers(id, method.as_str(), path, &body, |m| identity.sign_hex(m))
+                        .to_vec()
                 }
-            }
-            for (k, v) in extra {
-                rb = rb.header(*k, v);
-            }
+                _ => Vec::new(),
+            };
+            let bearer = match &self.auth {
+                Auth::Admin(token) => Some(token.as_str()),
+                _ => None,
+            };
             self.bytes_sent
                 .fetch_add(body.len() as u64, std::sync::atomic::Ordering::Relaxed);
             self.requests_sent
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let response = match rb.body(body.clone()).send() {
-                Ok(r) => r,
-                Err(e) if is_certificate_error(&e) => {
-                    let hint = if self.private_ca {
-                        "it must be issued by the --ca-cert certificate (or be it), name the server's host, and not be a CA certificate itself"
-                    } else {
-                        "for a private CA or a self-signed certificate give --ca-cert PEM"
+            let (status, content_type, mut bytes) = match &self.wire {
+                Wire::Network(http) => {
+                    let mut rb = http
+                        .request(method.clone(), format!("{}{path}", self.base))
+                        .header(reqwest::header::CONTENT_TYPE, content_type);
+                    if let Some(token) = bearer {
+                        rb = rb.bearer_auth(token);
+                    }
+                    for (name, value) in signed {
+                        rb = rb.header(name, value);
+                    }
+                    for (k, v) in extra {
+                        rb = rb.header(*k, v);
+                    }
+                    let response = match rb.body(body.clone()).send() {
+                        Ok(r) => r,
+                        Err(e) if is_certificate_error(&e) => {
+                            let hint = if self.private_ca {
+                                "it must be issued by the --ca-cert certificate (or be it), name the server's host, and not be a CA certificate itself"
+                            } else {
+                                "for a private CA or a self-signed certificate give --ca-cert PEM"
+                            };
+                            return Err(ClientError::Transport(format!(
+                                "{method} {path}: the server's TLS certificate is not trusted ({}); {hint}",
+                                describe(&e)
+                            )));
+                        }
+                        Err(e) => {
+                            last = ClientError::Transport(format!(
+                                "{method} {path}: {}",
+                                describe(&e)
+                            ));
+                            continue;
+                        }
                     };
-                    return Err(ClientError::Transport(format!(
-                        "{method} {path}: the server's TLS certificate is not trusted ({}); {hint}",
-                        describe(&e)
-                    )));
+                    let status = response.status();
+                    let content_type = response
+                        .headers()
+                        .get(reqwest::header::CONTENT_TYPE)
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or("")
+                        .to_string();
+                    let cap = cap_of(status);
+                    if let Some(len) = response.content_length() {
+                        if status.is_success() && len > cap as u64 {
+                            return Err(too_large(len.to_string()));
+                        }
+                    }
+                    let mut bytes = Vec::new();
+                    let mut response = response;
+                    if let Err(e) = std::io::Read::read_to_end(
+                        &mut std::io::Read::take(&mut response, cap as u64 + 1),
+                        &mut bytes,
+                    ) {
+                        last = ClientError::Transport(format!("{method} {path}: {e}"));
+                        continue;
+                    }
+                    (status, content_type, bytes)
                 }
-                Err(e) => {
-                    last = ClientError::Transport(format!("{method} {path}: {}", describe(&e)));
-                    continue;
+                Wire::InProcess(server) => {
+                    let mut headers: Vec<(String, String)> =
+                        vec![(CONTENT_TYPE_HEADER.into(), content_type.into())];
+                    // The token in a buffer wiped on drop, like the client's own.
+                    let authorization =
+                        bearer.map(|token| zeroize::Zeroizing::new(format!("Bearer {token}")));
+                    if let Some(value) = &authorization {
+                        headers.push(("authorization".into(), value.to_string()));
+                    }
+                    headers.extend(signed.into_iter().map(|(k, v)| (k.to_string(), v)));
+                    headers.extend(extra.iter().map(|(k, v)| (k.to_string(), v.clone())));
+                    let answer = server.exchange(method.as_str(), path, &headers, &body);
+                    for (name, value) in &mut headers {
+                        if name == "authorization" {
+                            zeroize::Zeroize::zeroize(value);
+                        }
+                    }
+                    match answer {
+                        Ok((status, content_type, body)) => {
+                            let status = StatusCode::from_u16(status).map_err(|e| {
+                                ClientError::Transport(format!("{method} {path}: {e}"))
+                            })?;
+                            (status, content_type, body)
+                        }
+                        Err(e) => {
+                            last = ClientError::Transport(format!("{method} {path}: {e}"));
+                            continue;
+                        }
+                    }
                 }
             };
-            let status = response.status();
-            let content_type = response
-                .headers()
-                .get(reqwest::header::CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.split(';').next())
+            // The media type only (parameters dropped).
+            let content_type = content_type
+                .split(';')
+                .next()
                 .unwrap_or("")
                 .trim()
                 .to_string();
-            let cap = if status.is_success() {
-                limit
-            } else {
-                MAX_PROBLEM_RESPONSE
-            };
-            if let Some(len) = response.content_length() {
-                if status.is_success() && len > cap as u64 {
-                    return Err(too_large(len.to_string()));
-                }
-            }
-            let mut bytes = Vec::new();
-            let mut response = response;
-            if let Err(e) = std::io::Read::read_to_end(
-                &mut std::io::Read::take(&mut response, cap as u64 + 1),
-                &mut bytes,
-            ) {
-                last = ClientError::Transport(format!("{method} {path}: {e}"));
-                continue;
-            }
+            let cap = cap_of(status);
             if bytes.len() > cap {
                 if status.is_success() {
                     return Err(too_large(format!("more than {cap}")));

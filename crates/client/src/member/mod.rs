@@ -40,12 +40,16 @@ mod decrypt;
 mod network_sum;
 mod result;
 mod round;
+#[cfg(test)]
+mod round_tests;
+mod transport;
 
 pub use ceremony::{
     ceremony_roster, deal_result_key, fetch_result_key, grouped_hex, join_ceremony, params_by_name,
     verify_ceremony, VerifiedCeremony,
 };
 pub use network_sum::NetworkSum;
+pub use transport::Transport;
 
 /// A study whose signed spec a member accepted: the hash it signs into
 /// every commitment, the spec's bound and the codec the spec fixes
@@ -62,7 +66,8 @@ pub(crate) struct AcceptedStudy {
 
 /// A member ready to run rounds of a study.
 pub struct MemberSession {
-    client: Client,
+    /// Where the round's calls go ([`Transport`]; the HTTP [`Client`]).
+    client: Box<dyn Transport>,
     params: Arc<Params>,
     member: MemberId,
     secret: SecretKeyShare,
@@ -164,7 +169,7 @@ impl MemberSession {
     /// A session from a verified ceremony. `min_contributors` is this member's
     /// own floor on distinct contributors before it decrypts.
     pub fn new(
-        client: Client,
+        client: impl Transport + 'static,
         verified: &VerifiedCeremony,
         secret: SecretKeyShare,
         state_dir: impl Into<PathBuf>,
@@ -188,7 +193,7 @@ impl MemberSession {
         Ok(Self {
             ceremony,
             result_key: None,
-            client,
+            client: Box::new(client),
             params: verified.params.clone(),
             member,
             secret,
@@ -359,9 +364,9 @@ impl MemberSession {
         })
     }
 
-    /// The HTTP client.
-    pub fn client(&self) -> &Client {
-        &self.client
+    /// Where this session's round calls go.
+    pub fn transport(&self) -> &dyn Transport {
+        self.client.as_ref()
     }
 
     /// The ceremony's parameters.

@@ -123,7 +123,11 @@ impl MemberSession {
         // The trail's head after this round, verified to chain on from the
         // last one recorded, journaled and signed to the server (issue 45,
         // item 9; `fedhe audit --verify` checks them all later).
-        crate::audit::observe_head(&self.client, self.ceremony.as_str(), &self.state_dir)?;
+        crate::audit::observe_head(
+            self.client.as_ref(),
+            self.ceremony.as_str(),
+            &self.state_dir,
+        )?;
         Ok(values)
     }
 

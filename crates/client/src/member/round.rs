@@ -80,11 +80,11 @@ impl MemberSession {
         study: &str,
         round: u64,
         what: &str,
-        fetch: impl Fn(&Client) -> Result<T, ClientError>,
+        fetch: impl Fn(&dyn Transport) -> Result<T, ClientError>,
     ) -> Result<T, ClientError> {
         let start = Instant::now();
         loop {
-            match fetch(&self.client) {
+            match fetch(self.client.as_ref()) {
                 Ok(v) => return Ok(v),
                 // The answer says the round's state (issue 47): no GET of
                 // the round after it.
