@@ -41,10 +41,9 @@ impl MemberSession {
             )));
         }
         self.ensure_round(study, round)?;
-        let path = self.record("contribution", study, round);
-        let bytes = match std::fs::read(&path) {
-            Ok(b) => b,
-            Err(_) => {
+        let bytes = match self.journal.read(Record::Contribution, study, round) {
+            Some(b) => b,
+            None => {
                 let prepared = self
                     .prepared_contribution
                     .take()
@@ -65,7 +64,8 @@ impl MemberSession {
                         (v.to_bytes(&self.params), None)
                     }
                 };
-                keys::write_atomic(&self.state_dir, &file_name(&path), &bytes, false)?;
+                self.journal
+                    .record_once(Record::Contribution, study, round, &bytes)?;
                 // The commitment made with the masks is that of these bytes'
                 // c1s: kept in memory for this round (a restarted member
                 // computes it from the recorded bytes: the same point).
@@ -92,13 +92,17 @@ impl MemberSession {
     /// committed contribution, signed with the list's hash.
     pub fn reveal(&mut self, study: &str, round: u64) -> Result<Vec<u8>, ClientError> {
         let spec_hash = self.study_terms(study)?.hash.clone();
-        let path = self.record("contribution", study, round);
-        let bytes = std::fs::read(&path).map_err(|e| {
-            ClientError::Usage(format!(
-                "no committed contribution to reveal for round {round} of study {study} ({}: {e})",
-                path.display()
-            ))
-        })?;
+        // A step out of order is refused by name: the journal says where
+        // the round is.
+        let step = self.journal.step(study, round);
+        let bytes = match self.journal.read(Record::Contribution, study, round) {
+            Some(bytes) => bytes,
+            None => {
+                return Err(ClientError::Usage(format!(
+                    "reveal before commit: no committed contribution to reveal for round {round} of study {study} (the round's step is {step:?})"
+                )))
+            }
+        };
         let list = self.frozen_commitments(study, round)?;
         let (list, checks) = self.with_sampled_commitment_signatures(study, round, list)?;
         let own_c1 = self.own_c1_commitment(study, round, &bytes)?.hash();
@@ -114,15 +118,14 @@ impl MemberSession {
             signatures: CommitmentSignatures::Check(checks),
         })?;
         // Recorded before the reveal: decryption checks against this list.
-        let list_path = self.record("commitments", study, round);
         let text = serde_json::to_vec(&list).map_err(|e| ClientError::Decode(e.to_string()))?;
         let same_list = |recorded: &[u8]| {
             serde_json::from_slice::<CommitmentList>(recorded)
                 .is_ok_and(|r| r.list_hash == list.list_hash && r.commitments == list.commitments)
         };
-        match std::fs::read(&list_path) {
-            Ok(recorded) if same_list(&recorded) => {}
-            Ok(_) => {
+        match self.journal.read(Record::Commitments, study, round) {
+            Some(recorded) if same_list(&recorded) => {}
+            Some(_) => {
                 return Err(Refusal {
                     study: study.into(),
                     round,
@@ -132,7 +135,9 @@ impl MemberSession {
                 }
                 .into())
             }
-            Err(_) => keys::write_atomic(&self.state_dir, &file_name(&list_path), &text, false)?,
+            None => self
+                .journal
+                .record_once(Record::Commitments, study, round, &text)?,
         }
         self.in_round(study, round).commitments = Some(Arc::new(list));
         self.client
@@ -155,11 +160,11 @@ impl MemberSession {
         if let Some(list) = self.held(study, round).and_then(|r| r.commitments.as_ref()) {
             return Ok(Some((Arc::clone(list), true)));
         }
-        match std::fs::read(self.record("commitments", study, round)) {
-            Ok(bytes) => serde_json::from_slice(&bytes)
+        match self.journal.read(Record::Commitments, study, round) {
+            Some(bytes) => serde_json::from_slice(&bytes)
                 .map(|list| Some((Arc::new(list), false)))
                 .map_err(|e| ClientError::Decode(format!("recorded commitment list: {e}"))),
-            Err(_) => Ok(None),
+            None => Ok(None),
         }
     }
 

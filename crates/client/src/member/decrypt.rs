@@ -31,8 +31,7 @@ impl MemberSession {
         };
         let mut list = list;
         let started = Instant::now();
-        let own_path = self.record("contribution", study, round);
-        let own = std::fs::read(&own_path).ok();
+        let own = self.journal.read(Record::Contribution, study, round);
         let (digests, fetched) = self.digests_and_downloads(
             study,
             round,
@@ -166,9 +165,8 @@ impl MemberSession {
         let aggregate_hash = blake3::hash(&aggregate);
         // The aggregate this member verified: its result is checked against
         // it, whether or not this member decrypts (t-of-n).
-        let verified_path = self.record("verified", study, round);
-        match std::fs::read(&verified_path) {
-            Ok(recorded) if recorded[..] != aggregate_hash.as_bytes()[..] => {
+        match self.journal.read(Record::Verified, study, round) {
+            Some(recorded) if recorded[..] != aggregate_hash.as_bytes()[..] => {
                 return Err(Refusal {
                     study: study.into(),
                     round,
@@ -177,15 +175,15 @@ impl MemberSession {
                 }
                 .into())
             }
-            Ok(_) => {}
+            Some(_) => {}
             // n-of-n: every member decrypts, and its share record, written
-            // next, begins with this hash (Self::result reads either).
-            Err(_) if self.threshold.is_none() && may_decrypt => {}
-            Err(_) => keys::write_atomic(
-                &self.state_dir,
-                &file_name(&verified_path),
+            // next, begins with this hash (Journal::verified_hash reads either).
+            None if self.threshold.is_none() && may_decrypt => {}
+            None => self.journal.record_once(
+                Record::Verified,
+                study,
+                round,
                 aggregate_hash.as_bytes(),
-                false,
             )?,
         }
         self.in_round(study, round).verified_aggregate = Some(aggregate);
@@ -195,7 +193,6 @@ impl MemberSession {
             self.timings.share = started.elapsed().as_secs_f64();
             return Ok(());
         }
-        let share_path = self.record("share", study, round);
         let active = match &self.threshold {
             None => None,
             Some((t, share)) => {
@@ -214,8 +211,8 @@ impl MemberSession {
                 Some(set)
             }
         };
-        let share = match std::fs::read(&share_path) {
-            Ok(recorded) => {
+        let share = match self.journal.read(Record::Share, study, round) {
+            Some(recorded) => {
                 // [32-byte aggregate hash][share bytes]
                 if recorded.len() < 32 || recorded[..32] != aggregate_hash.as_bytes()[..] {
                     return Err(Refusal {
@@ -228,7 +225,7 @@ impl MemberSession {
                 }
                 recorded[32..].to_vec()
             }
-            Err(_) => {
+            None => {
                 // Blinded with the members' result key before it leaves:
                 // the server combines shares it cannot decode.
                 let blind = self.result_key()?.clone();
@@ -268,14 +265,11 @@ impl MemberSession {
                 // recorded before the share can exist.
                 let sum_set = serde_json::to_vec(&contributors)
                     .map_err(|e| ClientError::Decode(e.to_string()))?;
-                keys::write_atomic(
-                    &self.state_dir,
-                    &file_name(&self.record("contributors", study, round)),
-                    &sum_set,
-                    true,
-                )?;
+                self.journal
+                    .record(Record::Contributors, study, round, &sum_set)?;
                 // Fails if a share of this round was recorded meanwhile.
-                keys::write_atomic(&self.state_dir, &file_name(&share_path), &record, false)?;
+                self.journal
+                    .record_once(Record::Share, study, round, &record)?;
                 bytes
             }
         };
@@ -351,7 +345,7 @@ impl MemberSession {
         let list = self
             .client
             .contributions_part(study, round, ListPart::WithoutSignatures)?;
-        if let Ok(own) = std::fs::read(self.record("contribution", study, round)) {
+        if let Some(own) = self.journal.read(Record::Contribution, study, round) {
             self.upload_own_digest(study, round, &list, &aggregate, &own)?;
         }
         self.in_round(study, round).digested = Some((aggregate, list));
@@ -418,7 +412,7 @@ impl MemberSession {
     /// lists never change. t-of-n checks every signature: nothing to pin.
     fn pinned_checks(
         &mut self,
-        kind: &str,
+        kind: &'static str,
         study: &str,
         round: u64,
         fingerprint: &[u8; 32],
@@ -427,8 +421,10 @@ impl MemberSession {
         let SignatureChecks::Sampled(sample) = checks else {
             return Ok(checks);
         };
-        let path = self.record(&format!("sample-{kind}"), study, round);
-        match pinned_seed(&self.state_dir, &file_name(&path), fingerprint, sample.seed)? {
+        match self
+            .journal
+            .pin_seed(kind, study, round, fingerprint, sample.seed)?
+        {
             Some(seed) => Ok(SignatureChecks::Sampled(crate::verify::SignatureSample {
                 seed,
                 ..sample

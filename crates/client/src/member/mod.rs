@@ -30,6 +30,7 @@ use fedhe_crypto::{
     ThresholdDealing, ThresholdDecryptionShare, ThresholdSecretShare, WireObject,
 };
 use fedhe_ring::Csprng;
+use journal::{Journal, Record, RoundStep};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -37,6 +38,7 @@ use std::time::{Duration, Instant};
 mod ceremony;
 mod contribute;
 mod decrypt;
+mod journal;
 mod network_sum;
 mod result;
 mod round;
@@ -75,7 +77,8 @@ pub struct MemberSession {
     members: Vec<MemberSpec>,
     /// The members' identity keys, parsed once (`members`).
     identity_keys: IdentityKeys,
-    state_dir: PathBuf,
+    /// The round records ([`journal::Journal`], in the state folder).
+    journal: Journal,
     min_contributors: usize,
     policy: MemberPolicy,
     admin_key: String,
@@ -160,7 +163,7 @@ impl std::fmt::Debug for MemberSession {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("MemberSession")
             .field("member", &self.member)
-            .field("state_dir", &self.state_dir)
+            .field("state_dir", &self.journal.dir())
             .finish_non_exhaustive()
     }
 }
@@ -176,9 +179,7 @@ impl MemberSession {
         min_contributors: usize,
     ) -> Result<Self, ClientError> {
         let member = secret.member().clone();
-        let state_dir = state_dir.into();
-        std::fs::create_dir_all(&state_dir)
-            .map_err(|e| ClientError::Keys(format!("{}: {e}", state_dir.display())))?;
+        let journal = Journal::open(state_dir.into())?;
         let members: Vec<MemberSpec> = verified
             .transcript
             .entries
@@ -200,7 +201,7 @@ impl MemberSession {
             key: verified.key.clone(),
             members,
             identity_keys,
-            state_dir,
+            journal,
             min_contributors,
             policy: MemberPolicy::default(),
             admin_key: verified.transcript.admin_key.clone(),
@@ -256,13 +257,13 @@ impl MemberSession {
         if let Some(c1) = self.held(study, round).and_then(|r| r.c1.as_ref()) {
             return Ok(c1.clone());
         }
-        let path = self.record("c1-commitment", study, round);
-        if let Ok(bytes) = std::fs::read(&path) {
+        if let Some(bytes) = self.journal.read(Record::C1Commitment, study, round) {
             return Ok(C1Commitment::from_bytes(&bytes)?);
         }
         let v = EncryptedVector::from_bytes(&self.params, contribution)?;
         let c1 = C1Commitment::commit(&self.params, &v);
-        keys::write_atomic(&self.state_dir, &file_name(&path), &c1.to_bytes(), false)?;
+        self.journal
+            .record_once(Record::C1Commitment, study, round, &c1.to_bytes())?;
         Ok(c1)
     }
 
@@ -430,10 +431,6 @@ impl MemberSession {
         &self.members
     }
 
-    fn record(&self, kind: &str, study: &str, round: u64) -> PathBuf {
-        self.state_dir.join(format!("{study}.{round}.{kind}"))
-    }
-
     /// Accepts a study's spec before any round of it (DESIGN.md §5, §6):
     /// checks the administrator's signature under the key in this member's
     /// verified transcript, and records the spec's hash in the state folder.
@@ -472,7 +469,7 @@ impl MemberSession {
                 "the spec of study {id} is not signed by the ceremony's administrator: {e}"
             ))
         })?;
-        let path = self.state_dir.join(format!("{id}.spec"));
+        let path = self.journal.dir().join(format!("{id}.spec"));
         match std::fs::read_to_string(&path) {
             Ok(recorded) if recorded.trim() == hash => {}
             Ok(recorded) => {
@@ -481,7 +478,7 @@ impl MemberSession {
                     recorded.trim()
                 )))
             }
-            Err(_) => keys::write_atomic(&self.state_dir, &file_name(&path), hash.as_bytes(), false)?,
+            Err(_) => keys::write_atomic(self.journal.dir(), &format!("{id}.spec"), hash.as_bytes(), false)?,
         }
         self.studies.insert(
             id.clone(),
@@ -518,31 +515,6 @@ impl MemberSession {
             }
             Err(e) => Err(e),
         }
-    }
-}
-
-/// The seed pinned in `file` of `dir` to a list with `fingerprint`
-/// ([`MemberSession::pinned_checks`]): `fresh`, recorded with the
-/// fingerprint, if nothing is pinned yet; the recorded seed if the same list
-/// is; `None` if another list is.
-fn pinned_seed(
-    dir: &std::path::Path,
-    file: &str,
-    fingerprint: &[u8; 32],
-    fresh: [u8; 32],
-) -> Result<Option<[u8; 32]>, ClientError> {
-    match std::fs::read(dir.join(file)) {
-        Ok(pin) if pin.len() == 64 && pin[32..] == fingerprint[..] => {
-            Ok(Some(pin[..32].try_into().expect("32 bytes")))
-        }
-        Ok(_) => Ok(None),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let mut pin = fresh.to_vec();
-            pin.extend_from_slice(fingerprint);
-            keys::write_atomic(dir, file, &pin, false)?;
-            Ok(Some(fresh))
-        }
-        Err(e) => Err(ClientError::Keys(format!("state record {file}: {e}"))),
     }
 }
 
@@ -601,12 +573,6 @@ fn fill_signatures<T: SignedEntry>(list: &mut [T], signed: &[T]) {
     }
 }
 
-fn file_name(path: &std::path::Path) -> String {
-    path.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -659,28 +625,5 @@ mod tests {
             Commit,
             &ClientError::Timeout("t".into())
         ));
-    }
-
-    /// A sample's seed is pinned to the first list it is drawn for: the same
-    /// list gets the same seed back whatever fresh seed is offered (a
-    /// retry cannot draw again), another list gets none (refused).
-    #[test]
-    fn a_pinned_sample_serves_only_its_own_list_with_its_own_seed() {
-        let dir = tempfile::tempdir().unwrap();
-        let (list, other) = ([7u8; 32], [8u8; 32]);
-        let first = pinned_seed(dir.path(), "s.1.sample-digests", &list, [1; 32]).unwrap();
-        assert_eq!(first, Some([1; 32]));
-        let again = pinned_seed(dir.path(), "s.1.sample-digests", &list, [2; 32]).unwrap();
-        assert_eq!(again, Some([1; 32]), "a retry draws again");
-        let forged = pinned_seed(dir.path(), "s.1.sample-digests", &other, [3; 32]).unwrap();
-        assert_eq!(forged, None, "another list passes the pin");
-        // Pins are per file: another kind or round is its own.
-        let commitments =
-            pinned_seed(dir.path(), "s.1.sample-commitments", &other, [4; 32]).unwrap();
-        assert_eq!(commitments, Some([4; 32]));
-        // A damaged pin is another list's, never a fresh start.
-        std::fs::write(dir.path().join("s.2.sample-digests"), [0u8; 10]).unwrap();
-        let damaged = pinned_seed(dir.path(), "s.2.sample-digests", &list, [5; 32]).unwrap();
-        assert_eq!(damaged, None);
     }
 }

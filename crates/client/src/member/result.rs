@@ -12,6 +12,19 @@ impl MemberSession {
     /// ([`crate::audit::observe_head`]). Returns this member's own decoding.
     pub fn result(&mut self, study: &str, round: u64) -> Result<Vec<f64>, ClientError> {
         let started = Instant::now();
+        // A result is checked against the aggregate this member verified:
+        // asked for before decrypt, it is refused by name before any wait.
+        let recorded = self.journal.verified_hash(study, round).ok_or_else(|| {
+            ClientError::from(Refusal {
+                study: study.into(),
+                round,
+                kind: RefusalKind::Own,
+                reason: format!(
+                    "result before decrypt: I verified no aggregate of this round to check its result against (the round's step is {:?})",
+                    self.journal.step(study, round)
+                ),
+            })
+        })?;
         // What send_share_digest fetched, its digest already sent, or fetch
         // now (and send this member's share digest below).
         let digested = self.in_round(study, round).share_digested.take();
@@ -35,17 +48,7 @@ impl MemberSession {
             }
             .into()
         };
-        // Older state folders recorded the verified aggregate's hash only
-        // at the head of the share record.
-        let recorded = std::fs::read(self.record("verified", study, round))
-            .or_else(|_| std::fs::read(self.record("share", study, round)))
-            .map_err(|_| {
-                refuse(
-                    RefusalKind::Own,
-                    "I verified no aggregate of this round to check its result against",
-                )
-            })?;
-        if recorded.len() < 32 || hex::encode(&recorded[..32]) != r.aggregate_hash {
+        if hex::encode(recorded) != r.aggregate_hash {
             return Err(ClientError::Verification(format!(
                 "the result of round {round} is not of the aggregate I decrypted"
             )));
@@ -55,14 +58,14 @@ impl MemberSession {
             Some(bytes) => bytes,
             None => self.client.aggregate(study, round, Duration::ZERO)?,
         };
-        if blake3::hash(&aggregate).as_bytes()[..] != recorded[..32] {
+        if blake3::hash(&aggregate).as_bytes() != &recorded {
             return Err(refuse(
                 RefusalKind::Substituted,
                 "the aggregate served now is not the one I decrypted",
             ));
         }
         let aggregate = EncryptedVector::from_bytes(&self.params, &aggregate)?;
-        let aggregate_hash: [u8; 32] = recorded[..32].try_into().expect("32 bytes");
+        let aggregate_hash = recorded;
         let (list, combined) = match prepared {
             Some((list, combined)) => (list, combined),
             None => {
@@ -126,7 +129,7 @@ impl MemberSession {
         crate::audit::observe_head(
             self.client.as_ref(),
             self.ceremony.as_str(),
-            &self.state_dir,
+            self.journal.dir(),
         )?;
         Ok(values)
     }
@@ -134,7 +137,7 @@ impl MemberSession {
     /// The decryption share this member recorded for the aggregate with hash
     /// `aggregate_hash`, if it made one.
     fn own_share(&self, study: &str, round: u64, aggregate_hash: &[u8; 32]) -> Option<Vec<u8>> {
-        let recorded = std::fs::read(self.record("share", study, round)).ok()?;
+        let recorded = self.journal.read(Record::Share, study, round)?;
         (recorded.len() > 32 && recorded[..32] == aggregate_hash[..])
             .then(|| recorded[32..].to_vec())
     }

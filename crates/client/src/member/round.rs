@@ -159,12 +159,13 @@ impl MemberSession {
         contributors: &[String],
     ) -> Result<bool, ClientError> {
         for &earlier in &self.earlier_attempts {
-            if !self.record("share", study, earlier).exists() {
+            if !self.journal.has(Record::Share, study, earlier) {
                 continue;
             }
-            let path = self.record("contributors", study, earlier);
-            let recorded: Vec<String> = std::fs::read(&path)
-                .ok()
+            let path = self.journal.path(Record::Contributors, study, earlier);
+            let recorded: Vec<String> = self
+                .journal
+                .read(Record::Contributors, study, earlier)
                 .and_then(|b| serde_json::from_slice(&b).ok())
                 .ok_or_else(|| {
                     ClientError::Keys(format!(
@@ -197,8 +198,8 @@ impl MemberSession {
         values: &[f64],
         bound: f64,
     ) -> Result<(), ClientError> {
-        let left_out_path = self.record("left-out", study, round);
-        if left_out_path.exists() {
+        // Left out before (whatever it did since): it observes.
+        if self.journal.has(Record::LeftOut, study, round) {
             return self.ensure_round(study, round);
         }
         let sent = self
@@ -211,21 +212,18 @@ impl MemberSession {
         match sent {
             Ok(_) => Ok(()),
             Err((step, refusal)) if Self::left_out(step, &refusal) => {
-                let path = self.record("contribution", study, round);
-                std::fs::rename(&path, &left_out_path).map_err(|e| {
-                    ClientError::Keys(format!(
-                        "cannot move the unsent contribution {} aside: {e}",
-                        path.display()
-                    ))
-                })
+                self.journal.set_contribution_aside(study, round)
             }
             Err((_, e)) => Err(e),
         }
     }
 
-    /// One whole round: contribute (if `values`), decrypt, and the result.
-    /// A round whose result this member already holds returns it without a
-    /// request (a restarted agent replays its finished rounds this way).
+    /// One whole round: contribute (if `values`), decrypt, and the result,
+    /// from the step the journal says the round is at
+    /// ([`journal::Journal::step`]). A round whose result this member
+    /// already holds returns it without a request (a restarted agent
+    /// replays its finished rounds this way), and a round it saw failing
+    /// fails again without one.
     pub fn run_round(
         &mut self,
         study: &str,
@@ -233,16 +231,30 @@ impl MemberSession {
         values: Option<&[f64]>,
         bound: f64,
     ) -> Result<Vec<f64>, ClientError> {
-        let result_path = self.record("result", study, round);
-        if let Ok(bytes) = std::fs::read(&result_path) {
-            return serde_json::from_slice(&bytes)
-                .map_err(|e| ClientError::Decode(format!("{}: {e}", result_path.display())));
-        }
-        // A round seen failing is recorded as failed, so that a restarted
-        // member replays the same retries ([`NetworkSum`]) without asking.
-        let failed_path = self.record("failed", study, round);
-        if let Ok(reason) = std::fs::read_to_string(&failed_path) {
-            return Err(ClientError::RoundFailed { round, reason });
+        match self.journal.step(study, round) {
+            RoundStep::Done => {
+                let bytes = self
+                    .journal
+                    .read(Record::Result, study, round)
+                    .unwrap_or_default();
+                return serde_json::from_slice(&bytes).map_err(|e| {
+                    let path = self.journal.path(Record::Result, study, round);
+                    ClientError::Decode(format!("{}: {e}", path.display()))
+                });
+            }
+            // Recorded as failed, so that a restarted member replays the
+            // same retries ([`NetworkSum`]) without asking.
+            RoundStep::Failed => {
+                let reason = self
+                    .journal
+                    .read(Record::Failed, study, round)
+                    .unwrap_or_default();
+                return Err(ClientError::RoundFailed {
+                    round,
+                    reason: String::from_utf8_lossy(&reason).into_owned(),
+                });
+            }
+            _ => {}
         }
         let outcome = match values {
             Some(v) => self.contribute_or_observe(study, round, v, bound),
@@ -260,17 +272,13 @@ impl MemberSession {
         });
         if let Err(ClientError::RoundFailed { round: r, reason }) = &outcome {
             if *r == round {
-                keys::write_atomic(
-                    &self.state_dir,
-                    &file_name(&failed_path),
-                    reason.as_bytes(),
-                    true,
-                )?;
+                self.journal
+                    .record(Record::Failed, study, round, reason.as_bytes())?;
             }
         }
         let values = outcome?;
         let bytes = serde_json::to_vec(&values).map_err(|e| ClientError::Decode(e.to_string()))?;
-        keys::write_atomic(&self.state_dir, &file_name(&result_path), &bytes, true)?;
+        self.journal.record(Record::Result, study, round, &bytes)?;
         Ok(values)
     }
 }

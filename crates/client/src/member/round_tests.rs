@@ -4,6 +4,7 @@
 //! member cut off between every pair of its calls and restarted from its
 //! state folder, and refusals of what a server may serve.
 
+use super::journal::RoundStep;
 use super::transport::transport_methods;
 use super::{verify_ceremony, MemberSession, Transport};
 use crate::keys::{self, KeyDir};
@@ -559,4 +560,46 @@ fn a_member_refuses_what_a_server_changed_by_the_check_it_fails() {
         assert_eq!(kind(outcome), refused, "{id}");
         assert!(shares.is_empty(), "{shares:?}");
     }
+}
+
+/// A step asked for out of its order is refused by name, from the journal,
+/// before any request waits: reveal before commit, the result before
+/// decrypt; and the journal's step follows the round through its records.
+#[test]
+fn a_step_out_of_order_is_refused_by_name() {
+    let fed = federation(&["a", "b"]);
+    let mut a = fed.session(0, fed.clients[0].clone());
+    let mut b = fed.session(1, fed.clients[1].clone());
+    let step = |s: &MemberSession| s.journal.step("s1", 1);
+    assert_eq!(step(&a), RoundStep::NotBegun);
+    let e = a.reveal("s1", 1).unwrap_err();
+    assert!(
+        matches!(&e, ClientError::Usage(m) if m.starts_with("reveal before commit")),
+        "{e:?}"
+    );
+    let started = std::time::Instant::now();
+    match a.result("s1", 1) {
+        Err(ClientError::Refused(r)) => {
+            assert_eq!(r.kind, RefusalKind::Own);
+            assert!(
+                r.reason.starts_with("result before decrypt"),
+                "{}",
+                r.reason
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(started.elapsed() < Duration::from_secs(5));
+    // In order, step by step.
+    std::thread::scope(|s| {
+        s.spawn(|| b.run_round("s1", 1, Some(&values(1)), BOUND).unwrap());
+        a.commit("s1", 1, &values(0), BOUND).unwrap();
+        assert_eq!(step(&a), RoundStep::Committed);
+        a.reveal("s1", 1).unwrap();
+        assert_eq!(step(&a), RoundStep::Revealed);
+        a.decrypt("s1", 1).unwrap();
+        assert_eq!(step(&a), RoundStep::Decrypted);
+        a.run_round("s1", 1, Some(&values(0)), BOUND).unwrap();
+        assert_eq!(step(&a), RoundStep::Done);
+    });
 }
