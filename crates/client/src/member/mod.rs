@@ -469,8 +469,8 @@ impl MemberSession {
                 "the spec of study {id} is not signed by the ceremony's administrator: {e}"
             ))
         })?;
-        let path = self.journal.dir().join(format!("{id}.spec"));
-        match std::fs::read_to_string(&path) {
+        let file = format!("{id}.spec");
+        match std::fs::read_to_string(self.journal.dir().join(&file)) {
             Ok(recorded) if recorded.trim() == hash => {}
             Ok(recorded) => {
                 return Err(ClientError::Verification(format!(
@@ -478,7 +478,7 @@ impl MemberSession {
                     recorded.trim()
                 )))
             }
-            Err(_) => keys::write_atomic(self.journal.dir(), &format!("{id}.spec"), hash.as_bytes(), false)?,
+            Err(_) => keys::write_atomic(self.journal.dir(), &file, hash.as_bytes(), false)?,
         }
         self.studies.insert(
             id.clone(),
