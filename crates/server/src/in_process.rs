@@ -37,7 +37,8 @@ pub struct Answer {
 /// A server in this process ([`InProcess::open`]); dropping it stops its
 /// tasks.
 pub struct InProcess {
-    runtime: tokio::runtime::Runtime,
+    /// Taken only when dropped.
+    runtime: Option<tokio::runtime::Runtime>,
     router: axum::Router,
     state: Arc<AppState>,
 }
@@ -61,7 +62,7 @@ impl InProcess {
         })?;
         Ok(Self {
             router: api::router(state.clone()),
-            runtime,
+            runtime: Some(runtime),
             state,
         })
     }
@@ -87,7 +88,10 @@ impl InProcess {
             .body(Body::from(request.body.to_vec()))
             .map_err(|e| format!("{} {}: {e}", request.method, request.path))?;
         let router = self.router.clone();
-        self.runtime.block_on(async move {
+        let Some(runtime) = &self.runtime else {
+            return Err("the server is stopped".into());
+        };
+        runtime.block_on(async move {
             let response = router
                 .oneshot(http)
                 .await
@@ -112,9 +116,18 @@ impl InProcess {
 }
 
 impl Drop for InProcess {
+    /// Closes the store (its pool and, on SQLite, the WAL sync) and stops
+    /// the runtime's tasks; inside another runtime, where blocking would
+    /// panic, the tasks are only stopped.
     fn drop(&mut self) {
-        let state = self.state.clone();
-        self.runtime
-            .block_on(async move { state.store.close().await });
+        let Some(runtime) = self.runtime.take() else {
+            return;
+        };
+        if tokio::runtime::Handle::try_current().is_ok() {
+            runtime.shutdown_background();
+        } else {
+            let state = self.state.clone();
+            runtime.block_on(async move { state.store.close().await });
+        }
     }
 }

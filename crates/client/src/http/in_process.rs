@@ -56,3 +56,51 @@ impl Client {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ClientError;
+
+    /// A server that answers every request with `status` and `body`.
+    struct Answers(u16, Vec<u8>);
+
+    impl Exchange for Answers {
+        fn exchange(
+            &self,
+            _: &str,
+            _: &str,
+            _: &[(String, String)],
+            _: &[u8],
+        ) -> Result<(u16, String, Vec<u8>), String> {
+            Ok((self.0, "text/plain; charset=utf-8".into(), self.1.clone()))
+        }
+    }
+
+    /// The in-process wire holds answers to the same limits as the
+    /// network's (a success over its request's limit is refused, an error
+    /// is cut to the problem limit), and, crossing no network, lets a
+    /// client speak as any identity.
+    #[test]
+    fn the_in_process_wire_keeps_the_answer_limits_and_takes_any_identity() {
+        let client =
+            |status, body| Client::in_process(Arc::new(Answers(status, body)), Auth::Anonymous);
+        assert_eq!(client(200, b"ok".to_vec()).metrics().unwrap(), "ok");
+        let huge = vec![b'x'; super::super::MAX_JSON_RESPONSE + 1];
+        match client(200, huge.clone()).study("s") {
+            Err(ClientError::Transport(m)) => assert!(m.contains("over the"), "{m}"),
+            other => panic!("{:?}", other.map(|_| "a study")),
+        }
+        match client(404, huge).study("s") {
+            Err(ClientError::Problem { problem, .. }) => {
+                assert_eq!(problem.status, 404);
+                assert!(problem.detail.len() <= 500, "{}", problem.detail.len());
+            }
+            other => panic!("{:?}", other.map(|_| "a study")),
+        }
+        let admin = client(200, Vec::new())
+            .with_auth(Auth::Admin(zeroize::Zeroizing::new("t".into())))
+            .unwrap();
+        assert!(admin.member().is_none());
+    }
+}

@@ -1,11 +1,13 @@
 //! The member's crash journal (DESIGN.md §6): what it records of a round
 //! before the step that needs it, a file per record in its state folder,
-//! named `{study}.{round}.{record}`. A record made once is never replaced by
-//! other bytes (the file system refuses: `keys::write_atomic` without
-//! overwrite), so a restarted member resends what it sent, and never makes
-//! a second, different contribution or decryption share of a round.
-//! [`Journal::step`] reads how far a round got from its records: the one
-//! place the order of a round's steps is written down.
+//! named `{study}.{round}.{record}`. A record made with
+//! [`Journal::record_once`] is never replaced by other bytes (the file
+//! system refuses: `keys::write_atomic` without overwrite), so a restarted
+//! member resends what it sent, and never makes a second, different
+//! contribution or decryption share of a round; [`Journal::record`]
+//! restates what the member knows (whom it summed, why a round failed, the
+//! result). [`Journal::step`] reads how far a round got from its records:
+//! the one place their order is written down.
 
 use crate::keys;
 use crate::ClientError;
@@ -57,7 +59,7 @@ impl Record {
 }
 
 /// How far a member got in a round, by its journal ([`Journal::step`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum RoundStep {
     /// Nothing recorded.
     NotBegun,
@@ -109,6 +111,18 @@ impl Journal {
     /// The record's bytes, if it was made.
     pub(super) fn read(&self, record: Record, study: &str, round: u64) -> Option<Vec<u8>> {
         std::fs::read(self.path(record, study, round)).ok()
+    }
+
+    /// A record the journal holds ([`Self::step`] saw it), or why it
+    /// cannot be read.
+    pub(super) fn read_existing(
+        &self,
+        record: Record,
+        study: &str,
+        round: u64,
+    ) -> Result<Vec<u8>, ClientError> {
+        let path = self.path(record, study, round);
+        std::fs::read(&path).map_err(|e| ClientError::Keys(format!("{}: {e}", path.display())))
     }
 
     /// Whether the record was made.

@@ -10,7 +10,7 @@ use super::*;
 /// ([`MemberSession::in_round`]); a later phase looks only at the round it
 /// is asked for ([`MemberSession::held`]). A restarted member holds none of
 /// it, and every phase falls back on its recorded journal
-/// ([`MemberSession::record`]): this is a cache, never the only copy.
+/// ([`super::journal::Journal`]): this is a cache, never the only copy.
 pub(super) struct RoundInProgress {
     study: String,
     round: u64,
@@ -218,12 +218,13 @@ impl MemberSession {
         }
     }
 
-    /// One whole round: contribute (if `values`), decrypt, and the result,
-    /// from the step the journal says the round is at
-    /// ([`journal::Journal::step`]). A round whose result this member
-    /// already holds returns it without a request (a restarted agent
-    /// replays its finished rounds this way), and a round it saw failing
-    /// fails again without one.
+    /// One whole round: contribute (if `values`), decrypt, and the result.
+    /// A round the journal says is done returns its recorded result without
+    /// a request (a restarted agent replays its finished rounds this way),
+    /// and one it says failed fails again without one
+    /// ([`super::journal::Journal::step`]); any other round runs every step
+    /// again, each resuming from its own records (a resent upload is the
+    /// same bytes, which the server takes idempotently).
     pub fn run_round(
         &mut self,
         study: &str,
@@ -233,10 +234,7 @@ impl MemberSession {
     ) -> Result<Vec<f64>, ClientError> {
         match self.journal.step(study, round) {
             RoundStep::Done => {
-                let bytes = self
-                    .journal
-                    .read(Record::Result, study, round)
-                    .unwrap_or_default();
+                let bytes = self.journal.read_existing(Record::Result, study, round)?;
                 return serde_json::from_slice(&bytes).map_err(|e| {
                     let path = self.journal.path(Record::Result, study, round);
                     ClientError::Decode(format!("{}: {e}", path.display()))
@@ -245,10 +243,7 @@ impl MemberSession {
             // Recorded as failed, so that a restarted member replays the
             // same retries ([`NetworkSum`]) without asking.
             RoundStep::Failed => {
-                let reason = self
-                    .journal
-                    .read(Record::Failed, study, round)
-                    .unwrap_or_default();
+                let reason = self.journal.read_existing(Record::Failed, study, round)?;
                 return Err(ClientError::RoundFailed {
                     round,
                     reason: String::from_utf8_lossy(&reason).into_owned(),

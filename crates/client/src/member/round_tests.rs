@@ -46,13 +46,13 @@ impl Exchange for Server {
 /// Toy-parameter members of ceremony `c1`, joined, with study `s1` (a sum
 /// every member must contribute to) created on an in-process server.
 struct Federation {
-    root: tempfile::TempDir,
     admin: Client,
     clients: Vec<Client>,
     keys: Vec<KeyDir>,
     study: StudyStatus,
-    // Dropped last: the members' clients hold it too.
     _server: Arc<Server>,
+    // Dropped last (fields drop in order): the server's database is in it.
+    root: tempfile::TempDir,
 }
 
 fn admin_identity() -> Identity {
@@ -60,6 +60,11 @@ fn admin_identity() -> Identity {
 }
 
 fn federation(names: &[&str]) -> Federation {
+    federation_of(names, None)
+}
+
+/// As [`federation`], on a `threshold`-of-n ceremony when given.
+fn federation_of(names: &[&str], threshold: Option<u32>) -> Federation {
     let root = tempfile::tempdir().unwrap();
     let server = Arc::new(Server(
         fedhe_server::InProcess::open(fedhe_server::Config {
@@ -90,7 +95,7 @@ fn federation(names: &[&str]) -> Federation {
             deadline_secs: 600,
             allow_insecure: true,
             admin_key: admin_identity().public_key_hex(),
-            threshold: None,
+            threshold,
         })
         .unwrap();
     let clients: Vec<Client> = members
@@ -163,10 +168,14 @@ impl Federation {
             self.clients.len(),
         )
         .unwrap()
+        .with_threshold_share_from(dir)
+        .unwrap()
         .with_result_key_from(dir)
         .unwrap();
         session.round_timeout = Duration::from_secs(60);
-        session.digest_wait = Duration::from_secs(2);
+        // Honest members' digests come at once; a wait that ran out would
+        // make the member download what it waits for, as timing decides.
+        session.digest_wait = Duration::from_secs(30);
         session.accept_study(&self.study).unwrap();
         session
     }
@@ -210,6 +219,36 @@ struct Between {
     cut: Cut,
     edit: Option<Edit>,
     calls: Arc<Mutex<Vec<&'static str>>>,
+    /// Opened once this member claimed a decrypting seat (or was cut).
+    opens: Option<Arc<Latch>>,
+    /// Waited for before this member claims a seat.
+    waits: Option<Arc<Latch>>,
+}
+
+/// A gate that holds the other members' claims to a t-of-n round's
+/// decrypting seats until the cut member claimed its own (or was cut off
+/// before): its seat, and so every step after the claim, does not depend on
+/// which thread the machine runs first. Reset at each round.
+#[derive(Default)]
+struct Latch {
+    open: Mutex<bool>,
+    opened: std::sync::Condvar,
+}
+
+impl Latch {
+    fn set(&self, open: bool) {
+        *self.open.lock().unwrap() = open;
+        self.opened.notify_all();
+    }
+
+    fn wait(&self) {
+        let open = self.open.lock().unwrap();
+        let (open, _) = self
+            .opened
+            .wait_timeout_while(open, Duration::from_secs(30), |open| !*open)
+            .unwrap();
+        assert!(*open, "the cut member never claimed its seat");
+    }
 }
 
 impl Between {
@@ -219,6 +258,8 @@ impl Between {
             cut: Cut::Never,
             edit: None,
             calls: Arc::default(),
+            opens: None,
+            waits: None,
         }
     }
 
@@ -236,11 +277,19 @@ impl Between {
             (nth, dead)
         };
         let cut = || {
+            if let Some(latch) = &self.opens {
+                latch.set(true);
+            }
             self.calls.lock().unwrap().push("cut");
             Err(ClientError::Transport(format!("cut off at {name} #{nth}")))
         };
         if dead {
             return Err(ClientError::Transport("cut off".into()));
+        }
+        if name == "claim_decryption" {
+            if let Some(latch) = &self.waits {
+                latch.wait();
+            }
         }
         let mut answer = match self.cut {
             Cut::Before(c, k) if c == name && k == nth => return cut(),
@@ -250,6 +299,11 @@ impl Between {
             }
             _ => call(),
         };
+        if name == "claim_decryption" {
+            if let Some(latch) = &self.opens {
+                latch.set(true);
+            }
+        }
         if let Some(edit) = &self.edit {
             edit(name, &mut answer);
         }
@@ -276,6 +330,7 @@ transport_methods!(between);
 fn round_with_cut(
     fed: &Federation,
     others: &mut [MemberSession],
+    claims: &Arc<Latch>,
     round: u64,
     cut: Cut,
 ) -> (
@@ -285,6 +340,7 @@ fn round_with_cut(
     Vec<Vec<f64>>,
 ) {
     let calls = Arc::new(Mutex::new(Vec::new()));
+    claims.set(false);
     std::thread::scope(|s| {
         let first = s.spawn(|| {
             let mut cutting = fed.session(
@@ -292,11 +348,13 @@ fn round_with_cut(
                 Between {
                     cut,
                     calls: calls.clone(),
+                    opens: Some(claims.clone()),
                     ..Between::new(&fed.clients[0])
                 },
             );
             let first = cutting.run_round("s1", round, Some(&values(0)), BOUND);
             drop(cutting);
+            claims.set(true);
             // Restarted: the same state folder, a transport that works.
             let mut again = fed.session(0, fed.clients[0].clone());
             let last = again.run_round("s1", round, Some(&values(0)), BOUND);
@@ -326,12 +384,31 @@ fn round_with_cut(
 /// (never a second, different one: the server would refuse it).
 #[test]
 fn a_member_cut_off_between_any_two_calls_resumes_to_the_uninterrupted_result() {
-    let fed = federation(&["a", "b", "c"]);
+    cut_between_every_pair_of_calls(&federation(&["a", "b", "c"]));
+}
+
+/// As [`a_member_cut_off_between_any_two_calls_resumes_to_the_uninterrupted_result`]
+/// on a 2-of-3 ceremony, where a round has one more step (claiming a seat
+/// among the decrypting members) and the cut member may end up observing.
+#[test]
+fn a_threshold_member_cut_off_between_any_two_calls_resumes_to_the_uninterrupted_result() {
+    cut_between_every_pair_of_calls(&federation_of(&["a", "b", "c"], Some(2)));
+}
+
+fn cut_between_every_pair_of_calls(fed: &Federation) {
+    let claims = Arc::new(Latch::default());
     let mut others: Vec<MemberSession> = (1..3)
-        .map(|m| fed.session(m, fed.clients[m].clone()))
+        .map(|m| {
+            let waiting = Between {
+                waits: Some(claims.clone()),
+                ..Between::new(&fed.clients[m])
+            };
+            fed.session(m, waiting)
+        })
         .collect();
     let expected = plain_sum(3);
-    let (calls, first, uninterrupted, rest) = round_with_cut(&fed, &mut others, 1, Cut::Never);
+    let (calls, first, uninterrupted, rest) =
+        round_with_cut(fed, &mut others, &claims, 1, Cut::Never);
     let uninterrupted_first = first.unwrap();
     assert_eq!(uninterrupted_first, uninterrupted);
     for (got, want) in uninterrupted.iter().zip(&expected) {
@@ -354,7 +431,7 @@ fn a_member_cut_off_between_any_two_calls_resumes_to_the_uninterrupted_result() 
     for (call, nth) in steps {
         for cut in [Cut::Before(call, nth), Cut::After(call, nth)] {
             round += 1;
-            let (seen, first, last, rest) = round_with_cut(&fed, &mut others, round, cut);
+            let (seen, first, last, rest) = round_with_cut(fed, &mut others, &claims, round, cut);
             // A poll repeated in the uninterrupted round may come fewer
             // times in this one: then it was not cut, and finished.
             let was_cut = seen.contains(&"cut");
@@ -404,6 +481,8 @@ fn served(
     first.accept_study(&study).unwrap();
     // Nobody else decrypts: the unchanged round ends waiting for shares.
     first.round_timeout = Duration::from_secs(3);
+    // The others send no digests: the member downloads their contributions.
+    first.digest_wait = Duration::from_secs(1);
     let outcome = std::thread::scope(|s| {
         for (i, session) in others.iter_mut().enumerate() {
             session.accept_study(&study).unwrap();
