@@ -120,7 +120,7 @@ pub use params::{
     Method, PriorMean, SupportGrowth, SupportSelection, ValidParams, PRIVATE_RECIPE_EPSILON,
 };
 pub use run::{
-    check_networked, global_step_rounds, pooled_map, run, run_member, run_observed, run_roster,
-    simulated_client_seed, sparse_evidences, RoundEvent,
+    check_networked, global_step_rounds, run, run_member, run_observed, run_roster,
+    simulated_client_seed, RoundEvent,
 };
-pub use server::{kmeans_update, Server};
+pub use server::{kmeans_update, pooled_map, refit_decision, sparse_evidences, Server};

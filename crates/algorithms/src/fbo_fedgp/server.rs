@@ -1,9 +1,19 @@
 //! The server role of FBO-FedGP: it runs the secure sums (Alg. 2, lines 20-21),
-//! keeps the round numbering and the traffic accounting, and turns summed
-//! k-means statistics into public centres.
+//! keeps the round numbering and the traffic accounting, and makes the
+//! coordinator's decisions from what the sums release: summed k-means
+//! statistics into public centres ([`kmeans_update`]), and a refit round's
+//! sums into the federation's warping, scaling and hyper-parameters
+//! ([`refit_decision`], through [`sparse_evidences`] and [`pooled_map`]).
+//! These read released sums and public settings only, so every member makes
+//! the same decision from the same sums (over the network nobody else does).
 
+use super::model::choose_warping_and_scaling;
+use super::{Hyperparameters, OutputScaling, OutputWarping, SummaryScaling};
 pub use crate::channel::Aggregator;
 use crate::AlgorithmError;
+use fedhe_gp::hyperfit::HyperPrior;
+use fedhe_gp::sparse::Dpitc;
+use fedhe_gp::Kernel;
 use nalgebra::DMatrix;
 
 /// The server role of FBO-FedGP: the generic [`Aggregator`] plus the
@@ -42,6 +52,119 @@ pub fn kmeans_update(
         shift = shift.max(f64::sqrt(moved));
     }
     Ok((next, shift))
+}
+
+/// What a refit round's summed statistics decide: the warping and scaling
+/// ([`choose_warping_and_scaling`] on the first `1 + 3·|warps|` sums), and
+/// the hyper-parameter candidate with the largest pooled likelihood plus
+/// log prior ([`pooled_map`]) — scored by the global dPITC evidence on
+/// `support` when `sparse` ([`sparse_evidences`]) — or `current` when no
+/// candidate scored.
+#[allow(clippy::too_many_arguments)]
+pub fn refit_decision<K: Kernel>(
+    warps: &[OutputWarping],
+    candidates: &[Hyperparameters],
+    current: &Hyperparameters,
+    summed: &[f64],
+    sparse: Option<(&K, &DMatrix<f64>)>,
+    n_max: f64,
+    prior: Option<&HyperPrior>,
+) -> Result<(OutputWarping, OutputScaling, Hyperparameters), AlgorithmError> {
+    let split = 1 + 3 * warps.len();
+    if summed.len() < split {
+        return Err(crate::error::config(
+            "refit sums",
+            format!("expected at least {split} values, got {}", summed.len()),
+        ));
+    }
+    let (warp, scaling) = choose_warping_and_scaling(warps, &summed[..split])?;
+    let best = match sparse {
+        Some((family, support)) => {
+            let evidence = sparse_evidences(candidates, family, support, &summed[split..], n_max)?;
+            // No candidate scored: keep the current hyper-parameters.
+            if evidence.iter().any(|v| v.is_finite()) {
+                pooled_map(candidates, &evidence, 1.0, prior)
+            } else {
+                None
+            }
+        }
+        None => pooled_map(candidates, &summed[split..], n_max, prior),
+    };
+    let hyper = match best {
+        Some(best) => candidates[best].clone(),
+        None => current.clone(),
+    };
+    Ok((warp, scaling, hyper))
+}
+
+/// The evidence of the global dPITC model on `support` under each candidate,
+/// from the channel's sum of every client's [`super::Client::sparse_evidence`]
+/// (`summed`, one block of `|S|(|S|+3)/2 + 3` values per candidate):
+/// [`Dpitc::log_marginal_likelihood`] of the unscaled sums. A candidate whose
+/// model cannot be built, or whose sums cannot be factorised, gets `−∞`.
+pub fn sparse_evidences<K: Kernel>(
+    candidates: &[Hyperparameters],
+    family: &K,
+    support: &DMatrix<f64>,
+    summed: &[f64],
+    n_max: f64,
+) -> Result<Vec<f64>, AlgorithmError> {
+    let s = support.nrows();
+    let per = fedhe_gp::sparse::packed_len(s) + 3;
+    if summed.len() != per * candidates.len() {
+        return Err(crate::error::config(
+            "hyper_likelihood",
+            format!(
+                "expected {} summed evidence values for {} candidates, got {}",
+                per * candidates.len(),
+                candidates.len(),
+                summed.len()
+            ),
+        ));
+    }
+    Ok(candidates
+        .iter()
+        .zip(summed.chunks(per))
+        .map(|(h, block)| {
+            let evidence = || -> Option<f64> {
+                let model =
+                    Dpitc::new(h.kernel(family).ok()?, h.noise(), 0.0, support.clone()).ok()?;
+                let summary = SummaryScaling::new(s, h, n_max)
+                    .from_channel(&block[..per - 3])
+                    .ok()?;
+                let quadratic = block[per - 3] * n_max / h.noise();
+                let log_det = block[per - 2] * n_max;
+                let points = (block[per - 1] * n_max).round().max(0.0) as usize;
+                model
+                    .log_marginal_likelihood(&summary, quadratic, log_det, points)
+                    .ok()
+                    .filter(|v| v.is_finite())
+            };
+            evidence().unwrap_or(f64::NEG_INFINITY)
+        })
+        .collect())
+}
+
+/// The index of the candidate maximising the pooled log marginal likelihood
+/// plus the log prior: `argmax_k n_max · Σ_i s_ik + log p(θ_k)`, where
+/// `s_ik = log p(y_i | θ_k) / n_max` is client `i`'s clamped contribution
+/// ([`super::Client::log_likelihoods`]) and `summed[k] = Σ_i s_ik` comes from the
+/// channel. Independent clients' data sets give `log p(y | θ) = Σ_i log p(y_i | θ)`
+/// (the product-of-experts likelihood the local fits share). `None` without
+/// candidates.
+pub fn pooled_map(
+    candidates: &[Hyperparameters],
+    summed: &[f64],
+    n_max: f64,
+    prior: Option<&HyperPrior>,
+) -> Option<usize> {
+    candidates
+        .iter()
+        .zip(summed)
+        .map(|(c, s)| n_max * s + prior.map_or(0.0, |p| p.log_prior(c.log()).0))
+        .enumerate()
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(i, _)| i)
 }
 
 #[cfg(test)]
@@ -95,5 +218,48 @@ mod tests {
             .unwrap();
         assert_eq!(sum, vec![1.0, 2.0]);
         assert_eq!(server.bytes_sent(&m), 32, "two values, split in four");
+    }
+
+    /// A refit round's decision is the warping the statistics choose and
+    /// the candidate the pooled likelihood (plus prior) picks, the current
+    /// hyper-parameters when there is no candidate, and short sums are
+    /// refused by name.
+    #[test]
+    fn a_refit_decision_is_the_chosen_warping_and_the_pooled_map_candidate() {
+        use crate::fbo_fedgp::{warp_contribution, Hyperparameters, Warping};
+        use fedhe_gp::{KernelParams, Matern52};
+        let warps = Warping::Likelihood.candidates(None).unwrap();
+        let stats = warp_contribution(&warps, &[0.3, -1.2, 2.5, 0.9, 1.7], 1.0);
+        let current = Hyperparameters::new(vec![0.5; 2], 1.0, 1e-2).unwrap();
+        let candidates = vec![
+            Hyperparameters::new(vec![0.2; 2], 1.0, 1e-2).unwrap(),
+            Hyperparameters::new(vec![0.9; 2], 2.0, 1e-3).unwrap(),
+        ];
+        let mut summed = stats.clone();
+        summed.extend([-3.0, -1.0]);
+        let (warp, scaling, hyper) =
+            refit_decision::<Matern52>(&warps, &candidates, &current, &summed, None, 10.0, None)
+                .unwrap();
+        let (want_warp, want_scaling) = choose_warping_and_scaling(&warps, &stats).unwrap();
+        assert_eq!(warp, want_warp);
+        assert_eq!(scaling.mean, want_scaling.mean);
+        assert_eq!(hyper.log(), candidates[1].log());
+        // No candidate: the current hyper-parameters stay.
+        let (_, _, kept) =
+            refit_decision::<Matern52>(&warps, &[], &current, &stats, None, 10.0, None).unwrap();
+        assert_eq!(kept.log(), current.log());
+        let family = Matern52::new(KernelParams::isotropic(2, 1.0, 1.0).unwrap());
+        let support = DMatrix::from_row_slice(2, 2, &[0.1, 0.2, 0.7, 0.9]);
+        let err = refit_decision(
+            &warps,
+            &candidates,
+            &current,
+            &stats[1..],
+            Some((&family, &support)),
+            10.0,
+            None,
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("refit sums"), "{err}");
     }
 }

@@ -60,24 +60,15 @@ impl<'a, K: Kernel> Federation<'a, K> {
             })
             .collect();
         let sum = server.aggregate("statistics and log-likelihoods", contributions)?;
-        let split = 1 + 3 * warps.len();
-        let (new_warp, new_scaling) = choose_warping_and_scaling(warps, &sum[..split])?;
-        let best = if sparse {
-            let evidence = sparse_evidences(&candidates, family, support, &sum[split..], n_max)?;
-            // No candidate scored: keep the current hyper-parameters.
-            if evidence.iter().any(|v| v.is_finite()) {
-                pooled_map(&candidates, &evidence, 1.0, fit.prior.as_ref())
-            } else {
-                None
-            }
-        } else {
-            pooled_map(&candidates, &sum[split..], n_max, fit.prior.as_ref())
-        };
-        let hyper = match best {
-            Some(best) => candidates[best].clone(),
-            None => hyper.clone(),
-        };
-        Ok((new_warp, new_scaling, hyper))
+        refit_decision(
+            warps,
+            &candidates,
+            hyper,
+            &sum,
+            sparse.then_some((family, support)),
+            n_max,
+            fit.prior.as_ref(),
+        )
     }
 
     /// The candidate warpings of the setting; for one that needs the

@@ -8,7 +8,9 @@ use super::params::{
     KernelKind, LocalScaling, LocalSteps, Method, PriorMean, SupportSelection, ValidParams,
 };
 use super::private::PrivateFbo;
-use super::{Client, Hyperparameters, OutputScaling, OutputWarping, Server, SummaryScaling};
+use super::{
+    refit_decision, Client, Hyperparameters, OutputScaling, OutputWarping, Server, SummaryScaling,
+};
 use crate::roster::Roster;
 use crate::surrogate::{AcquisitionStep, GlobalPosterior, Projected, Surrogate};
 use crate::{AlgorithmError, RunResult};
@@ -543,76 +545,6 @@ fn global_slot(local: &[bool], index: usize, batch: usize) -> Option<usize> {
         return None;
     }
     Some(local[..index].iter().filter(|l| !**l).count() % batch.max(1))
-}
-
-/// The evidence of the global dPITC model on `support` under each candidate,
-/// from the channel's sum of every client's [`Client::sparse_evidence`]
-/// (`summed`, one block of `|S|(|S|+3)/2 + 3` values per candidate):
-/// [`Dpitc::log_marginal_likelihood`] of the unscaled sums. A candidate whose
-/// model cannot be built, or whose sums cannot be factorised, gets `−∞`.
-pub fn sparse_evidences<K: Kernel>(
-    candidates: &[Hyperparameters],
-    family: &K,
-    support: &DMatrix<f64>,
-    summed: &[f64],
-    n_max: f64,
-) -> Result<Vec<f64>, AlgorithmError> {
-    let s = support.nrows();
-    let per = fedhe_gp::sparse::packed_len(s) + 3;
-    if summed.len() != per * candidates.len() {
-        return Err(crate::error::config(
-            "hyper_likelihood",
-            format!(
-                "expected {} summed evidence values for {} candidates, got {}",
-                per * candidates.len(),
-                candidates.len(),
-                summed.len()
-            ),
-        ));
-    }
-    Ok(candidates
-        .iter()
-        .zip(summed.chunks(per))
-        .map(|(h, block)| {
-            let evidence = || -> Option<f64> {
-                let model =
-                    Dpitc::new(h.kernel(family).ok()?, h.noise(), 0.0, support.clone()).ok()?;
-                let summary = SummaryScaling::new(s, h, n_max)
-                    .from_channel(&block[..per - 3])
-                    .ok()?;
-                let quadratic = block[per - 3] * n_max / h.noise();
-                let log_det = block[per - 2] * n_max;
-                let points = (block[per - 1] * n_max).round().max(0.0) as usize;
-                model
-                    .log_marginal_likelihood(&summary, quadratic, log_det, points)
-                    .ok()
-                    .filter(|v| v.is_finite())
-            };
-            evidence().unwrap_or(f64::NEG_INFINITY)
-        })
-        .collect())
-}
-
-/// The index of the candidate maximising the pooled log marginal likelihood
-/// plus the log prior: `argmax_k n_max · Σ_i s_ik + log p(θ_k)`, where
-/// `s_ik = log p(y_i | θ_k) / n_max` is client `i`'s clamped contribution
-/// ([`Client::log_likelihoods`]) and `summed[k] = Σ_i s_ik` comes from the
-/// channel. Independent clients' data sets give `log p(y | θ) = Σ_i log p(y_i | θ)`
-/// (the product-of-experts likelihood the local fits share). `None` without
-/// candidates.
-pub fn pooled_map(
-    candidates: &[Hyperparameters],
-    summed: &[f64],
-    n_max: f64,
-    prior: Option<&fedhe_gp::hyperfit::HyperPrior>,
-) -> Option<usize> {
-    candidates
-        .iter()
-        .zip(summed)
-        .map(|(c, s)| n_max * s + prior.map_or(0.0, |p| p.log_prior(c.log()).0))
-        .enumerate()
-        .max_by(|a, b| a.1.total_cmp(&b.1))
-        .map(|(i, _)| i)
 }
 
 #[cfg(test)]
