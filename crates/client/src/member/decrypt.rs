@@ -10,6 +10,14 @@ impl MemberSession {
     /// member resends the recorded share only for the same aggregate.
     pub fn decrypt(&mut self, study: &str, round: u64) -> Result<(), ClientError> {
         self.policy.check_round(study, round)?;
+        // A member that committed decrypts once it revealed (or was left
+        // out, its contribution set aside): a step out of order is refused
+        // by name.
+        if self.journal.step(study, round) == RoundStep::Committed {
+            return Err(ClientError::Usage(format!(
+                "decrypt before reveal: this member committed a contribution to round {round} of study {study} and has not revealed it"
+            )));
+        }
         let started = Instant::now();
         // What send_digest fetched, its digest already sent, or fetch now.
         let digested = self.in_round(study, round).digested.take();

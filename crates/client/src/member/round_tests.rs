@@ -642,8 +642,9 @@ fn a_member_refuses_what_a_server_changed_by_the_check_it_fails() {
 }
 
 /// A step asked for out of its order is refused by name, from the journal,
-/// before any request waits: reveal before commit, the result before
-/// decrypt; and the journal's step follows the round through its records.
+/// before any request waits: reveal before commit, decrypt before reveal
+/// (for a member that committed), the result before decrypt; and the
+/// journal's step follows the round through its records.
 #[test]
 fn a_step_out_of_order_is_refused_by_name() {
     let fed = federation(&["a", "b"]);
@@ -674,6 +675,11 @@ fn a_step_out_of_order_is_refused_by_name() {
         s.spawn(|| b.run_round("s1", 1, Some(&values(1)), BOUND).unwrap());
         a.commit("s1", 1, &values(0), BOUND).unwrap();
         assert_eq!(step(&a), RoundStep::Committed);
+        let e = a.decrypt("s1", 1).unwrap_err();
+        assert!(
+            matches!(&e, ClientError::Usage(m) if m.starts_with("decrypt before reveal")),
+            "{e:?}"
+        );
         a.reveal("s1", 1).unwrap();
         assert_eq!(step(&a), RoundStep::Revealed);
         a.decrypt("s1", 1).unwrap();
