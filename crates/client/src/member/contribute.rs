@@ -65,7 +65,7 @@ impl MemberSession {
                     }
                 };
                 self.journal
-                    .record_once(Record::Contribution, study, round, &bytes)?;
+                    .record(Record::Contribution, study, round, &bytes)?;
                 // The commitment made with the masks is that of these bytes'
                 // c1s: kept in memory for this round (a restarted member
                 // computes it from the recorded bytes: the same point).
@@ -137,7 +137,7 @@ impl MemberSession {
             }
             None => self
                 .journal
-                .record_once(Record::Commitments, study, round, &text)?,
+                .record(Record::Commitments, study, round, &text)?,
         }
         self.in_round(study, round).commitments = Some(Arc::new(list));
         self.client

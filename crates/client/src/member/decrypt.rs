@@ -187,12 +187,10 @@ impl MemberSession {
             // n-of-n: every member decrypts, and its share record, written
             // next, begins with this hash (Journal::verified_hash reads either).
             None if self.threshold.is_none() && may_decrypt => {}
-            None => self.journal.record_once(
-                Record::Verified,
-                study,
-                round,
-                aggregate_hash.as_bytes(),
-            )?,
+            None => {
+                self.journal
+                    .record(Record::Verified, study, round, aggregate_hash.as_bytes())?
+            }
         }
         self.in_round(study, round).verified_aggregate = Some(aggregate);
         if !may_decrypt {
@@ -276,8 +274,7 @@ impl MemberSession {
                 self.journal
                     .record(Record::Contributors, study, round, &sum_set)?;
                 // Fails if a share of this round was recorded meanwhile.
-                self.journal
-                    .record_once(Record::Share, study, round, &record)?;
+                self.journal.record(Record::Share, study, round, &record)?;
                 bytes
             }
         };

@@ -1,12 +1,12 @@
 //! The member's crash journal (DESIGN.md §6): what it records of a round
 //! before the step that needs it, a file per record in its state folder,
-//! named `{study}.{round}.{record}`. A record made with
-//! [`Journal::record_once`] is never replaced by other bytes (the file
-//! system refuses: `keys::write_atomic` without overwrite), so a restarted
-//! member resends what it sent, and never makes a second, different
-//! contribution or decryption share of a round; [`Journal::record`]
-//! restates what the member knows (whom it summed, why a round failed, the
-//! result). [`Journal::step`] reads how far a round got from its records:
+//! named `{study}.{round}.{record}`. A record of what the member sent or
+//! checked is never replaced by other bytes (the file system refuses:
+//! `keys::write_atomic` without overwrite), so a restarted member resends
+//! what it sent, and never makes a second, different contribution or
+//! decryption share of a round; only the records that restate what it knows
+//! (whom it summed, why a round failed, the result) are made again
+//! ([`Record::restates`]). [`Journal::step`] reads how far a round got from its records:
 //! the one place their order is written down.
 
 use crate::keys;
@@ -42,6 +42,13 @@ pub(super) enum Record {
 }
 
 impl Record {
+    /// Whether the record restates what the member knows (whom it summed,
+    /// why a round failed, the result), so may be made again; every other
+    /// record holds what the member sent or checked, and is made once.
+    fn restates(self) -> bool {
+        matches!(self, Record::Contributors | Record::Failed | Record::Result)
+    }
+
     fn name(self) -> String {
         match self {
             Record::Contribution => "contribution".into(),
@@ -130,20 +137,9 @@ impl Journal {
         self.path(record, study, round).exists()
     }
 
-    /// Makes the record, synced; refused if it exists (a record is never
-    /// replaced by other bytes).
-    pub(super) fn record_once(
-        &self,
-        record: Record,
-        study: &str,
-        round: u64,
-        bytes: &[u8],
-    ) -> Result<(), ClientError> {
-        keys::write_atomic(&self.dir, &Self::file(record, study, round), bytes, false)
-    }
-
-    /// Makes or replaces the record, synced (records that restate what the
-    /// member knows: whom it summed, why a round failed, the result).
+    /// Makes the record, synced. A record of what the member sent or
+    /// checked is made once: refused if it exists ([`Record::restates`]
+    /// says which may be made again).
     pub(super) fn record(
         &self,
         record: Record,
@@ -151,7 +147,8 @@ impl Journal {
         round: u64,
         bytes: &[u8],
     ) -> Result<(), ClientError> {
-        keys::write_atomic(&self.dir, &Self::file(record, study, round), bytes, true)
+        let file = Self::file(record, study, round);
+        keys::write_atomic(&self.dir, &file, bytes, record.restates())
     }
 
     /// Moves the round's contribution aside as [`Record::LeftOut`]: the
@@ -268,13 +265,11 @@ mod tests {
         let j = Journal::open(dir.path().join("state")).unwrap();
         let step = |j: &Journal| j.step("s", 3);
         assert_eq!(step(&j), RoundStep::NotBegun);
-        j.record_once(Record::Contribution, "s", 3, b"ct").unwrap();
+        j.record(Record::Contribution, "s", 3, b"ct").unwrap();
         assert_eq!(step(&j), RoundStep::Committed);
-        assert!(j
-            .record_once(Record::Contribution, "s", 3, b"other")
-            .is_err());
+        assert!(j.record(Record::Contribution, "s", 3, b"other").is_err());
         assert_eq!(j.read(Record::Contribution, "s", 3).unwrap(), b"ct");
-        j.record_once(Record::Commitments, "s", 3, b"{}").unwrap();
+        j.record(Record::Commitments, "s", 3, b"{}").unwrap();
         assert_eq!(step(&j), RoundStep::Revealed);
         // Another round and another study are apart.
         assert_eq!(j.step("s", 4), RoundStep::NotBegun);
@@ -282,16 +277,18 @@ mod tests {
         // An older folder: the verified hash at the head of the share.
         let mut share = [9u8; 32].to_vec();
         share.extend_from_slice(b"share");
-        j.record_once(Record::Share, "s", 3, &share).unwrap();
+        j.record(Record::Share, "s", 3, &share).unwrap();
         assert_eq!(step(&j), RoundStep::Decrypted);
+        // Never a second, different share of a round.
+        assert!(j.record(Record::Share, "s", 3, b"another").is_err());
         assert_eq!(j.verified_hash("s", 3), Some([9u8; 32]));
-        j.record_once(Record::Verified, "s", 3, &[7u8; 32]).unwrap();
+        j.record(Record::Verified, "s", 3, &[7u8; 32]).unwrap();
         assert_eq!(j.verified_hash("s", 3), Some([7u8; 32]));
         j.record(Record::Result, "s", 3, b"[1.0]").unwrap();
         j.record(Record::Result, "s", 3, b"[1.0]").unwrap();
         assert_eq!(step(&j), RoundStep::Done);
         // Left out: the contribution set aside.
-        j.record_once(Record::Contribution, "s", 5, b"ct").unwrap();
+        j.record(Record::Contribution, "s", 5, b"ct").unwrap();
         j.set_contribution_aside("s", 5).unwrap();
         assert_eq!(j.step("s", 5), RoundStep::LeftOut);
         assert!(!j.has(Record::Contribution, "s", 5));

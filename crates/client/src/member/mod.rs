@@ -263,7 +263,7 @@ impl MemberSession {
         let v = EncryptedVector::from_bytes(&self.params, contribution)?;
         let c1 = C1Commitment::commit(&self.params, &v);
         self.journal
-            .record_once(Record::C1Commitment, study, round, &c1.to_bytes())?;
+            .record(Record::C1Commitment, study, round, &c1.to_bytes())?;
         Ok(c1)
     }
 
