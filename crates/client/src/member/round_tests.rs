@@ -641,6 +641,108 @@ fn a_member_refuses_what_a_server_changed_by_the_check_it_fails() {
     }
 }
 
+/// An edit of the frozen commitment list served to the member: `change`
+/// applied to its entries, the list rehashed as a server that wants it
+/// believed would.
+fn commitments_changed(
+    study: &'static str,
+    change: impl Fn(&mut CommitmentList) + Send + Sync + 'static,
+) -> Edit {
+    Box::new(move |name, value| {
+        if name != "round_commitments_part" {
+            return;
+        }
+        let answer = value
+            .downcast_mut::<Result<CommitmentList, ClientError>>()
+            .unwrap();
+        if let Ok(list) = answer {
+            if list.list_hash.is_some() {
+                change(list);
+                list.list_hash = Some(CommitmentList::canonical_hash(study, 1, &list.commitments));
+            }
+        }
+    })
+}
+
+/// More of what a server may serve changed, each refused by its own kind
+/// of check before any decryption share is sent: a commitment listed twice,
+/// one under a name that is not the ceremony's, a list whose value count
+/// is not its entries', carries with a bit changed, and well-formed carries
+/// of another aggregate (the c1 check, after which every contribution is
+/// downloaded and found to open its commitment).
+#[test]
+fn a_member_refuses_lists_and_carries_a_server_changed() {
+    let fed = federation(&["a", "b", "c"]);
+    let mut others: Vec<MemberSession> = (1..3)
+        .map(|m| fed.session(m, fed.clients[m].clone()))
+        .collect();
+    let cases: Vec<(&'static str, Edit, RefusalKind)> = vec![
+        (
+            "listed-twice",
+            commitments_changed("listed-twice", |list| {
+                let b = list.commitments[1].clone();
+                list.commitments.insert(1, b);
+            }),
+            RefusalKind::Duplicate,
+        ),
+        (
+            "stranger",
+            commitments_changed("stranger", |list| {
+                list.commitments[1].member = "bx".into();
+            }),
+            RefusalKind::Unaccounted,
+        ),
+        (
+            "value-count",
+            commitments_changed("value-count", |list| list.values = Some(5)),
+            RefusalKind::Shape,
+        ),
+        (
+            "carries-bit",
+            flip("aggregate_carries"),
+            RefusalKind::Malformed,
+        ),
+    ];
+    for (id, edit, refused) in cases {
+        let (outcome, shares) = served(&fed, &mut others, id, edit);
+        match outcome {
+            Err(ClientError::Refused(r)) => assert_eq!(r.kind, refused, "{id}: {}", r.reason),
+            other => panic!("{id}: expected a refusal, got {other:?}"),
+        }
+        assert!(shares.is_empty(), "{id}: {shares:?}");
+    }
+    // Well-formed carries of another round's aggregate: the c1 check fails,
+    // and with every contribution downloaded, each opens its contributor's
+    // commitment, so the aggregate or its carries are the server's doing.
+    let (_, shares) = served(&fed, &mut others, "base", Box::new(|_, _| {}));
+    assert_eq!(shares, ["a"]);
+    let b = fed.clients[1].clone();
+    let other_carries: Edit = Box::new(move |name, value| {
+        if name == "aggregate_carries" {
+            if let Ok(bytes) = value
+                .downcast_mut::<Result<Vec<u8>, ClientError>>()
+                .unwrap()
+            {
+                *bytes = b.aggregate_carries("base", 1).unwrap();
+            }
+        }
+    });
+    let (outcome, shares) = served(&fed, &mut others, "carries-other", other_carries);
+    match outcome {
+        Err(ClientError::Refused(r)) => {
+            assert_eq!(r.kind, RefusalKind::C1Check, "{}", r.reason);
+            assert!(
+                r.reason
+                    .contains("the server's aggregate or carries are false"),
+                "{}",
+                r.reason
+            );
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    assert!(shares.is_empty(), "{shares:?}");
+}
+
 /// A step asked for out of its order is refused by name, from the journal,
 /// before any request waits: reveal before commit, decrypt before reveal
 /// (for a member that committed), the result before decrypt; and the
