@@ -743,6 +743,100 @@ fn a_member_refuses_lists_and_carries_a_server_changed() {
     assert!(shares.is_empty(), "{shares:?}");
 }
 
+/// After decrypting, a member checks the result against the shares it
+/// combines: a combined share with a bit changed, or another round's
+/// well-formed combined share, is refused (verify after decrypt: the share
+/// makers' signed digests are not of it) while the other members, served
+/// honestly, get the sum.
+#[test]
+fn a_member_refuses_a_combined_share_a_server_changed() {
+    let fed = federation(&["a", "b", "c"]);
+    let mut others: Vec<MemberSession> = (1..3)
+        .map(|m| {
+            let mut session = fed.session(m, fed.clients[m].clone());
+            // The changed rounds' server drops a's share digest: the others
+            // download a's share instead of waiting for it.
+            session.digest_wait = Duration::from_secs(1);
+            session
+        })
+        .collect();
+    let expected = plain_sum(3);
+    let b = fed.clients[1].clone();
+    let earlier: Edit = Box::new(move |name, value| {
+        if name == "combined_share" {
+            if let Ok(bytes) = value
+                .downcast_mut::<Result<Vec<u8>, ClientError>>()
+                .unwrap()
+            {
+                *bytes = b.combined_share("s1", 1).unwrap();
+            }
+        }
+    });
+    // The server that changed the combined share takes the member's share
+    // digest signed over it.
+    let taking_digest = |edit: Edit| -> Edit {
+        Box::new(move |name, value| {
+            edit(name, value);
+            if name == "put_share_digest" {
+                *value
+                    .downcast_mut::<Result<UploadReceipt, ClientError>>()
+                    .unwrap() = Ok(UploadReceipt {
+                    hash: String::new(),
+                    created: true,
+                });
+            }
+        })
+    };
+    let cases: Vec<(u64, Option<Edit>, Option<RefusalKind>)> = vec![
+        (1, None, None),
+        (
+            2,
+            Some(taking_digest(flip("combined_share"))),
+            Some(RefusalKind::Signature),
+        ),
+        (
+            3,
+            Some(taking_digest(earlier)),
+            Some(RefusalKind::Signature),
+        ),
+    ];
+    for (round, edit, refused) in cases {
+        let mut a = fed.session(
+            0,
+            Between {
+                edit,
+                ..Between::new(&fed.clients[0])
+            },
+        );
+        // Its own share digest never reached the server.
+        a.digest_wait = Duration::from_secs(1);
+        let outcome = std::thread::scope(|s| {
+            for (i, session) in others.iter_mut().enumerate() {
+                s.spawn(move || {
+                    let sum = session
+                        .run_round("s1", round, Some(&values(i + 1)), BOUND)
+                        .unwrap();
+                    for (got, want) in sum.iter().zip(plain_sum(3)) {
+                        assert!((got - want).abs() < 1e-6, "round {round}: {sum:?}");
+                    }
+                });
+            }
+            a.run_round("s1", round, Some(&values(0)), BOUND)
+        });
+        match (outcome, refused) {
+            (Ok(sum), None) => {
+                for (got, want) in sum.iter().zip(&expected) {
+                    assert!((got - want).abs() < 1e-6, "{sum:?}");
+                }
+            }
+            (Err(ClientError::Refused(r)), Some(kind)) => {
+                assert_eq!(r.kind, kind, "round {round}: {}", r.reason)
+            }
+            (other, _) => panic!("round {round}: {other:?}"),
+        }
+    }
+}
+
 /// A step asked for out of its order is refused by name, from the journal,
 /// before any request waits: reveal before commit, decrypt before reveal
 /// (for a member that committed), the result before decrypt; and the
