@@ -295,6 +295,9 @@ fn an_agent_killed_mid_study_resumes_and_evaluates_no_point_twice() {
     common::assert_fails_with(&with_policy(&[]), "I require at least 4");
     let out = with_policy(&["--parameter-set", "n8192-q124"]);
     common::assert_fails_with(&out, "the ceremony uses toy-n1024");
+    // Refused by its policy, the member wrote nothing for the study.
+    let state = keys_of(root.path(), "north").join("studies").join("s");
+    assert!(!state.exists(), "{} was made", state.display());
     std::fs::remove_file(&policy).unwrap();
     let admin = Client::new(&url, Auth::Admin(ADMIN.to_string().into())).unwrap();
     assert_eq!(

@@ -444,6 +444,12 @@ pub fn run_agent(
         serde_json::from_value(study.spec.config.clone()).map_err(|e| invalid("config", e))?;
     let valid = config.validate(&study.spec.algorithm, members.len())?;
     valid.check_contributors(study.spec.min_contributors as usize, members.len())?;
+    // The member's own policy, before anything is written, evaluated or
+    // sent: its refusal leaves no trace in the key folder.
+    let policy = MemberPolicy::load(keys)?.overridden_by(options.policy.clone())?;
+    policy.check_privacy(options.study, valid.method.privacy_budget())?;
+    policy.check_parameter_set(verified.params.set().name)?;
+    policy.check_study(options.study, study.spec.min_contributors)?;
 
     let state = state_dir(keys, options.study)?;
     create_private_dir(&state)?;
@@ -469,9 +475,6 @@ pub fn run_agent(
             .with_space(Arc::clone(space))
             .map_err(|e| invalid("space", e))?;
     }
-    let policy = MemberPolicy::load(keys)?.overridden_by(options.policy.clone())?;
-    // Before anything is evaluated or sent.
-    policy.check_privacy(options.study, valid.method.privacy_budget())?;
     let secret = MemberSession::load_secret(keys, &verified.params)?;
     let mut session = MemberSession::new(
         client,
