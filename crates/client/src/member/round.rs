@@ -221,8 +221,8 @@ impl MemberSession {
     /// One whole round: contribute (if `values`), decrypt, and the result.
     /// A round the journal says is done returns its recorded result without
     /// a request (a restarted agent replays its finished rounds this way),
-    /// and one it says failed fails again without one
-    /// ([`super::journal::Journal::step`]); any other round runs every step
+    /// and one it says failed fails again without one (by the records of
+    /// its journal, `member/journal.rs`); any other round runs every step
     /// again, each resuming from its own records (a resent upload is the
     /// same bytes, which the server takes idempotently).
     pub fn run_round(

@@ -132,81 +132,69 @@ pub struct Refusal {
     pub reason: String,
 }
 
-/// What kind of check a [`Refusal`] failed. Its reason names the entry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum RefusalKind {
+/// Declares [`RefusalKind`] with its variants' names and [`RefusalKind::ALL`]
+/// from one list, so no kind can lack a name or be missing from `ALL`.
+macro_rules! refusal_kinds {
+    ($($(#[doc = $doc:literal])* $kind:ident => $name:literal,)*) => {
+        /// What kind of check a [`Refusal`] failed. Its reason names the entry.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum RefusalKind {
+            $($(#[doc = $doc])* $kind,)*
+        }
+
+        impl RefusalKind {
+            /// Every kind, in declaration order.
+            pub const ALL: &[Self] = &[$(Self::$kind),*];
+
+            /// The kind's stable name, in snake case (`c1_check`): what the
+            /// Python package's `Refused.kind` carries.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Self::$kind => $name,)*
+                }
+            }
+        }
+    };
+}
+
+refusal_kinds! {
     /// The server's answer is not in the state or form the check needs: a
     /// list not frozen or without its value count, or an aggregate, upload,
     /// hash or share that does not decode.
-    Malformed,
+    Malformed => "malformed",
     /// A list names a member twice, or two members committed to the same
     /// ciphertext or the same c1 commitment.
-    Duplicate,
+    Duplicate => "duplicate",
     /// A signature does not verify (a commitment, a reveal, a digest, a
     /// decryption share, a share digest), or a signed value is not the one
     /// of the upload it is listed with.
-    Signature,
+    Signature => "signature",
     /// Other bytes or another entry than the ones committed, signed or
     /// listed: a list whose hash is not its entries', an aggregate other
     /// than the listed one, a contribution other than its commitment's,
     /// served bytes without the signed hash, a share naming another maker.
-    Substituted,
+    Substituted => "substituted",
     /// An upload without what its check needs: by someone outside the
     /// ceremony, without a commitment in the list, neither fetched nor
     /// digested, or a share for another decrypting set.
-    Unaccounted,
+    Unaccounted => "unaccounted",
     /// An upload of another shape than the list's or the aggregate's: its
     /// value count, encoding or polynomial count.
-    Shape,
+    Shape => "shape",
     /// Fewer distinct contributors than the study's floor, or not the
     /// decryption shares the ceremony's threshold (or every member) needs.
-    TooFew,
+    TooFew => "too_few",
     /// This member's own commitment or contribution missing or replaced, or
     /// a second aggregate or result of a round it already verified.
-    Own,
+    Own => "own",
     /// The aggregate (or the combined decryption share) is not the sum of
     /// the listed uploads: their signed digests do not add up (check 6).
-    NotTheSum,
+    NotTheSum => "not_the_sum",
     /// The aggregate's `c1` does not open the sum of the contributors'
     /// signed c1 commitments (the c1 check, check 7).
-    C1Check,
+    C1Check => "c1_check",
     /// The combined decryption shares do not decode to a result.
-    Undecodable,
-}
-
-impl RefusalKind {
-    /// Every kind, in declaration order.
-    pub const ALL: [Self; 11] = [
-        Self::Malformed,
-        Self::Duplicate,
-        Self::Signature,
-        Self::Substituted,
-        Self::Unaccounted,
-        Self::Shape,
-        Self::TooFew,
-        Self::Own,
-        Self::NotTheSum,
-        Self::C1Check,
-        Self::Undecodable,
-    ];
-
-    /// The kind's stable name, in snake case (`c1_check`): what the Python
-    /// package's `Refused.kind` carries.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Malformed => "malformed",
-            Self::Duplicate => "duplicate",
-            Self::Signature => "signature",
-            Self::Substituted => "substituted",
-            Self::Unaccounted => "unaccounted",
-            Self::Shape => "shape",
-            Self::TooFew => "too_few",
-            Self::Own => "own",
-            Self::NotTheSum => "not_the_sum",
-            Self::C1Check => "c1_check",
-            Self::Undecodable => "undecodable",
-        }
-    }
+    Undecodable => "undecodable",
 }
 
 /// The ceremony's members with their identity keys, parsed once (from the
