@@ -123,4 +123,6 @@ pub use run::{
     check_networked, global_step_rounds, run, run_member, run_observed, run_roster,
     simulated_client_seed, RoundEvent,
 };
-pub use server::{kmeans_update, pooled_map, refit_decision, sparse_evidences, Server};
+pub use server::{
+    kmeans_update, pooled_map, refit_decision, sparse_evidences, Server, TrendReleases,
+};

@@ -167,6 +167,45 @@ pub fn pooled_map(
         .map(|(i, _)| i)
 }
 
+/// The coordinator's release rule of the spaced quadratic trend
+/// ([`super::GlobalTrend::QuadraticSpaced`]): the trend's sums are let out
+/// only when, in every member's view, they hold `needed` unclipped points of
+/// others that the last release did not hold (`TREND_RELEASE_MARGIN ·`
+/// [`fedhe_gp::trend::determinable_points`] in a run), so no release pins a
+/// member's new points down. Only public numbers and released sums enter it.
+#[derive(Clone, Debug, Default)]
+pub struct TrendReleases {
+    /// The federation's unclipped points at the last release.
+    points_at_release: f64,
+    /// The points each member held at the last release (public: one a round).
+    held_at_release: usize,
+}
+
+impl TrendReleases {
+    /// Whether the public schedule allows a release in a round whose
+    /// members (`members` of them) each hold `held` points: the others' new
+    /// points since the last release, at most `(members − 1)·Δheld`, reach
+    /// `needed`. Only then is the one-value count summed.
+    pub fn worth_counting(&self, members: usize, held: usize, needed: f64) -> bool {
+        let own_new = held.saturating_sub(self.held_at_release);
+        (members.saturating_sub(1) * own_new) as f64 >= needed
+    }
+
+    /// Whether the summed unclipped count `points` holds `needed` points of
+    /// others beyond the last release's: its increase less this member's
+    /// own `Δheld` (which a member can subtract).
+    pub fn due(&self, points: f64, held: usize, needed: f64) -> bool {
+        let own_new = held.saturating_sub(self.held_at_release);
+        points - self.points_at_release - own_new as f64 >= needed
+    }
+
+    /// Records a release of sums over `points` points, each member holding
+    /// `held`.
+    pub fn released(&mut self, points: f64, held: usize) {
+        (self.points_at_release, self.held_at_release) = (points, held);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -261,5 +300,26 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.to_string().contains("refit sums"), "{err}");
+    }
+
+    /// The spaced trend's rule, worked by hand with 4 members and 12
+    /// points needed: the schedule allows counting once the others may
+    /// hold 12 new points (3 · Δheld), and a release is due once the count
+    /// rose by 12 beyond the member's own new points; both restart from the
+    /// last release.
+    #[test]
+    fn the_spaced_trend_is_released_only_past_its_margin_of_others_new_points() {
+        let mut r = TrendReleases::default();
+        assert!(!r.worth_counting(4, 2, 12.0));
+        assert!(r.worth_counting(4, 4, 12.0));
+        assert!(!r.due(15.0, 4, 12.0));
+        assert!(r.due(16.0, 4, 12.0));
+        r.released(20.0, 4);
+        assert!(!r.worth_counting(4, 6, 12.0));
+        assert!(r.worth_counting(4, 8, 12.0));
+        assert!(!r.due(35.0, 8, 12.0));
+        assert!(r.due(36.0, 8, 12.0));
+        // One member alone never counts others' points.
+        assert!(!r.worth_counting(1, 1000, 12.0));
     }
 }

@@ -10,6 +10,7 @@ use super::params::{
 use super::private::PrivateFbo;
 use super::{
     refit_decision, Client, Hyperparameters, OutputScaling, OutputWarping, Server, SummaryScaling,
+    TrendReleases,
 };
 use crate::roster::Roster;
 use crate::surrogate::{AcquisitionStep, GlobalPosterior, Projected, Surrogate};

@@ -14,10 +14,8 @@ const TREND_RELEASE_MARGIN: usize = 2;
 pub(super) struct SpacedTrend {
     /// The last released trend, in utility units (`u ≈ m(x)`), unclamped.
     kept: Option<QuadraticTrend>,
-    /// The federation's unclipped points at the last release.
-    points_at_release: f64,
-    /// The points each member held at the last release (public: one a round).
-    held_at_release: usize,
+    /// When the coordinator's rule lets the sums out again.
+    releases: TrendReleases,
 }
 
 /// The factor `c` of a warping linear inside its clip (`w(u) = c·u` there),
@@ -146,9 +144,11 @@ impl<'a, K: Kernel> Federation<'a, K> {
             )
         })?;
         let needed = (TREND_RELEASE_MARGIN * determinable_points(dim)) as f64;
-        let own_new = held.saturating_sub(state.held_at_release);
         let mut refitted = false;
-        if ((self.members.len() - 1) * own_new) as f64 >= needed {
+        if state
+            .releases
+            .worth_counting(self.members.len(), held, needed)
+        {
             let counts = self
                 .clients
                 .iter()
@@ -160,7 +160,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
                 })
                 .collect();
             let points = (server.aggregate("trend count", counts)?[0] * n_max).round();
-            if points - state.points_at_release - own_new as f64 >= needed {
+            if state.releases.due(points, held, needed) {
                 let (fitted, summed) = self.fitted_trend(server, warp, scaling)?;
                 // The release rule counted `points`; sums over other points
                 // (a false count, or a round with other contributors) end the
@@ -176,7 +176,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
                     ));
                 }
                 // Released whether or not it fits: the sums are public now.
-                (state.points_at_release, state.held_at_release) = (points, held);
+                state.releases.released(points, held);
                 if let Some(trend) = fitted {
                     state.kept = Some(in_utility_units(&trend, factor, scaling)?);
                     refitted = true;
