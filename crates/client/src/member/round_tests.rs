@@ -502,14 +502,21 @@ fn served(
 
 /// Flips one bit in the middle of a byte answer to `call`.
 fn flip(call: &'static str) -> Edit {
+    bytes_of(call, |bytes| {
+        let middle = bytes.len() / 2;
+        bytes[middle] ^= 1;
+    })
+}
+
+/// Changes a successful byte answer to `call` with `change`.
+fn bytes_of(call: &'static str, change: impl Fn(&mut Vec<u8>) + Send + Sync + 'static) -> Edit {
     Box::new(move |name, value| {
         if name == call {
-            let answer = value
+            if let Ok(bytes) = value
                 .downcast_mut::<Result<Vec<u8>, ClientError>>()
-                .unwrap();
-            if let Ok(bytes) = answer {
-                let middle = bytes.len() / 2;
-                bytes[middle] ^= 1;
+                .unwrap()
+            {
+                change(bytes);
             }
         }
     })
@@ -600,15 +607,8 @@ fn a_member_refuses_what_a_server_changed_by_the_check_it_fails() {
 
     // Member c's contribution served as b's: not what b committed to.
     let c = fed.clients[2].clone();
-    let edit: Edit = Box::new(move |name, value| {
-        if name == "contribution" {
-            if let Ok(bytes) = value
-                .downcast_mut::<Result<Vec<u8>, ClientError>>()
-                .unwrap()
-            {
-                *bytes = c.contribution("contribution-swapped", 1, "c").unwrap();
-            }
-        }
+    let edit = bytes_of("contribution", move |bytes| {
+        *bytes = c.contribution("contribution-swapped", 1, "c").unwrap();
     });
     let (outcome, shares) = served(&fed, &mut others, "contribution-swapped", edit);
     assert_eq!(kind(outcome), RefusalKind::Substituted);
@@ -717,15 +717,8 @@ fn a_member_refuses_lists_and_carries_a_server_changed() {
     let (_, shares) = served(&fed, &mut others, "base", Box::new(|_, _| {}));
     assert_eq!(shares, ["a"]);
     let b = fed.clients[1].clone();
-    let other_carries: Edit = Box::new(move |name, value| {
-        if name == "aggregate_carries" {
-            if let Ok(bytes) = value
-                .downcast_mut::<Result<Vec<u8>, ClientError>>()
-                .unwrap()
-            {
-                *bytes = b.aggregate_carries("base", 1).unwrap();
-            }
-        }
+    let other_carries = bytes_of("aggregate_carries", move |bytes| {
+        *bytes = b.aggregate_carries("base", 1).unwrap();
     });
     let (outcome, shares) = served(&fed, &mut others, "carries-other", other_carries);
     match outcome {
@@ -762,15 +755,8 @@ fn a_member_refuses_a_combined_share_a_server_changed() {
         .collect();
     let expected = plain_sum(3);
     let b = fed.clients[1].clone();
-    let earlier: Edit = Box::new(move |name, value| {
-        if name == "combined_share" {
-            if let Ok(bytes) = value
-                .downcast_mut::<Result<Vec<u8>, ClientError>>()
-                .unwrap()
-            {
-                *bytes = b.combined_share("s1", 1).unwrap();
-            }
-        }
+    let earlier = bytes_of("combined_share", move |bytes| {
+        *bytes = b.combined_share("s1", 1).unwrap();
     });
     // The server that changed the combined share takes the member's share
     // digest signed over it.
