@@ -40,6 +40,7 @@ mod contribute;
 mod decrypt;
 mod journal;
 mod network_sum;
+pub mod phases;
 mod result;
 mod round;
 #[cfg(test)]

@@ -251,19 +251,24 @@ impl MemberSession {
             }
             _ => {}
         }
+        // The phases in their order ([`super::phases`]).
+        let begun = self.begin(study, round);
         let outcome = match values {
-            Some(v) => self.contribute_or_observe(study, round, v, bound),
-            None => self.ensure_round(study, round),
+            Some(v) => begun.contribute(v, bound),
+            None => begun.observe(),
         }
-        .and_then(|_| self.decrypt(study, round))
-        .and_then(|_| {
+        .and_then(|ready| ready.decrypt())
+        .and_then(|mut decrypted| {
             // While the others' shares come in, the next contribution's
             // offline phase (its masks and c1 commitment); a failure only
             // means the next commitment makes its own.
             if let Some(v) = values {
-                self.prepare_contribution(study, v.len()).ok();
+                decrypted
+                    .session()
+                    .prepare_contribution(study, v.len())
+                    .ok();
             }
-            self.result(study, round)
+            decrypted.result()
         });
         if let Err(ClientError::RoundFailed { round: r, reason }) = &outcome {
             if *r == round {
