@@ -345,7 +345,7 @@ impl FederatedMethod for FboFedGp {
         }
     }
     fn value_bound(&self) -> f64 {
-        fbo_fedgp::value_bound(self.params.warping, self.params.channel_bound)
+        fbo_fedgp::value_bound(self.params.model.warping, self.params.channel_bound)
     }
     fn uses_channel(&self) -> bool {
         self.method.uses_channel()
@@ -365,7 +365,7 @@ impl FederatedMethod for FboFedGp {
         min_contributors: usize,
         members: usize,
     ) -> Result<(), AlgorithmError> {
-        if self.params.global_trend == fbo_fedgp::GlobalTrend::QuadraticSpaced
+        if self.params.model.global_trend == fbo_fedgp::GlobalTrend::QuadraticSpaced
             && min_contributors < members
         {
             return Err(crate::error::config(

@@ -172,9 +172,9 @@ fn small_params() -> FboFedGpParams {
     p.members = 3;
     p.rounds = 8;
     p.initial_points = 3;
-    p.support_size = 6;
-    p.acq_candidates = 200;
-    p.lengthscale_prior = fedhe_algorithms::fbo_fedgp::LengthscalePrior::None;
+    p.support.size = 6;
+    p.acquisition.candidates = 200;
+    p.hypers.lengthscale_prior = fedhe_algorithms::fbo_fedgp::LengthscalePrior::None;
     p
 }
 
@@ -344,10 +344,11 @@ fn local_scaling_changes_local_steps_only() {
     let m = members(3);
     let with = |method, scaling| {
         // The option is about the paper's local steps.
-        let params = FboFedGpParams {
-            local_scaling: scaling,
-            local_steps: fedhe_algorithms::fbo_fedgp::LocalSteps::Federated,
-            ..small_params()
+        let params = {
+            let mut p = small_params();
+            p.model.local_scaling = scaling;
+            p.steps.local = fedhe_algorithms::fbo_fedgp::LocalSteps::Federated;
+            p
         }
         .validate()
         .unwrap();
@@ -760,10 +761,11 @@ fn auto_warping_standardises_a_lone_agent_and_keeps_the_federation_in_the_channe
     // The paper's local steps, so the federation's warping is the only one
     // used (lone local steps warp as a lone agent does).
     let with = |warping: Warping| {
-        FboFedGpParams {
-            warping,
-            local_steps: fedhe_algorithms::fbo_fedgp::LocalSteps::Federated,
-            ..small_params()
+        {
+            let mut p = small_params();
+            p.model.warping = warping;
+            p.steps.local = fedhe_algorithms::fbo_fedgp::LocalSteps::Federated;
+            p
         }
         .validate()
         .unwrap()
@@ -771,7 +773,10 @@ fn auto_warping_standardises_a_lone_agent_and_keeps_the_federation_in_the_channe
     // One 2-round run of `method` with `warping`.
     let go =
         |method: Method, warping: Warping| run(&task, method, &with(warping), &mut PlainSum, &m, 2);
-    assert_eq!(FboFedGpParams::paper_defaults().warping, Warping::Auto);
+    assert_eq!(
+        FboFedGpParams::paper_defaults().model.warping,
+        Warping::Auto
+    );
     let lone = go(Method::IndependentBo, Warping::Auto).unwrap();
     let standardised = go(Method::IndependentBo, Warping::None).unwrap();
     let signed_log = go(Method::IndependentBo, Warping::SignedLog).unwrap();
@@ -801,10 +806,11 @@ fn a_constant_prior_mean_is_fitted_by_a_lone_agent_and_from_sums_by_a_federation
     let task = fedhe_tasks::by_name("cec2005-f1", 2, 0).unwrap();
     let m = members(3);
     let with = |prior_mean: PriorMean| {
-        FboFedGpParams {
-            prior_mean,
-            warping: Warping::Auto,
-            ..small_params()
+        {
+            let mut p = small_params();
+            p.model.prior_mean = prior_mean;
+            p.model.warping = Warping::Auto;
+            p
         }
         .validate()
         .unwrap()
@@ -874,9 +880,10 @@ fn a_quadratic_trend_is_fitted_by_lone_agents_chosen_by_bic_and_refused_by_a_fed
     let task = fedhe_tasks::by_name("cec2005-f1", 2, 0).unwrap();
     let m = members(3);
     let with = |prior_mean: PriorMean| {
-        FboFedGpParams {
-            prior_mean,
-            ..small_params()
+        {
+            let mut p = small_params();
+            p.model.prior_mean = prior_mean;
+            p
         }
         .validate()
         .unwrap()
@@ -960,8 +967,8 @@ fn the_default_settings_resolve_per_method() {
     let task = fedhe_tasks::by_name("cec2005-f1", 2, 0).unwrap();
     let m = members(3);
     let defaults = FboFedGpParams::paper_defaults();
-    assert_eq!(defaults.acquisition, None);
-    assert_eq!(defaults.prior_mean, PriorMean::Auto);
+    assert_eq!(defaults.acquisition.kind, None);
+    assert_eq!(defaults.model.prior_mean, PriorMean::Auto);
     let valid = small_params().validate().unwrap();
     assert_eq!(
         valid.acquisition_for(Method::IndependentBo),
@@ -972,11 +979,12 @@ fn the_default_settings_resolve_per_method() {
         AcquisitionKind::Ucb
     );
     let explicit = |warping, acquisition, prior_mean| {
-        FboFedGpParams {
-            warping,
-            acquisition: Some(acquisition),
-            prior_mean,
-            ..small_params()
+        {
+            let mut p = small_params();
+            p.model.warping = warping;
+            p.acquisition.kind = Some(acquisition);
+            p.model.prior_mean = prior_mean;
+            p
         }
         .validate()
         .unwrap()
@@ -1001,11 +1009,12 @@ fn the_default_settings_resolve_per_method() {
     let federated_recipe = explicit(Warping::Clipped, AcquisitionKind::Ucb, PriorMean::Zero);
     // The federation's own settings resolve as before; compared with the
     // paper's local steps, which use only the federation's settings.
-    assert_eq!(defaults.local_steps, LocalSteps::Lone);
+    assert_eq!(defaults.steps.local, LocalSteps::Lone);
     let paper_local = |p: &fedhe_algorithms::fbo_fedgp::ValidParams| {
-        FboFedGpParams {
-            local_steps: LocalSteps::Federated,
-            ..(**p).clone()
+        {
+            let mut p = (**p).clone();
+            p.steps.local = LocalSteps::Federated;
+            p
         }
         .validate()
         .unwrap()
@@ -1029,9 +1038,10 @@ fn the_default_settings_resolve_per_method() {
     // alternating trend and the trust region, a lone agent's defaults, are
     // not a federation's).
     let local_only = run(&task, Method::LocalOnly, &valid, &mut PlainSum, &m, 5).unwrap();
-    let lone_constant = FboFedGpParams {
-        trust_region: Some(false),
-        ..(*explicit(Warping::None, AcquisitionKind::Ei, PriorMean::Constant)).clone()
+    let lone_constant = {
+        let mut p = (*explicit(Warping::None, AcquisitionKind::Ei, PriorMean::Constant)).clone();
+        p.acquisition.trust_region = Some(false);
+        p
     }
     .validate()
     .unwrap();
@@ -1058,14 +1068,15 @@ fn the_default_settings_resolve_per_method() {
     );
     // A lone agent's steps take a trust region by default, a federation's
     // local steps do not.
-    assert_eq!(defaults.trust_region, None);
+    assert_eq!(defaults.acquisition.trust_region, None);
     assert!(valid.trust_region_for(Method::IndependentBo));
     for method in [Method::PooledBo, Method::FboFedGp, Method::LocalOnly] {
         assert!(!valid.trust_region_for(method), "{method:?}");
     }
-    let whole_cube = FboFedGpParams {
-        trust_region: Some(false),
-        ..(*lone_recipe).clone()
+    let whole_cube = {
+        let mut p = (*lone_recipe).clone();
+        p.acquisition.trust_region = Some(false);
+        p
     }
     .validate()
     .unwrap();
@@ -1084,9 +1095,10 @@ fn the_default_settings_resolve_per_method() {
 fn penalised_global_steps_are_reproduced_by_separate_members_and_differ() {
     use fedhe_algorithms::fbo_fedgp::GlobalSteps;
     let task = fedhe_tasks::by_name("cec2005-f1", 2, 0).unwrap();
-    let params = FboFedGpParams {
-        global_steps: GlobalSteps::Penalised,
-        ..small_params()
+    let params = {
+        let mut p = small_params();
+        p.steps.global = GlobalSteps::Penalised;
+        p
     }
     .validate()
     .unwrap();
@@ -1111,10 +1123,11 @@ fn a_public_support_set_grows_without_secure_kmeans_is_the_default_for_growth_an
     use fedhe_algorithms::fbo_fedgp::{SupportGrowth, SupportSelection};
     let task = fedhe_tasks::by_name("cec2005-f1", 2, 0).unwrap();
     let grown = |selection| {
-        FboFedGpParams {
-            support_selection: selection,
-            support_growth: Some(SupportGrowth { step: 2, every: 2 }),
-            ..small_params()
+        {
+            let mut p = small_params();
+            p.support.selection = selection;
+            p.support.growth = Some(SupportGrowth { step: 2, every: 2 });
+            p
         }
         .validate()
         .unwrap()
@@ -1150,9 +1163,10 @@ fn a_public_support_set_grows_without_secure_kmeans_is_the_default_for_growth_an
     assert_eq!(auto.trace, public.trace);
     assert_eq!(auto.aggregations, public.aggregations);
     let fixed = |selection| {
-        FboFedGpParams {
-            support_selection: selection,
-            ..small_params()
+        {
+            let mut p = small_params();
+            p.support.selection = selection;
+            p
         }
         .validate()
         .unwrap()
@@ -1273,9 +1287,10 @@ fn pooled_bo_spreads_each_round_over_the_members_and_beats_members_alone() {
     // One recipe for both: pooled-bo's default, the fitted constant mean (a
     // lone agent's default trend solves a 2-D sphere exactly, which says
     // nothing about pooling).
-    let params = FboFedGpParams {
-        prior_mean: fedhe_algorithms::fbo_fedgp::PriorMean::Constant,
-        ..small_params()
+    let params = {
+        let mut p = small_params();
+        p.model.prior_mean = fedhe_algorithms::fbo_fedgp::PriorMean::Constant;
+        p
     }
     .validate()
     .unwrap();
@@ -1359,11 +1374,14 @@ fn a_trust_region_changes_lone_steps_repeats_for_a_seed_and_is_refused_where_no_
     let task = fedhe_tasks::by_name("cec2005-f1", 2, 0).unwrap();
     let m = members(3);
     let with = |trust_region: bool, local_steps: LocalSteps| {
-        FboFedGpParams {
-            trust_region: Some(trust_region),
-            local_steps,
-            rounds: 12,
-            ..small_params()
+        {
+            let mut p = FboFedGpParams {
+                rounds: 12,
+                ..small_params()
+            };
+            p.acquisition.trust_region = Some(trust_region);
+            p.steps.local = local_steps;
+            p
         }
         .validate()
         .unwrap()
@@ -1481,14 +1499,17 @@ fn a_quadratic_global_trend_is_the_pooled_least_squares_and_finds_the_minimum_of
 
     // A run: the sphere's minimum with the trend, not without.
     let params = |global_trend| {
-        FboFedGpParams {
-            members: 4,
-            rounds: 10,
-            initial_points: 4,
-            support_size: 6,
-            prior_mean: fedhe_algorithms::fbo_fedgp::PriorMean::Constant,
-            global_trend,
-            ..small_params()
+        {
+            let mut p = FboFedGpParams {
+                members: 4,
+                rounds: 10,
+                initial_points: 4,
+                ..small_params()
+            };
+            p.support.size = 6;
+            p.model.prior_mean = fedhe_algorithms::fbo_fedgp::PriorMean::Constant;
+            p.model.global_trend = global_trend;
+            p
         }
         .validate()
         .unwrap()
@@ -1587,12 +1608,15 @@ fn a_spaced_quadratic_trend_releases_only_sums_whose_new_points_of_others_cannot
     let task = fedhe_tasks::by_name("cec2005-f1", 2, 0).unwrap();
     let m = members(3);
     let params = |global_trend| {
-        FboFedGpParams {
-            rounds: 14,
-            initial_points: 4,
-            prior_mean: PriorMean::Constant,
-            global_trend,
-            ..small_params()
+        {
+            let mut p = FboFedGpParams {
+                rounds: 14,
+                initial_points: 4,
+                ..small_params()
+            };
+            p.model.prior_mean = PriorMean::Constant;
+            p.model.global_trend = global_trend;
+            p
         }
         .validate()
         .unwrap()
@@ -1695,9 +1719,10 @@ fn a_spaced_quadratic_trend_releases_only_sums_whose_new_points_of_others_cannot
         "{err}"
     );
 
-    let err = FboFedGpParams {
-        warping: Warping::SignedLog,
-        ..FboFedGpParams::clone(&params(GlobalTrend::QuadraticSpaced))
+    let err = {
+        let mut p = FboFedGpParams::clone(&params(GlobalTrend::QuadraticSpaced));
+        p.model.warping = Warping::SignedLog;
+        p
     }
     .validate()
     .unwrap_err();
@@ -1751,9 +1776,10 @@ fn a_run_on_a_typed_space_names_its_best_point_and_the_point_has_its_value() {
 /// allows (fixed hyper-parameters, a public support set, the signed-log
 /// warping) at `epsilon` per member, δ = 1e-6.
 fn private_params(epsilon: f64) -> FboFedGpParams {
-    FboFedGpParams {
-        lengthscale: Some(0.3),
-        ..small_params()
+    {
+        let mut p = small_params();
+        p.hypers.lengthscale = Some(0.3);
+        p
     }
     .private(epsilon)
 }
@@ -1816,7 +1842,7 @@ fn a_private_federation_spends_its_ledger_within_the_budget_and_members_reproduc
         "{z} vs {every_round}"
     );
     let mut ledger = PrivacyLedger::new();
-    let refits = (params.rounds - 1) / params.refit_every;
+    let refits = (params.rounds - 1) / params.hypers.refit_every;
     let (stats, summary) = (&plan[0].0, &plan[1].0);
     // The shares nobody the guarantee keeps out knows: 3 members, 1 colluder.
     let shares = dp.unknown_shares();
@@ -1986,45 +2012,51 @@ fn a_private_study_refuses_every_release_it_cannot_make_private_by_name() {
     let ok = private_params(4.0);
     for (p, field) in [
         (
-            FboFedGpParams {
-                hyperparameters: HyperparameterMode::FederatedMle,
-                ..ok.clone()
+            {
+                let mut p = ok.clone();
+                p.hypers.mode = HyperparameterMode::FederatedMle;
+                p
             },
             "hyperparameters",
         ),
         (
-            FboFedGpParams {
-                support_selection: SupportSelection::SecureKmeans,
-                ..ok.clone()
+            {
+                let mut p = ok.clone();
+                p.support.selection = SupportSelection::SecureKmeans;
+                p
             },
             "support_selection",
         ),
         (
-            FboFedGpParams {
-                support_selection: SupportSelection::Auto,
-                ..ok.clone()
+            {
+                let mut p = ok.clone();
+                p.support.selection = SupportSelection::Auto;
+                p
             },
             "support_selection",
         ),
         (
-            FboFedGpParams {
-                warping: Warping::Auto,
-                ..ok.clone()
+            {
+                let mut p = ok.clone();
+                p.model.warping = Warping::Auto;
+                p
             },
             "warping",
         ),
         (
-            FboFedGpParams {
-                global_trend: fedhe_algorithms::fbo_fedgp::GlobalTrend::QuadraticSpaced,
-                warping: Warping::SignedLog,
-                ..ok.clone()
+            {
+                let mut p = ok.clone();
+                p.model.global_trend = fedhe_algorithms::fbo_fedgp::GlobalTrend::QuadraticSpaced;
+                p.model.warping = Warping::SignedLog;
+                p
             },
             "global_trend",
         ),
         (
-            FboFedGpParams {
-                prior_mean: PriorMean::Constant,
-                ..ok.clone()
+            {
+                let mut p = ok.clone();
+                p.model.prior_mean = PriorMean::Constant;
+                p
             },
             "prior_mean",
         ),
@@ -2046,9 +2078,10 @@ fn a_private_study_refuses_every_release_it_cannot_make_private_by_name() {
     let lone = run(
         &task,
         Method::IndependentBo,
-        &FboFedGpParams {
-            hyperparameters: HyperparameterMode::FederatedMle,
-            ..ok
+        &{
+            let mut p = ok;
+            p.hypers.mode = HyperparameterMode::FederatedMle;
+            p
         }
         .validate()
         .unwrap(),

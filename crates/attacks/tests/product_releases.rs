@@ -422,16 +422,15 @@ fn noise_seeds(members: usize) -> Vec<[u8; 32]> {
 
 /// [`private_setting_for`], or the product's refusal of `epsilon`.
 fn try_private_setting(shape: Shape, epsilon: f64) -> Result<(ValidDp, f64), AlgorithmError> {
-    let params = FboFedGpParams {
+    let mut params = FboFedGpParams {
         members: shape.members,
         rounds: 15,
         initial_points: 4,
-        support_size: shape.support,
-        lengthscale: Some(0.25 * (shape.dim as f64).sqrt()),
         ..FboFedGpParams::paper_defaults()
-    }
-    .private(epsilon)
-    .validate()?;
+    };
+    params.support.size = shape.support;
+    params.hypers.lengthscale = Some(0.25 * (shape.dim as f64).sqrt());
+    let params = params.private(epsilon).validate()?;
     let dp = params
         .privacy
         .validate(shape.members)?

@@ -585,16 +585,16 @@ fn a_private_fbo_fedgp_study_equals_its_simulation_and_reports_epsilon() {
     // The private recipe (fedhe_algorithms::fbo_fedgp::private): each
     // agent's noise shares come from its private seed, so its journal and
     // the decrypted sums equal the simulation's bit for bit.
-    let settings = fedhe_algorithms::FboFedGpParams {
+    let mut settings = fedhe_algorithms::FboFedGpParams {
         members: 3,
         rounds: 4,
         initial_points: 3,
-        support_size: 6,
-        acq_candidates: 200,
-        lengthscale: Some(0.5),
         ..fedhe_algorithms::FboFedGpParams::paper_defaults()
-    }
-    .private(4.0);
+    };
+    settings.support.size = 6;
+    settings.acquisition.candidates = 200;
+    settings.hypers.lengthscale = Some(0.5);
+    let settings = settings.private(4.0);
     let lines = study_equals_simulation("fbo-fedgp", serde_json::to_value(settings).unwrap());
     let epsilon = lines[0]["epsilon"]
         .as_f64()

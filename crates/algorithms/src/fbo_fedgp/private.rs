@@ -59,7 +59,7 @@ pub fn check_recipe(params: &ValidParams, method: Method) -> Result<(), Algorith
             format!("a private study (privacy.mode = \"dp\") {why}"),
         ))
     };
-    if params.hyperparameters != HyperparameterMode::Fixed {
+    if params.hypers.mode != HyperparameterMode::Fixed {
         return refuse(
             "hyperparameters",
             "releases no per-candidate likelihoods: set hyperparameters = \"fixed\" \
@@ -76,19 +76,19 @@ pub fn check_recipe(params: &ValidParams, method: Method) -> Result<(), Algorith
              or \"random\"",
         );
     }
-    if params.warping != Warping::SignedLog {
+    if params.model.warping != Warping::SignedLog {
         return refuse(
             "warping",
             "releases no log-magnitudes or per-warping likelihoods: set warping = \"signed-log\"",
         );
     }
-    if params.global_trend != GlobalTrend::None {
+    if params.model.global_trend != GlobalTrend::None {
         return refuse(
             "global_trend",
             "releases no trend sums: set global_trend = \"none\"",
         );
     }
-    if params.prior_mean.resolve(method) != PriorMean::Zero {
+    if params.model.prior_mean.resolve(method) != PriorMean::Zero {
         return refuse(
             "prior_mean",
             "releases no GLS mean terms: the global posterior takes prior_mean = \"zero\"",
@@ -166,7 +166,7 @@ pub fn plan(
     _dp: &ValidDp,
     summary_rounds: &[usize],
 ) -> Vec<(ReleaseShape, u64)> {
-    let refits = match params.refit_every {
+    let refits = match params.hypers.refit_every {
         0 => 0,
         every => (params.rounds.saturating_sub(1) / every) as u64,
     };

@@ -1,4 +1,8 @@
 //! Settings of an FBO-FedGP run: params → validated params (linfa style).
+//! The params are the federation's own settings and five groups
+//! ([`groups`]: support, acquisition, model, hyper-parameters, steps),
+//! written flat in a config file; [`FboFedGpParams::validate`] checks them
+//! all and gives the [`ValidParams`] every run takes.
 
 use crate::error::config;
 use crate::surrogate::{AcquisitionKind, AcquisitionStep, UcbBeta};
@@ -10,226 +14,114 @@ use serde::{Deserialize, Serialize};
 
 use super::model::Warping;
 
+pub mod groups;
 mod settings;
 
+pub use groups::{AcquisitionParams, HyperParams, ModelParams, StepParams, SupportParams};
 pub use settings::*;
 
 fn default_initial_points() -> usize {
     4
 }
-fn default_support_size() -> usize {
-    16
-}
-fn default_schedule_exponent() -> f64 {
-    0.5
-}
-fn default_refit_every() -> usize {
-    5
-}
-fn default_kmeans_tol() -> f64 {
-    1e-3
-}
-fn default_kmeans_max_iters() -> usize {
-    20
-}
-fn default_hyper_candidates() -> usize {
-    128
-}
-fn default_acq_candidates() -> usize {
-    1000
-}
-fn default_acq_polish() -> usize {
-    2
-}
-fn default_acq_iters() -> u64 {
-    30
-}
-fn default_ts_candidates() -> usize {
-    256
-}
-fn default_global_batch() -> usize {
-    10
-}
 fn default_channel_bound() -> f64 {
     1024.0
 }
-fn default_ucb_beta() -> f64 {
-    1.0
-}
-fn default_warping() -> Warping {
-    Warping::Auto
-}
-fn default_fit_starts() -> usize {
-    4
-}
-fn default_fit_iters() -> u64 {
-    50
-}
-fn default_fit_signal_variance() -> bool {
-    true
-}
 
-/// The settings of an FBO-FedGP federation, as written in a config file.
+/// The settings of an FBO-FedGP federation: the federation's own (members,
+/// rounds, initial design, channel bound, privacy) and five groups. A
+/// config file writes them flat, each group's settings by their own names
+/// (see [`groups`]); a name no group has is refused.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(try_from = "Written")]
 pub struct FboFedGpParams {
     /// Number of clients `M` (at least 2).
     pub members: usize,
     /// Rounds `T`; each client evaluates one point per round.
     pub rounds: usize,
     /// Initial points per client `|D_i|` (default 4, the paper's §5.1).
-    #[serde(default = "default_initial_points")]
     pub initial_points: usize,
-    /// Support-set size `|S|` (the starting size when it grows; default 16,
-    /// the paper's §5.1).
-    #[serde(default = "default_support_size")]
-    pub support_size: usize,
-    /// Optional growth of `|S|`.
-    #[serde(default)]
-    pub support_growth: Option<SupportGrowth>,
-    /// How `Z` is chosen.
-    #[serde(default)]
-    pub support_selection: SupportSelection,
     /// Where the initial points come from.
-    #[serde(default)]
     pub initial_design: InitialDesign,
-    /// The acquisition function: `"ucb"` (with `ucb_beta` or
-    /// `ucb_beta_schedule`), `"ei"` (maximised as LogEI, Ament et al. 2023),
-    /// `"pi"` or `"ts"`. Unset: the method's default (see
-    /// [`ValidParams::acquisition_for`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub acquisition: Option<AcquisitionKind>,
-    /// The fixed UCB `β` (default 1; see [`crate::surrogate::UcbBeta`]).
-    #[serde(default = "default_ucb_beta")]
-    pub ucb_beta: f64,
-    /// A growing `β_t` instead: `"kandasamy"` or `"srinivas"` (δ = 0.1).
-    #[serde(default)]
-    pub ucb_beta_schedule: Option<BetaSchedule>,
-    /// The mixing schedule `p_t = 1 − t^(−c)`; `c` (Table 4: 0.25, 0.5, 0.75, 1).
-    #[serde(default = "default_schedule_exponent")]
-    pub schedule_exponent: f64,
-    /// The kernel family.
-    #[serde(default)]
-    pub kernel: KernelKind,
-    /// The output warping: `"auto"` (the default: standardised for a lone
-    /// agent, standardised and clipped far in the tail in a federation; see
-    /// [`Warping::Auto`]), `"clipped"`, `"signed-log"`, `"none"`
-    /// (standardised; beyond the channel's bound in a federation on
-    /// objectives of large magnitude), or `"likelihood"` (chosen by the data;
-    /// see [`Warping::Likelihood`] for its limit through the channel). A
-    /// lone agent's default is the measured best lone recipe together with
-    /// LogEI, two prior means in turn ([`PriorMean::Auto`]) and a trust
-    /// region ([`ValidParams::trust_region_for`]).
-    #[serde(default = "default_warping")]
-    pub warping: Warping,
-    /// The length-scale prior of the hyper-parameter fit.
-    #[serde(default)]
-    pub lengthscale_prior: LengthscalePrior,
-    /// Starts of a lone agent's multi-start L-BFGS hyper-parameter fit.
-    #[serde(default = "default_fit_starts")]
-    pub fit_starts: usize,
-    /// L-BFGS iterations per start of that fit.
-    #[serde(default = "default_fit_iters")]
-    pub fit_iters: u64,
-    /// The output standardisation of a local step's GP (with `local_steps =
-    /// "federated"`; a lone local step standardises by its own data).
-    #[serde(default)]
-    pub local_scaling: LocalScaling,
-    /// How hyper-parameters are set.
-    #[serde(default)]
-    pub hyperparameters: HyperparameterMode,
-    /// Fixed length-scale (all dimensions, unit cube), for `hyperparameters = "fixed"`.
-    #[serde(default)]
-    pub lengthscale: Option<f64>,
-    /// Fixed signal variance (standardised outputs).
-    #[serde(default)]
-    pub signal_variance: Option<f64>,
-    /// Fixed noise variance (standardised outputs).
-    #[serde(default)]
-    pub noise_variance: Option<f64>,
-    /// Rounds between hyper-parameter refits (0: fit once at the start).
-    #[serde(default = "default_refit_every")]
-    pub refit_every: usize,
-    /// The likelihood a federation scores its hyper-parameter candidates by.
-    #[serde(default)]
-    pub hyper_likelihood: HyperLikelihood,
-    /// k-means tolerance on the largest centre move (unit cube).
-    #[serde(default = "default_kmeans_tol")]
-    pub kmeans_tol: f64,
-    /// k-means iteration cap.
-    #[serde(default = "default_kmeans_max_iters")]
-    pub kmeans_max_iters: usize,
-    /// Public hyper-parameter candidates scored by the federated likelihood at
-    /// each refit.
-    #[serde(default = "default_hyper_candidates")]
-    pub hyper_candidates: usize,
-    /// Random candidates of the acquisition optimiser.
-    #[serde(default = "default_acq_candidates")]
-    pub acq_candidates: usize,
-    /// Candidates polished by L-BFGS.
-    #[serde(default = "default_acq_polish")]
-    pub acq_polish: usize,
-    /// L-BFGS iterations per polish.
-    #[serde(default = "default_acq_iters")]
-    pub acq_iters: u64,
-    /// How the acquisition optimiser draws its raw candidates.
-    #[serde(default)]
-    pub acq_raw: AcqRaw,
-    /// Which raw candidates the acquisition optimiser polishes.
-    #[serde(default)]
-    pub acq_restarts: AcqRestarts,
-    /// The prior on the noise variance of the hyper-parameter fit.
-    #[serde(default)]
-    pub noise_prior: NoisePrior,
-    /// Where a lone agent's fit starts (see [`FitStart`]).
-    #[serde(default)]
-    pub fit_start: FitStart,
-    /// The prior mean of the GP (see [`PriorMean`]; `"auto"` by default).
-    #[serde(default)]
-    pub prior_mean: PriorMean,
-    /// Whether the signal variance `σ_f²` is fitted (in (0.05, 20), the
-    /// default) or fixed at 1 on the standardised outputs (`false`, as
-    /// BoTorch's `SingleTaskGP`, which has no `ScaleKernel` since 0.12).
-    #[serde(default = "default_fit_signal_variance")]
-    pub fit_signal_variance: bool,
-    /// Candidates of a Thompson sample.
-    #[serde(default = "default_ts_candidates")]
-    pub ts_candidates: usize,
-    /// Whether a lone agent's steps (`independent-bo`, and a federation's
-    /// local steps with `local_steps = "lone"`) maximise the acquisition in
-    /// a trust region around the agent's best point rather than the whole
-    /// cube (TuRBO-1, Eriksson et al. 2019; `fedhe_bo::trust_region`).
-    /// Unset: the method's default ([`ValidParams::trust_region_for`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trust_region: Option<bool>,
-    /// The trend the global posterior is fitted around (see
-    /// [`GlobalTrend`]; default none).
-    #[serde(default)]
-    pub global_trend: GlobalTrend,
-    /// How local steps choose their points (see [`LocalSteps`]).
-    #[serde(default)]
-    pub local_steps: LocalSteps,
-    /// How global steps choose their points (see [`GlobalSteps`]).
-    #[serde(default)]
-    pub global_steps: GlobalSteps,
-    /// The size of the penalised batch of global steps (at least 1).
-    #[serde(default = "default_global_batch")]
-    pub global_batch: usize,
-    /// The `κ` of the maximum `M = max (μ + κσ)` against which the penalised
-    /// batch's balls are measured (0, the default: the paper's `M`; see
-    /// `fedhe_bo::penalty::lipschitz_and_max`).
-    #[serde(default)]
-    pub global_batch_optimism: f64,
+    /// The shared support set.
+    #[serde(flatten)]
+    pub support: SupportParams,
+    /// The acquisition step.
+    #[serde(flatten)]
+    pub acquisition: AcquisitionParams,
+    /// The model.
+    #[serde(flatten)]
+    pub model: ModelParams,
+    /// The kernel hyper-parameters.
+    #[serde(flatten)]
+    pub hypers: HyperParams,
+    /// The mixing of local and global steps.
+    #[serde(flatten)]
+    pub steps: StepParams,
     /// The bound every contribution must respect (the channel's codec bound).
-    #[serde(default = "default_channel_bound")]
     pub channel_bound: f64,
     /// Output privacy: `{ mode = "noise-free" }` (releases exact sums; the
     /// default, labelled so) or `{ mode = "dp", epsilon, delta, .. }`, every
     /// release with distributed discrete Gaussian noise within the budget
     /// (`crate::privacy`; what a private federation releases:
     /// `fbo_fedgp::private`).
-    #[serde(default)]
     pub privacy: crate::privacy::Privacy,
+}
+
+/// [`FboFedGpParams`] as a config file writes it: the federation's own
+/// settings with their defaults, every group's flat, and the names no group
+/// took, refused by [`TryFrom`] (serde's `deny_unknown_fields` does not
+/// combine with `flatten`).
+#[derive(Deserialize)]
+struct Written {
+    members: usize,
+    rounds: usize,
+    #[serde(default = "default_initial_points")]
+    initial_points: usize,
+    #[serde(default)]
+    initial_design: InitialDesign,
+    #[serde(flatten)]
+    support: SupportParams,
+    #[serde(flatten)]
+    acquisition: AcquisitionParams,
+    #[serde(flatten)]
+    model: ModelParams,
+    #[serde(flatten)]
+    hypers: HyperParams,
+    #[serde(flatten)]
+    steps: StepParams,
+    #[serde(default = "default_channel_bound")]
+    channel_bound: f64,
+    #[serde(default)]
+    privacy: crate::privacy::Privacy,
+    /// Every name no field or group took.
+    #[serde(flatten)]
+    unknown: std::collections::BTreeMap<String, serde::de::IgnoredAny>,
+}
+
+impl TryFrom<Written> for FboFedGpParams {
+    type Error = String;
+
+    fn try_from(w: Written) -> Result<Self, String> {
+        if let Some(name) = w.unknown.keys().next() {
+            return Err(format!(
+                "unknown field {}",
+                fedhe_crypto::text::quote(name, 40)
+            ));
+        }
+        Ok(Self {
+            members: w.members,
+            rounds: w.rounds,
+            initial_points: w.initial_points,
+            initial_design: w.initial_design,
+            support: w.support,
+            acquisition: w.acquisition,
+            model: w.model,
+            hypers: w.hypers,
+            steps: w.steps,
+            channel_bound: w.channel_bound,
+            privacy: w.privacy,
+        })
+    }
 }
 
 /// The budget ε per member (its whole data, δ = 1e-6) of the private recipe
@@ -245,45 +137,12 @@ impl FboFedGpParams {
             members: 10,
             rounds: 50,
             initial_points: default_initial_points(),
-            support_size: default_support_size(),
-            support_growth: None,
-            support_selection: SupportSelection::default(),
             initial_design: InitialDesign::default(),
-            acquisition: None,
-            ucb_beta: default_ucb_beta(),
-            ucb_beta_schedule: None,
-            schedule_exponent: default_schedule_exponent(),
-            kernel: KernelKind::default(),
-            warping: default_warping(),
-            lengthscale_prior: LengthscalePrior::default(),
-            fit_starts: default_fit_starts(),
-            fit_iters: default_fit_iters(),
-            local_scaling: LocalScaling::default(),
-            hyperparameters: HyperparameterMode::default(),
-            lengthscale: None,
-            signal_variance: None,
-            noise_variance: None,
-            refit_every: default_refit_every(),
-            hyper_likelihood: HyperLikelihood::default(),
-            kmeans_tol: default_kmeans_tol(),
-            kmeans_max_iters: default_kmeans_max_iters(),
-            hyper_candidates: default_hyper_candidates(),
-            acq_candidates: default_acq_candidates(),
-            acq_polish: default_acq_polish(),
-            acq_iters: default_acq_iters(),
-            acq_raw: AcqRaw::default(),
-            acq_restarts: AcqRestarts::default(),
-            noise_prior: NoisePrior::default(),
-            fit_start: FitStart::default(),
-            prior_mean: PriorMean::default(),
-            fit_signal_variance: default_fit_signal_variance(),
-            ts_candidates: default_ts_candidates(),
-            trust_region: None,
-            global_trend: GlobalTrend::default(),
-            local_steps: LocalSteps::default(),
-            global_steps: GlobalSteps::default(),
-            global_batch: default_global_batch(),
-            global_batch_optimism: 0.0,
+            support: SupportParams::default(),
+            acquisition: AcquisitionParams::default(),
+            model: ModelParams::default(),
+            hypers: HyperParams::default(),
+            steps: StepParams::default(),
             channel_bound: default_channel_bound(),
             privacy: crate::privacy::Privacy::default(),
         }
@@ -303,17 +162,27 @@ impl FboFedGpParams {
     /// `docs/results/privacy-2026-12-07`), made private at `epsilon` per
     /// member by [`FboFedGpParams::private`].
     pub fn private_recipe(members: usize, rounds: usize, epsilon: f64) -> Self {
+        let paper = Self::paper_defaults();
         Self {
             members,
             rounds,
-            support_growth: Some(SupportGrowth { step: 4, every: 1 }),
-            global_steps: GlobalSteps::Shared,
-            global_batch: members.max(1),
-            lengthscale: Some(0.25),
-            signal_variance: Some(4.0),
-            schedule_exponent: 2.0,
-            local_steps: LocalSteps::LoneDefaults,
-            ..Self::paper_defaults()
+            support: SupportParams {
+                growth: Some(SupportGrowth { step: 4, every: 1 }),
+                ..paper.support
+            },
+            steps: StepParams {
+                global: GlobalSteps::Shared,
+                global_batch: members.max(1),
+                schedule_exponent: 2.0,
+                local: LocalSteps::LoneDefaults,
+                ..paper.steps
+            },
+            hypers: HyperParams {
+                lengthscale: Some(0.25),
+                signal_variance: Some(4.0),
+                ..paper.hypers
+            },
+            ..paper
         }
         .private(epsilon)
     }
@@ -380,14 +249,23 @@ impl FboFedGpParams {
     /// recipe (`docs/results/privacy-2026-12-01`).
     pub fn private(self, epsilon: f64) -> Self {
         Self {
-            hyperparameters: HyperparameterMode::Fixed,
-            lengthscale: Some(self.lengthscale.unwrap_or(1.0)),
-            signal_variance: Some(self.signal_variance.unwrap_or(1.0)),
-            noise_variance: Some(self.noise_variance.unwrap_or(1e-2)),
-            support_selection: SupportSelection::Public,
-            warping: Warping::SignedLog,
-            prior_mean: PriorMean::Zero,
-            global_trend: GlobalTrend::None,
+            hypers: HyperParams {
+                mode: HyperparameterMode::Fixed,
+                lengthscale: Some(self.hypers.lengthscale.unwrap_or(1.0)),
+                signal_variance: Some(self.hypers.signal_variance.unwrap_or(1.0)),
+                noise_variance: Some(self.hypers.noise_variance.unwrap_or(1e-2)),
+                ..self.hypers
+            },
+            support: SupportParams {
+                selection: SupportSelection::Public,
+                ..self.support
+            },
+            model: ModelParams {
+                warping: Warping::SignedLog,
+                prior_mean: PriorMean::Zero,
+                global_trend: GlobalTrend::None,
+                ..self.model
+            },
             privacy: crate::privacy::Privacy::Dp(crate::privacy::DpSettings {
                 epsilon,
                 delta: 1e-6,
@@ -420,10 +298,10 @@ impl FboFedGpParams {
                 "at least one initial point per client",
             ));
         }
-        if self.support_size < 1 {
+        if self.support.size < 1 {
             return Err(config("support_size", "|S| must be at least 1"));
         }
-        if let Some(g) = self.support_growth {
+        if let Some(g) = self.support.growth {
             if g.step < 1 || g.every < 1 {
                 return Err(config(
                     "support_growth",
@@ -431,46 +309,52 @@ impl FboFedGpParams {
                 ));
             }
         }
-        positive("schedule_exponent", self.schedule_exponent)?;
-        positive("kmeans_tol", self.kmeans_tol)?;
+        positive("schedule_exponent", self.steps.schedule_exponent)?;
+        positive("kmeans_tol", self.support.kmeans_tol)?;
         positive("channel_bound", self.channel_bound)?;
         self.privacy.validate(self.members)?;
-        if !(self.global_batch_optimism.is_finite() && self.global_batch_optimism >= 0.0) {
+        if !(self.steps.global_batch_optimism.is_finite()
+            && self.steps.global_batch_optimism >= 0.0)
+        {
             return Err(config(
                 "global_batch_optimism",
-                format!("must be finite and ≥ 0, got {}", self.global_batch_optimism),
+                format!(
+                    "must be finite and ≥ 0, got {}",
+                    self.steps.global_batch_optimism
+                ),
             ));
         }
-        if !(self.ucb_beta.is_finite() && self.ucb_beta >= 0.0) {
+        if !(self.acquisition.ucb_beta.is_finite() && self.acquisition.ucb_beta >= 0.0) {
             return Err(config(
                 "ucb_beta",
-                format!("must be finite and ≥ 0, got {}", self.ucb_beta),
+                format!("must be finite and ≥ 0, got {}", self.acquisition.ucb_beta),
             ));
         }
         for (field, n) in [
-            ("kmeans_max_iters", self.kmeans_max_iters),
-            ("acq_candidates", self.acq_candidates),
-            ("hyper_candidates", self.hyper_candidates),
-            ("ts_candidates", self.ts_candidates),
-            ("fit_starts", self.fit_starts),
-            ("global_batch", self.global_batch),
+            ("kmeans_max_iters", self.support.kmeans_max_iters),
+            ("acq_candidates", self.acquisition.candidates),
+            ("hyper_candidates", self.hypers.candidates),
+            ("ts_candidates", self.acquisition.ts_candidates),
+            ("fit_starts", self.hypers.fit_starts),
+            ("global_batch", self.steps.global_batch),
         ] {
             if n < 1 {
                 return Err(config(field, "must be at least 1"));
             }
         }
-        if self.noise_prior != NoisePrior::None && self.lengthscale_prior == LengthscalePrior::None
+        if self.hypers.noise_prior != NoisePrior::None
+            && self.hypers.lengthscale_prior == LengthscalePrior::None
         {
             return Err(config(
                 "noise_prior",
                 "a noise prior needs lengthscale_prior = \"dim-scaled\" (the MAP fit)",
             ));
         }
-        if self.hyperparameters == HyperparameterMode::Fixed {
+        if self.hypers.mode == HyperparameterMode::Fixed {
             for (field, v) in [
-                ("lengthscale", self.lengthscale),
-                ("signal_variance", self.signal_variance),
-                ("noise_variance", self.noise_variance),
+                ("lengthscale", self.hypers.lengthscale),
+                ("signal_variance", self.hypers.signal_variance),
+                ("noise_variance", self.hypers.noise_variance),
             ] {
                 match v {
                     Some(v) => positive(field, v)?,
@@ -478,8 +362,8 @@ impl FboFedGpParams {
                 }
             }
         }
-        if self.global_trend == GlobalTrend::QuadraticSpaced
-            && matches!(self.warping, Warping::SignedLog | Warping::Likelihood)
+        if self.model.global_trend == GlobalTrend::QuadraticSpaced
+            && matches!(self.model.warping, Warping::SignedLog | Warping::Likelihood)
         {
             return Err(config(
                 "global_trend",
@@ -507,16 +391,26 @@ impl ValidParams {
     /// `independent-bo`: these with the lone agent's defaults for the model
     /// (its own MAP fit, warping, prior mean, acquisition and trust region).
     pub fn lone_defaults(&self) -> ValidParams {
+        let p = self.0.clone();
         ValidParams(FboFedGpParams {
-            hyperparameters: HyperparameterMode::FederatedMle,
-            lengthscale: None,
-            signal_variance: None,
-            noise_variance: None,
-            warping: Warping::Auto,
-            prior_mean: PriorMean::Auto,
-            acquisition: None,
-            trust_region: None,
-            ..self.0.clone()
+            hypers: HyperParams {
+                mode: HyperparameterMode::FederatedMle,
+                lengthscale: None,
+                signal_variance: None,
+                noise_variance: None,
+                ..p.hypers
+            },
+            model: ModelParams {
+                warping: Warping::Auto,
+                prior_mean: PriorMean::Auto,
+                ..p.model
+            },
+            acquisition: AcquisitionParams {
+                kind: None,
+                trust_region: None,
+                ..p.acquisition
+            },
+            ..p
         })
     }
 
@@ -526,7 +420,7 @@ impl ValidParams {
     /// `docs/results/optimiser-2026-11-24`) and GP-UCB in a federation (the
     /// paper's Alg. 2, whose mixing schedule was tuned with it).
     pub fn acquisition_for(&self, method: Method) -> AcquisitionKind {
-        match self.acquisition {
+        match self.acquisition.kind {
             Some(kind) => kind,
             None if method.is_plaintext() => AcquisitionKind::Ei,
             None => AcquisitionKind::Ucb,
@@ -544,33 +438,35 @@ impl ValidParams {
     /// keep the whole cube unless it is set (the federation's measured
     /// recipe sets it).
     pub fn trust_region_for(&self, method: Method) -> bool {
-        self.trust_region.unwrap_or(method == Method::IndependentBo)
+        self.acquisition
+            .trust_region
+            .unwrap_or(method == Method::IndependentBo)
     }
 
     /// The acquisition step every client of `method` uses.
     pub fn acquisition_step(&self, method: Method) -> AcquisitionStep {
         AcquisitionStep {
             kind: self.acquisition_for(method),
-            ucb_beta: match self.ucb_beta_schedule {
-                None => UcbBeta::Fixed(self.ucb_beta),
+            ucb_beta: match self.acquisition.ucb_beta_schedule {
+                None => UcbBeta::Fixed(self.acquisition.ucb_beta),
                 Some(BetaSchedule::Kandasamy) => UcbBeta::Kandasamy,
                 Some(BetaSchedule::Srinivas) => UcbBeta::Srinivas { delta: 0.1 },
             },
             optimizer: OptimizerConfig {
-                n_candidates: self.acq_candidates,
-                n_polish: self.acq_polish,
-                max_iters: self.acq_iters,
+                n_candidates: self.acquisition.candidates,
+                n_polish: self.acquisition.polish,
+                max_iters: self.acquisition.iters,
                 seed: 0,
-                raw: match self.acq_raw {
+                raw: match self.acquisition.raw {
                     AcqRaw::Uniform => RawSampling::Uniform,
                     AcqRaw::Sobol => RawSampling::Sobol,
                 },
-                restarts: match self.acq_restarts {
+                restarts: match self.acquisition.restarts {
                     AcqRestarts::TopK => RestartSelection::TopK,
                     AcqRestarts::Boltzmann => RestartSelection::Boltzmann { eta: 1.0 },
                 },
             },
-            ts_candidates: self.ts_candidates,
+            ts_candidates: self.acquisition.ts_candidates,
         }
     }
 
@@ -579,12 +475,12 @@ impl ValidParams {
     /// `fit_starts` starts (the current values and random ones) of `fit_iters`
     /// L-BFGS iterations. Its bounds also span the federation's candidates.
     pub fn fit_config(&self, dim: usize) -> FitConfig {
-        let (lengthscale, mut prior) = match self.lengthscale_prior {
+        let (lengthscale, mut prior) = match self.hypers.lengthscale_prior {
             LengthscalePrior::None => ((0.02, 20.0), None),
             LengthscalePrior::DimScaled => ((1e-2, 1e2), Some(HyperPrior::dim_scaled(dim))),
         };
         // `validate` refuses a noise prior without the length-scale prior.
-        if let (NoisePrior::LogNormal, Some(p)) = (self.noise_prior, prior.as_mut()) {
+        if let (NoisePrior::LogNormal, Some(p)) = (self.hypers.noise_prior, prior.as_mut()) {
             p.noise_variance = Some(LogNormalPrior {
                 loc: -4.0,
                 scale: 1.0,
@@ -593,7 +489,7 @@ impl ValidParams {
         FitConfig {
             bounds: HyperBounds {
                 lengthscale,
-                signal_variance: if self.fit_signal_variance {
+                signal_variance: if self.hypers.fit_signal_variance {
                     (0.05, 20.0)
                 } else {
                     (1.0, 1.0)
@@ -601,8 +497,8 @@ impl ValidParams {
                 noise_variance: (1e-4, 1.0),
             },
             prior,
-            n_starts: self.fit_starts,
-            max_iters: self.fit_iters,
+            n_starts: self.hypers.fit_starts,
+            max_iters: self.hypers.fit_iters,
             seed: 0,
         }
     }
@@ -615,7 +511,7 @@ impl ValidParams {
     /// The concrete support selection: [`SupportSelection::Auto`] resolved
     /// (public when the set grows, secure k-means otherwise).
     pub fn support_selection_resolved(&self) -> SupportSelection {
-        match (self.support_selection, self.support_growth) {
+        match (self.support.selection, self.support.growth) {
             (SupportSelection::Auto, Some(_)) => SupportSelection::Public,
             (SupportSelection::Auto, None) => SupportSelection::SecureKmeans,
             (explicit, _) => explicit,
@@ -624,9 +520,9 @@ impl ValidParams {
 
     /// The support size at round `t` (`t = 0` before the loop).
     pub fn support_size_at(&self, t: usize) -> usize {
-        match self.support_growth {
-            None => self.support_size,
-            Some(g) => self.support_size + g.step * (t / g.every),
+        match self.support.growth {
+            None => self.support.size,
+            Some(g) => self.support.size + g.step * (t / g.every),
         }
     }
 }
@@ -649,7 +545,56 @@ mod tests {
                 ..FboFedGpParams::paper_defaults()
             }
         );
-        assert_eq!((parsed.initial_points, parsed.support_size), (4, 16));
+        assert_eq!((parsed.initial_points, parsed.support.size), (4, 16));
+    }
+
+    /// The groups are written flat: every group's setting by its own name
+    /// at the top level (the names a config file has always used), read
+    /// back into the same groups; a name no group has — a typo of a group's
+    /// setting, or a group's Rust field name — is refused naming it, as
+    /// `deny_unknown_fields` did before the groups.
+    #[test]
+    fn the_groups_are_written_flat_and_an_unknown_name_is_refused() {
+        let mut every = FboFedGpParams::private_recipe(3, 7, 2.0);
+        every.acquisition.kind = Some(AcquisitionKind::Ei);
+        every.acquisition.trust_region = Some(true);
+        let written = serde_json::to_value(&every).unwrap();
+        let map = written.as_object().unwrap();
+        for (name, value) in [
+            ("support_size", serde_json::json!(16)),
+            ("support_growth", serde_json::json!({"step": 4, "every": 1})),
+            ("support_selection", serde_json::json!("public")),
+            ("acquisition", serde_json::json!("ei")),
+            ("acq_candidates", serde_json::json!(1000)),
+            ("trust_region", serde_json::json!(true)),
+            ("warping", serde_json::json!("signed-log")),
+            ("hyperparameters", serde_json::json!("fixed")),
+            ("lengthscale", serde_json::json!(0.25)),
+            ("hyper_candidates", serde_json::json!(128)),
+            ("local_steps", serde_json::json!("lone-defaults")),
+            ("global_steps", serde_json::json!("shared")),
+            ("global_batch", serde_json::json!(3)),
+        ] {
+            assert_eq!(map.get(name), Some(&value), "{name}");
+        }
+        for group in ["support", "model", "hypers", "steps"] {
+            assert!(!map.contains_key(group), "{group} is written flat");
+        }
+        let back: FboFedGpParams = serde_json::from_value(written.clone()).unwrap();
+        assert_eq!(back, every);
+        for (name, value) in [
+            ("acq_candidate", serde_json::json!(10)),
+            ("candidates", serde_json::json!(10)),
+            ("support", serde_json::json!({"size": 3})),
+            ("size", serde_json::json!(3)),
+        ] {
+            let mut bad = map.clone();
+            bad.insert(name.to_string(), value);
+            let e = serde_json::from_value::<FboFedGpParams>(serde_json::Value::Object(bad))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(&format!("unknown field \"{name}\"")), "{e}");
+        }
     }
 
     /// `recipe = "private"` resolves to the private recipe for the settings'
@@ -673,9 +618,10 @@ mod tests {
                     "privacy": {"mode": "dp", "epsilon": 1.0}}"#
             )
             .unwrap(),
-            FboFedGpParams {
-                support_size: 8,
-                ..FboFedGpParams::private_recipe(3, 7, 1.0)
+            {
+                let mut p = FboFedGpParams::private_recipe(3, 7, 1.0);
+                p.support.size = 8;
+                p
             }
         );
         assert_eq!(
@@ -708,28 +654,28 @@ mod tests {
         type Mutation = Box<dyn Fn(&mut FboFedGpParams)>;
         let cases: Vec<(&str, Mutation)> = vec![
             ("members", Box::new(|p| p.members = 1)),
-            ("support_size", Box::new(|p| p.support_size = 0)),
+            ("support_size", Box::new(|p| p.support.size = 0)),
             ("rounds", Box::new(|p| p.rounds = 0)),
-            ("global_batch", Box::new(|p| p.global_batch = 0)),
+            ("global_batch", Box::new(|p| p.steps.global_batch = 0)),
             (
                 "global_batch_optimism",
-                Box::new(|p| p.global_batch_optimism = -1.0),
+                Box::new(|p| p.steps.global_batch_optimism = -1.0),
             ),
             (
                 "schedule_exponent",
-                Box::new(|p| p.schedule_exponent = f64::NAN),
+                Box::new(|p| p.steps.schedule_exponent = f64::NAN),
             ),
             (
                 "lengthscale",
-                Box::new(|p| p.hyperparameters = HyperparameterMode::Fixed),
+                Box::new(|p| p.hypers.mode = HyperparameterMode::Fixed),
             ),
-            ("ucb_beta", Box::new(|p| p.ucb_beta = -0.5)),
-            ("fit_starts", Box::new(|p| p.fit_starts = 0)),
+            ("ucb_beta", Box::new(|p| p.acquisition.ucb_beta = -0.5)),
+            ("fit_starts", Box::new(|p| p.hypers.fit_starts = 0)),
             (
                 "noise_prior",
                 Box::new(|p| {
-                    p.noise_prior = NoisePrior::LogNormal;
-                    p.lengthscale_prior = LengthscalePrior::None;
+                    p.hypers.noise_prior = NoisePrior::LogNormal;
+                    p.hypers.lengthscale_prior = LengthscalePrior::None;
                 }),
             ),
         ];
@@ -745,8 +691,8 @@ mod tests {
     #[test]
     fn support_grows_by_step_every_k_rounds() {
         let mut p = FboFedGpParams::paper_defaults();
-        p.support_size = 8;
-        p.support_growth = Some(SupportGrowth { step: 4, every: 7 });
+        p.support.size = 8;
+        p.support.growth = Some(SupportGrowth { step: 4, every: 7 });
         let v = p.validate().unwrap();
         assert_eq!(v.support_size_at(0), 8);
         assert_eq!(v.support_size_at(6), 8);

@@ -57,7 +57,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
         let task = self.task;
         // Refused before the first secure sum, so that nothing is aggregated
         // for a run that cannot go on.
-        let prior_mean = p.prior_mean.resolve(self.method);
+        let prior_mean = p.model.prior_mean.resolve(self.method);
         if !prior_mean.is_federated() {
             return Err(crate::error::config(
                 "prior_mean",
@@ -66,7 +66,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
                  (fitted from sums) or \"zero\"",
             ));
         }
-        if p.trust_region == Some(true) && p.local_steps == LocalSteps::Federated {
+        if p.acquisition.trust_region == Some(true) && p.steps.local == LocalSteps::Federated {
             return Err(crate::error::config(
                 "trust_region",
                 "a trust region bounds a lone agent's steps: with local_steps = \"federated\" \
@@ -76,7 +76,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
         let lone = LoneRecipe::new(self)?;
         let lone_hypers = vec![None; self.clients.len()];
         let mut server = Server::new(channel, p.channel_bound);
-        let schedule = MixingSchedule::power(p.schedule_exponent)?;
+        let schedule = MixingSchedule::power(p.steps.schedule_exponent)?;
         if !p.privacy.is_noise_free() {
             let summary_rounds = global_step_rounds(self.method, p, self.seed)?;
             self.private = PrivateFbo::start(
@@ -108,7 +108,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
             }
         };
         let mut hyper = self.initial_hyperparameters()?;
-        let sparse = p.hyper_likelihood == HyperLikelihood::Sparse;
+        let sparse = p.hypers.likelihood == HyperLikelihood::Sparse;
         // The shared support set (Alg. 2, lines 3-7): before the first fit
         // when the fit scores candidates on it, else after (the paper's order).
         let k = p.support_size_at(0);
@@ -117,7 +117,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
         } else {
             None
         };
-        if p.hyperparameters == HyperparameterMode::FederatedMle {
+        if p.hypers.mode == HyperparameterMode::FederatedMle {
             let on = support
                 .clone()
                 .unwrap_or_else(|| DMatrix::zeros(0, self.dim()));
@@ -159,7 +159,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
         t: usize,
     ) -> Result<(), AlgorithmError> {
         let p = self.params;
-        if t > 1 && p.refit_every > 0 && (t - 1).is_multiple_of(p.refit_every) {
+        if t > 1 && p.hypers.refit_every > 0 && (t - 1).is_multiple_of(p.hypers.refit_every) {
             if let Some(private) = self.private.as_mut() {
                 // Fixed hyper-parameters: only the standardisation moves.
                 state.scaling = private.scaling(&mut state.server, &self.clients, self.task, t)?;
@@ -225,7 +225,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
         )?;
         let summary_scaling = SummaryScaling::new(k, &state.hyper, n_max);
         let mut trend_is_new = false;
-        let trend = match p.global_trend {
+        let trend = match p.model.global_trend {
             GlobalTrend::None => None,
             GlobalTrend::Quadratic => {
                 let trend = self.quadratic_trend(&mut state.server, state.warp, &state.scaling)?;
@@ -314,7 +314,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
         let (p, task) = (self.params, self.task);
         let (warp, scaling, step) = (state.warp, state.scaling, &state.step);
         let mut round_best = RoundBest::new(task);
-        let batch = match (global, p.global_steps) {
+        let batch = match (global, p.steps.global) {
             (Some(g), GlobalSteps::Penalised) => self.global_batch(g, step, t, local)?,
             _ => Vec::new(),
         };
@@ -326,12 +326,12 @@ impl<'a, K: Kernel> Federation<'a, K> {
             let is_local = local[c.index()];
             if let (false, Some(x)) = (
                 is_local,
-                global_slot(local, c.index(), p.global_batch).and_then(|s| batch.get(s)),
+                global_slot(local, c.index(), p.steps.global_batch).and_then(|s| batch.get(s)),
             ) {
                 round_best.add(c.evaluate(task, x.clone())?.noise_free);
                 continue;
             }
-            if is_local && p.local_steps != LocalSteps::Federated {
+            if is_local && p.steps.local != LocalSteps::Federated {
                 let x = state.lone.propose(c, &mut state.lone_hypers[position], t)?;
                 round_best.add(c.evaluate(task, x)?.noise_free);
                 continue;
@@ -340,7 +340,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
             let (surrogate, incumbent): (&dyn Surrogate, f64) = match (global, is_local) {
                 (Some(g), false) => (g, c.incumbent(task, warp, &scaling)),
                 _ => {
-                    let own = match p.local_scaling {
+                    let own = match p.model.local_scaling {
                         LocalScaling::Own => c.own_scaling(task, warp)?,
                         LocalScaling::Federation => scaling,
                     };

@@ -29,11 +29,11 @@ impl<'a, K: Kernel> Federation<'a, K> {
     ) -> Result<(OutputWarping, OutputScaling, Hyperparameters), AlgorithmError> {
         let p = self.params;
         let (task, n_max) = (self.task, p.max_points());
-        let federated = p.hyperparameters == HyperparameterMode::FederatedMle;
-        let sparse = p.hyper_likelihood == HyperLikelihood::Sparse;
+        let federated = p.hypers.mode == HyperparameterMode::FederatedMle;
+        let sparse = p.hypers.likelihood == HyperLikelihood::Sparse;
         let fit = p.fit_config(self.dim());
         let candidates = if federated {
-            hyper.candidates(&fit.bounds, p.hyper_candidates, &mut self.public)
+            hyper.candidates(&fit.bounds, p.hypers.candidates, &mut self.public)
         } else {
             Vec::new()
         };
@@ -80,8 +80,8 @@ impl<'a, K: Kernel> Federation<'a, K> {
         server: &mut Server<'_>,
     ) -> Result<Vec<OutputWarping>, AlgorithmError> {
         let p = self.params;
-        if !p.warping.needs_magnitudes() {
-            return p.warping.candidates(None);
+        if !p.model.warping.needs_magnitudes() {
+            return p.model.warping.candidates(None);
         }
         let contributions = self
             .clients
@@ -94,7 +94,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
             })
             .collect();
         let sum = server.aggregate("log-magnitudes", contributions)?;
-        p.warping.candidates(Some(&sum))
+        p.model.warping.candidates(Some(&sum))
     }
 
     /// Simulation-only diagnostic: the RMSE of the last global posterior mean

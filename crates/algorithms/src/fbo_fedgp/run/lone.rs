@@ -76,7 +76,7 @@ impl<'a, K: Kernel> LoneRecipe<'a, K> {
         method: Method,
         family: K,
     ) -> Result<Self, AlgorithmError> {
-        let (params, method) = match params.local_steps {
+        let (params, method) = match params.steps.local {
             LocalSteps::LoneDefaults if method.uses_channel() => (
                 std::borrow::Cow::Owned(params.lone_defaults()),
                 Method::IndependentBo,
@@ -89,8 +89,8 @@ impl<'a, K: Kernel> LoneRecipe<'a, K> {
             step: p.acquisition_step(Method::IndependentBo),
             fit: p.fit_config(task.dim()),
             initial: initial_hyperparameters(p, task.dim())?,
-            means: p.prior_mean.mean_functions(method),
-            alternate: p.prior_mean.resolve_lone(method) == PriorMean::Alternate,
+            means: p.model.prior_mean.mean_functions(method),
+            alternate: p.model.prior_mean.resolve_lone(method) == PriorMean::Alternate,
             trust_region: p.trust_region_for(method),
             family,
             params,
@@ -131,7 +131,7 @@ impl<'a, K: Kernel> LoneRecipe<'a, K> {
             incumbent,
             size,
             PENALTY_SAMPLE,
-            self.params.global_batch_optimism,
+            self.params.steps.global_batch_optimism,
         )
     }
 
@@ -144,15 +144,15 @@ impl<'a, K: Kernel> LoneRecipe<'a, K> {
         t: usize,
     ) -> Result<(fedhe_gp::ExactGp<K>, f64), AlgorithmError> {
         let (p, task) = (&*self.params, self.task);
-        let (warp, scaling) = c.own_warping(task, p.warping.for_lone_agent())?;
-        let scheduled = p.refit_every > 0 && (t - 1).is_multiple_of(p.refit_every);
+        let (warp, scaling) = c.own_warping(task, p.model.warping.for_lone_agent())?;
+        let scheduled = p.hypers.refit_every > 0 && (t - 1).is_multiple_of(p.hypers.refit_every);
         let refit = fit.is_none() || scheduled;
         let current = fit.get_or_insert_with(|| LoneFit {
             fits: vec![(self.initial.clone(), self.means[0])],
             kept: 0,
         });
-        if refit && p.hyperparameters == HyperparameterMode::FederatedMle {
-            let from = match p.fit_start {
+        if refit && p.hypers.mode == HyperparameterMode::FederatedMle {
+            let from = match p.hypers.fit_start {
                 FitStart::Previous => current.kept(),
                 FitStart::Initial => &self.initial,
             };

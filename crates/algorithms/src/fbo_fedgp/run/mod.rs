@@ -105,7 +105,7 @@ pub fn check_networked(params: &ValidParams) -> Result<(), AlgorithmError> {
              a member running alone uses secure-kmeans or random",
         ));
     }
-    if params.global_trend == GlobalTrend::Quadratic {
+    if params.model.global_trend == GlobalTrend::Quadratic {
         // The differences of its sums between two fits are the degree-≤ 4
         // moments of the points added in between, which identify them.
         return Err(crate::error::config(
@@ -179,7 +179,7 @@ fn dispatch(
 ) -> Result<RunResult, AlgorithmError> {
     crate::error::check_task_members(task, roster.members(), params.members)?;
     let dim = task.dim();
-    match params.kernel {
+    match params.model.kernel {
         KernelKind::Se => {
             let family = SquaredExponential::new(KernelParams::isotropic(dim, 1.0, 1.0)?);
             Federation::new(task, method, params, roster, seed, family, observer).run(channel)
@@ -230,7 +230,7 @@ pub fn global_step_rounds(
     params: &ValidParams,
     seed: u64,
 ) -> Result<Vec<usize>, AlgorithmError> {
-    let schedule = MixingSchedule::power(params.schedule_exponent)?;
+    let schedule = MixingSchedule::power(params.steps.schedule_exponent)?;
     let mut rounds = Vec::new();
     for t in 1..=params.rounds {
         if !public_steps(seed, method, params.members, t, &schedule)?
@@ -267,11 +267,11 @@ impl<'t> RoundBest<'t> {
 /// The hyper-parameters before any fit: the fixed ones, or a first fit's
 /// start.
 fn initial_hyperparameters(p: &ValidParams, dim: usize) -> Result<Hyperparameters, AlgorithmError> {
-    match p.hyperparameters {
+    match p.hypers.mode {
         HyperparameterMode::Fixed => Hyperparameters::new(
-            vec![p.lengthscale.unwrap_or(1.0); dim],
-            p.signal_variance.unwrap_or(1.0),
-            p.noise_variance.unwrap_or(1e-2),
+            vec![p.hypers.lengthscale.unwrap_or(1.0); dim],
+            p.hypers.signal_variance.unwrap_or(1.0),
+            p.hypers.noise_variance.unwrap_or(1e-2),
         ),
         // A start for the first fit: the prior's mode e^{μ − σ²} with the
         // length-scale prior, else a quarter of the unit cube's diagonal.
@@ -389,7 +389,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
         let size = self
             .clients
             .iter()
-            .filter_map(|c| global_slot(local, c.index(), self.params.global_batch))
+            .filter_map(|c| global_slot(local, c.index(), self.params.steps.global_batch))
             .max()
             .map_or(0, |s| s + 1);
         let seed = mix(mix(self.seed, u64::MAX - 1), t as u64);
@@ -433,7 +433,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
             &anchors,
             size,
             PENALTY_SAMPLE,
-            self.params.global_batch_optimism,
+            self.params.steps.global_batch_optimism,
             &mut rng,
         )
     }
@@ -518,7 +518,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
 
     fn run(mut self, channel: &mut dyn SecureSum) -> Result<RunResult, AlgorithmError> {
         let start = Instant::now();
-        if self.params.global_trend != GlobalTrend::None && self.method.is_plaintext() {
+        if self.params.model.global_trend != GlobalTrend::None && self.method.is_plaintext() {
             return Err(crate::error::config(
                 "global_trend",
                 format!(
@@ -569,20 +569,22 @@ mod tests {
         let task = fedhe_tasks::by_name("cec2005-f1", 2, 0).unwrap();
         let family = Matern52::new(KernelParams::isotropic(2, 1.0, 1.0).unwrap());
         let private = |local_steps| {
-            FboFedGpParams {
-                local_steps,
-                lengthscale: Some(0.25),
-                signal_variance: Some(4.0),
-                acq_candidates: 123,
-                ..FboFedGpParams::paper_defaults()
+            {
+                let mut p = FboFedGpParams::paper_defaults();
+                p.steps.local = local_steps;
+                p.hypers.lengthscale = Some(0.25);
+                p.hypers.signal_variance = Some(4.0);
+                p.acquisition.candidates = 123;
+                p
             }
             .private(4.0)
             .validate()
             .unwrap()
         };
-        let lone = FboFedGpParams {
-            acq_candidates: 123,
-            ..FboFedGpParams::paper_defaults()
+        let lone = {
+            let mut p = FboFedGpParams::paper_defaults();
+            p.acquisition.candidates = 123;
+            p
         }
         .validate()
         .unwrap();
@@ -595,9 +597,9 @@ mod tests {
                 r.means.clone(),
                 r.alternate,
                 r.trust_region,
-                r.params.hyperparameters,
-                r.params.warping.for_lone_agent(),
-                r.params.refit_every,
+                r.params.hypers.mode,
+                r.params.model.warping.for_lone_agent(),
+                r.params.hypers.refit_every,
             )
         };
         let defaults = private(LocalSteps::LoneDefaults);

@@ -84,7 +84,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
             SupportSelection::SecureKmeans | SupportSelection::Auto => {
                 let mut centres = self.public_centres(k)?;
                 let n_max = p.max_points();
-                for _ in 0..p.kmeans_max_iters {
+                for _ in 0..p.support.kmeans_max_iters {
                     let contributions = self
                         .clients
                         .iter()
@@ -93,7 +93,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
                     let sum = server.aggregate("k-means sums and counts", contributions)?;
                     let (next, shift) = super::super::kmeans_update(&centres, &sum)?;
                     centres = next;
-                    if shift < p.kmeans_tol {
+                    if shift < p.support.kmeans_tol {
                         break;
                     }
                 }
@@ -102,7 +102,8 @@ impl<'a, K: Kernel> Federation<'a, K> {
             SupportSelection::PaperClustering => {
                 let mut local = Vec::with_capacity(self.clients.len());
                 for c in self.clients.iter_mut() {
-                    let centres = c.local_centres(k, p.kmeans_tol, p.kmeans_max_iters)?;
+                    let centres =
+                        c.local_centres(k, p.support.kmeans_tol, p.support.kmeans_max_iters)?;
                     server.record_plaintext(c.id(), (centres.len() * 8) as u64);
                     local.push(centres);
                 }
@@ -114,10 +115,14 @@ impl<'a, K: Kernel> Federation<'a, K> {
                     ));
                 }
                 let seed_client = self.public.gen_range(0..local.len());
-                Ok(
-                    global_clustering(&local, seed_client, k, p.kmeans_tol, p.kmeans_max_iters)?
-                        .centres,
-                )
+                Ok(global_clustering(
+                    &local,
+                    seed_client,
+                    k,
+                    p.support.kmeans_tol,
+                    p.support.kmeans_max_iters,
+                )?
+                .centres)
             }
         }
     }

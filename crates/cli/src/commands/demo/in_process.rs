@@ -71,7 +71,7 @@ pub(super) fn run(args: DemoArgs) -> Result<(), CliError> {
     say!(
         "{}; |S| = {} shared support points from",
         initial_sums(&settings),
-        settings.support_size
+        settings.support.size
     )?;
     say!("public information, which grow from the global posterior each round.\n")?;
     say!("round  local  global  aggregated  round best      best so far")?;

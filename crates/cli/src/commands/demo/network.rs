@@ -201,7 +201,7 @@ pub fn run(args: DemoArgs) -> Result<(), CliError> {
         "output {}; |S| = {} support points from public\n\
          information, which grow from the global posterior each round).",
         super::recipe::initial_sums(&fbo),
-        fbo.support_size
+        fbo.support.size
     ))?;
     say("Each institution evaluates with its own command: `fedhe objective value`.\n")?;
 

@@ -82,11 +82,11 @@ pub(crate) fn settings(args: &DemoArgs) -> Result<FboFedGpParams, CliError> {
         let mut settings = FboFedGpParams::paper_defaults();
         settings.members = args.members;
         settings.rounds = args.rounds;
-        settings.support_growth = Some(SupportGrowth { step: 4, every: 1 });
-        settings.global_steps = GlobalSteps::Penalised;
-        settings.global_batch = args.members.max(1);
-        settings.prior_mean = PriorMean::Constant;
-        settings.hyper_likelihood = HyperLikelihood::Sparse;
+        settings.support.growth = Some(SupportGrowth { step: 4, every: 1 });
+        settings.steps.global = GlobalSteps::Penalised;
+        settings.steps.global_batch = args.members.max(1);
+        settings.model.prior_mean = PriorMean::Constant;
+        settings.hypers.likelihood = HyperLikelihood::Sparse;
         settings.privacy = Privacy::NoiseFree;
         settings
     } else {
