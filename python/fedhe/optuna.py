@@ -194,6 +194,18 @@ class FedheSampler(BaseSampler):
                 f"parameter {param_name!r}: the objective suggests {param_distribution!r}, but "
                 f"study {point.study}'s signed space has {_describe(spec)}"
             )
+        if param_name not in point.params:
+            # A conditional parameter the point leaves inactive: the
+            # objective took another branch than the signed space's.
+            self._mismatched.add(trial.number)
+            when = spec.get("when") or {}
+            parent = when.get("param")
+            raise SpaceMismatch(
+                f"parameter {param_name!r} is not active at this point: study "
+                f"{point.study}'s signed space makes it active only when {parent!r} is one "
+                f"of {when.get('values')!r}, and here {parent!r} is "
+                f"{point.params.get(parent, 'inactive')!r}"
+            )
         value = point.params[param_name]
         if isinstance(param_distribution, IntDistribution):
             return int(value)
@@ -216,6 +228,16 @@ class FedheSampler(BaseSampler):
             # point waits for the next trial.
             self._mismatched.discard(trial.number)
             return
+        unsuggested = sorted(set(point.params) - set(trial.params))
+        if state == TrialState.COMPLETE and unsuggested:
+            # The objective returned a value without some parameter the
+            # point has (a conditional one on the other branch): it is not
+            # the value at the point, so nothing is told, and the point waits.
+            raise SpaceMismatch(
+                f"the objective did not suggest {', '.join(repr(n) for n in unsuggested)}, "
+                f"which study {point.study}'s signed space makes active at this point; "
+                "nothing was told"
+            )
         if state == TrialState.COMPLETE and values is not None:
             self._agent.tell(float(values[0]))
         else:

@@ -40,6 +40,14 @@ high = 12
 name = "kernel"
 type = "categorical"
 choices = ["rbf", "poly", "linear"]
+
+[[params]]
+name = "gamma"
+type = "float"
+low = 1e-3
+high = 1.0
+log = true
+when = { param = "kernel", values = ["rbf", "poly"] }
 """
 
 

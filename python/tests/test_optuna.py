@@ -1,6 +1,7 @@
 """Issue 46, item 5: three institutions, each a Python process running an
 unchanged Optuna objective with `fedhe.optuna.FedheSampler`, optimise a
-typed space (a log float, an int, a categorical) together over a real
+typed space (a log float, an int, a categorical and a float conditional
+on the categorical) together over a real
 `fedhe serve`; and the refusals a user meets."""
 
 from __future__ import annotations
@@ -21,8 +22,16 @@ CHOICES = ["rbf", "poly", "linear"]
 
 
 def in_space(params: dict) -> bool:
+    # gamma is conditional: present, in its range, exactly when the kernel
+    # is not the linear one.
+    conditional = (
+        "gamma" not in params
+        if params.get("kernel") == "linear"
+        else isinstance(params.get("gamma"), float) and 1e-3 <= params["gamma"] <= 1.0
+    )
     return (
-        set(params) == {"lr", "depth", "kernel"}
+        conditional
+        and set(params) - {"gamma"} == {"lr", "depth", "kernel"}
         and isinstance(params["lr"], float)
         and 1e-5 <= params["lr"] <= 0.1
         and isinstance(params["depth"], int)
@@ -152,9 +161,64 @@ def test_an_objective_outside_the_signed_space_is_refused_naming_the_parameter(f
             federation.journal("north", "s2") == []
         )
 
+    # The conditional gamma on the other branch than the signed space's: an
+    # objective that suggests it only for the linear kernel suggests it where
+    # the point leaves it inactive, or returns without it where the point
+    # has it; refused either way, naming it, and nothing told. Studies whose
+    # first point has each kind of kernel (the first of these seeds that
+    # give one; a point comes from the member's private seed):
+    def wrong_branch(trial):
+        x = trial.suggest_float("lr", 1e-5, 1e-1, log=True) + trial.suggest_int("depth", 2, 12)
+        if trial.suggest_categorical("kernel", CHOICES) == "linear":
+            x += trial.suggest_float("gamma", 1e-3, 1.0, log=True)
+        return x
+
+    starts = {}
+    for seed in range(10, 70):
+        branch = f"g{seed}"
+        federation.create_study(branch, 1, seed=seed)
+        first = fedhe.Agent(federation.url, keys, branch, allow_insecure=True).ask()
+        starts.setdefault(first.params["kernel"] == "linear", branch)
+        if len(starts) == 2:
+            break
+    else:
+        pytest.fail(f"seeds 10-69 gave studies starting north only at {starts}")
+    for linear, why in [
+        (True, "'gamma' is not active at this point"),
+        (False, "did not suggest 'gamma'"),
+    ]:
+        branch = starts[linear]
+        study = optuna.create_study(
+            direction="minimize",
+            # A short round timeout, as sampler()'s: were a value told, the
+            # next ask would wait for members that never come.
+            sampler=fedhe.optuna.FedheSampler(
+                server=federation.url,
+                keys=keys,
+                study=branch,
+                allow_insecure=True,
+                round_timeout_secs=20,
+            ),
+        )
+        with pytest.raises(fedhe.SpaceMismatch) as e:
+            study.optimize(wrong_branch, n_trials=3)
+        assert why in str(e.value), str(e.value)
+        assert not (pathlib.Path(keys) / "studies" / branch / "evaluations.jsonl").exists() or (
+            federation.journal("north", branch) == []
+        )
+
     agent = fedhe.Agent(federation.url, keys, "s2", allow_insecure=True)
     point = agent.ask()
     assert isinstance(point, fedhe.Point) and point.evaluation == 1 and in_space(point.params)
+    # The same for a told point: gamma named where the kernel leaves it
+    # inactive, or left out where it is active.
+    if point.params["kernel"] == "linear":
+        bad, why = {**point.params, "gamma": 0.1}, "is not active here"
+    else:
+        bad, why = {k: v for k, v in point.params.items() if k != "gamma"}, "is missing"
+    with pytest.raises(fedhe.Refused) as e:
+        agent.tell(1.0, params=bad)
+    assert "gamma" in str(e.value) and why in str(e.value), str(e.value)
     # Asking again hands out the same point.
     assert agent.ask() == point
     # A told point that is not in the space, or not the waiting one: refused,
@@ -169,8 +233,14 @@ def test_an_objective_outside_the_signed_space_is_refused_naming_the_parameter(f
         assert name in str(e.value), str(e.value)
         assert e.value.kind == "told_point" and e.value.setting is None
     other = next(c for c in CHOICES if c != point.params["kernel"])
+    # Inside the space (gamma with every kernel but the linear), not the
+    # waiting point.
+    moved = {k: v for k, v in point.params.items() if k != "gamma"}
+    moved["kernel"] = other
+    if other != "linear":
+        moved["gamma"] = point.params.get("gamma", 0.1)
     with pytest.raises(fedhe.Refused) as e:
-        agent.tell(1.0, params={**point.params, "kernel": other})
+        agent.tell(1.0, params=moved)
     assert "`kernel` differs" in str(e.value)
     # The first evaluation has no value that could stand for a failure.
     with pytest.raises(fedhe.UsageError) as e:

@@ -51,22 +51,19 @@ impl<K: Kernel> Surrogate for ExactGp<K> {
 /// Hernández-Lobato 2020, "Dealing with categorical and integer-valued
 /// variables in Bayesian optimization with Gaussian processes", eq. 5).
 /// Its gradient is `inner`'s in the float coordinates and zero in the others,
-/// where the prediction is piecewise constant: the optimiser's random
-/// candidates choose the discrete values, its gradient steps the floats.
+/// where the prediction is piecewise constant (and in a float's coordinates
+/// where `x` leaves the float inactive, which the canonical point fixes):
+/// the optimiser's random candidates choose the discrete values, its
+/// gradient steps the floats.
 pub struct Projected<'a> {
     inner: &'a dyn Surrogate,
     space: &'a Space,
-    continuous: Vec<bool>,
 }
 
 impl<'a> Projected<'a> {
     /// `inner` seen through `space`.
     pub fn new(inner: &'a dyn Surrogate, space: &'a Space) -> Self {
-        Self {
-            inner,
-            space,
-            continuous: space.continuous(),
-        }
+        Self { inner, space }
     }
 
     /// `surrogate` seen through `space` when there is one, else itself.
@@ -99,7 +96,7 @@ impl<'a> ProjectedOr<'a> {
 impl Surrogate for Projected<'_> {
     fn predict_point(&self, x: &[f64]) -> Result<PointPrediction, AlgorithmError> {
         let mut p = self.inner.predict_point(&self.space.canonical(x))?;
-        for (k, continuous) in self.continuous.iter().enumerate() {
+        for (k, continuous) in self.space.continuous_at(x).iter().enumerate() {
             if !continuous {
                 if let Some(g) = p.mean_grad.get_mut(k) {
                     *g = 0.0;

@@ -367,6 +367,16 @@ fn space_table(config: &serde_json::Value) -> String {
             s
         }
     };
+    // A list of choices as `{a, b}`.
+    let set = |v: Option<&serde_json::Value>| -> String {
+        let items: Vec<String> = v
+            .and_then(|c| c.as_array())
+            .into_iter()
+            .flatten()
+            .map(|c| text(Some(c)))
+            .collect();
+        format!("{{{}}}", items.join(", "))
+    };
     let mut rows = Vec::new();
     let total;
     if let Some(params) = config
@@ -385,18 +395,18 @@ fn space_table(config: &serde_json::Value) -> String {
                     text(p.get("high")),
                     if log { " log" } else { "" }
                 ),
-                "categorical" => {
-                    let choices: Vec<String> = p
-                        .get("choices")
-                        .and_then(|c| c.as_array())
-                        .into_iter()
-                        .flatten()
-                        .map(|c| text(Some(c)))
-                        .collect();
-                    format!("{{{}}}", choices.join(", "))
-                }
+                "categorical" => set(p.get("choices")),
                 "fixed" => format!("= {}", text(p.get("value"))),
                 _ => String::new(),
+            };
+            // A conditional parameter: active only under some choices.
+            let range = match p.get("when") {
+                Some(w) => format!(
+                    "{range} when {} in {}",
+                    text(w.get("param")),
+                    set(w.get("values"))
+                ),
+                None => range,
             };
             rows.push([text(p.get("name")), kind, range]);
         }
@@ -585,10 +595,19 @@ mod tests {
             {"name": "lr", "type": "float", "low": 1e-5, "high": 0.1, "log": true},
             {"name": "depth", "type": "int", "low": 2, "high": 12},
             {"name": "<b>k</b>", "type": "categorical", "choices": ["rbf", "poly", true, 3]},
-            {"name": "epochs", "type": "fixed", "value": 5}
+            {"name": "epochs", "type": "fixed", "value": 5},
+            {"name": "degree", "type": "int", "low": 2, "high": 5,
+             "when": {"param": "<b>k</b>", "values": ["poly", 3]}}
         ]}, "lower": [], "upper": []});
         let t = space_table(&spaced);
-        assert!(t.contains("(4 parameters)"), "{t}");
+        assert!(t.contains("(5 parameters)"), "{t}");
+        // A conditional parameter says when it is active.
+        assert!(
+            t.contains(
+                "<td>degree</td><td>int</td><td>[2, 5] when &lt;b&gt;k&lt;/b&gt; in {poly, 3}</td>"
+            ),
+            "{t}"
+        );
         assert!(
             t.contains("<td>lr</td><td>float</td><td>[0.00001, 0.1] log</td>"),
             "{t}"

@@ -22,6 +22,15 @@
 //!   ARD kernel over it;
 //! - a `fixed` parameter takes no coordinate.
 //!
+//! A parameter may be conditional (`when = { param = "kernel", values =
+//! ["poly"] }`): active only when an earlier categorical takes one of some
+//! choices (and that one is active), as Optuna's define-by-run objectives
+//! suggest a parameter only on some branches. An inactive parameter keeps its
+//! coordinates, set to one public default in the canonical point (the middle
+//! of a number's range, a categorical's first choice), so the models see
+//! every point where it is inactive alike; the objective does not receive
+//! it, and a told point must not name it.
+//!
 //! [`Space::canonical`] maps a point of the cube to the point that stands for
 //! the value it decodes to (an integer at the centre of its cell, a choice as
 //! its one-hot vertex). The methods evaluate and record that point, so their
@@ -76,6 +85,20 @@ pub struct ParamSpec {
     /// The value (`fixed`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<Choice>,
+    /// Active only when an earlier categorical takes one of some choices
+    /// (any type; unset: always active).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub when: Option<Condition>,
+}
+
+/// When a conditional parameter is active, as written.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Condition {
+    /// The name of an earlier categorical parameter.
+    pub param: String,
+    /// The choices of it under which the parameter is active.
+    pub values: Vec<Choice>,
 }
 
 /// A categorical choice or a fixed value: a boolean, an integer, a number or
@@ -197,6 +220,19 @@ pub struct Param {
     pub name: String,
     /// Its domain.
     pub domain: Domain,
+    /// When it is active (`None`: always).
+    pub when: Option<Active>,
+}
+
+/// A validated [`Condition`]: the parameter is active when the parameter
+/// at index `param` (an earlier categorical) is active and takes one of the
+/// choices at indices `choices`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Active {
+    /// The index of the categorical in the space's parameters.
+    pub param: usize,
+    /// The indices of its choices under which the parameter is active.
+    pub choices: Vec<usize>,
 }
 
 /// A validated search space ([`SpaceSpec::validate`]).
@@ -361,7 +397,60 @@ impl ParamSpec {
         Ok(Param {
             name: self.name.clone(),
             domain,
+            when: None,
         })
+    }
+
+    /// The validated condition, against the parameters before this one.
+    fn active(&self, i: usize, earlier: &[Param]) -> Result<Option<Active>, TaskError> {
+        let Some(when) = &self.when else {
+            return Ok(None);
+        };
+        let Some(param) = earlier.iter().position(|p| p.name == when.param) else {
+            return Err(refuse(
+                self.field(i, "when.param"),
+                format!(
+                    "{:?} is not a parameter before this one",
+                    short(&when.param, 40)
+                ),
+            ));
+        };
+        let Domain::Categorical(choices) = &earlier[param].domain else {
+            return Err(refuse(
+                self.field(i, "when.param"),
+                format!(
+                    "{:?} is not categorical ({})",
+                    short(&when.param, 40),
+                    earlier[param].domain.describe()
+                ),
+            ));
+        };
+        if when.values.is_empty() {
+            return Err(refuse(self.field(i, "when.values"), "is empty"));
+        }
+        let mut picked = Vec::with_capacity(when.values.len());
+        for (j, v) in when.values.iter().enumerate() {
+            let k = choices
+                .iter()
+                .position(|c| c.matches(&v.to_json()))
+                .ok_or_else(|| {
+                    refuse(
+                        self.field(i, &format!("when.values[{j}]")),
+                        format!("{v} is not a choice of {:?}", short(&when.param, 40)),
+                    )
+                })?;
+            if picked.contains(&k) {
+                return Err(refuse(
+                    self.field(i, &format!("when.values[{j}]")),
+                    format!("{v} is listed twice"),
+                ));
+            }
+            picked.push(k);
+        }
+        Ok(Some(Active {
+            param,
+            choices: picked,
+        }))
     }
 }
 
@@ -389,7 +478,8 @@ impl SpaceSpec {
         }
         let mut params: Vec<Param> = Vec::with_capacity(self.params.len());
         for (i, p) in self.params.iter().enumerate() {
-            let param = p.validate(i)?;
+            let mut param = p.validate(i)?;
+            param.when = p.active(i, &params)?;
             if params.iter().any(|q| q.name == param.name) {
                 return Err(refuse(
                     p.field(i, "name"),
@@ -427,12 +517,13 @@ impl Space {
         self.dim
     }
 
-    /// For each coordinate of the cube, whether it is a float's (continuous)
-    /// rather than an integer's or one of a categorical's one-hot coordinates.
-    pub fn continuous(&self) -> Vec<bool> {
+    /// For each coordinate of the cube, whether the point `unit` lets it
+    /// move the value it stands for: a float's coordinate (not an integer's
+    /// or a one-hot coordinate) while `unit` leaves its parameter active.
+    pub fn continuous_at(&self, unit: &[f64]) -> Vec<bool> {
         let mut out = Vec::with_capacity(self.dim);
-        for p in &self.params {
-            let float = matches!(p.domain, Domain::Float { .. });
+        for (p, on) in self.params.iter().zip(self.active_at(unit)) {
+            let float = on && matches!(p.domain, Domain::Float { .. });
             out.extend(std::iter::repeat_n(float, p.domain.width()));
         }
         out
@@ -443,7 +534,25 @@ impl Space {
     pub fn describe(&self) -> String {
         self.params
             .iter()
-            .map(|p| format!("{} {}", p.name, p.domain.describe()))
+            .map(|p| match &p.when {
+                None => format!("{} {}", p.name, p.domain.describe()),
+                Some(a) => {
+                    let parent = &self.params[a.param];
+                    let choices: Vec<String> = match &parent.domain {
+                        Domain::Categorical(c) => {
+                            a.choices.iter().map(|&k| c[k].to_string()).collect()
+                        }
+                        _ => Vec::new(),
+                    };
+                    format!(
+                        "{} {} when {} in {{{}}}",
+                        p.name,
+                        p.domain.describe(),
+                        parent.name,
+                        choices.join(", ")
+                    )
+                }
+            })
             .collect::<Vec<_>>()
             .join("; ")
     }
@@ -451,6 +560,67 @@ impl Space {
     /// The space as written (what a signed spec carries).
     pub fn spec(&self) -> &SpaceSpec {
         &self.spec
+    }
+
+    /// Which parameters are active: each unconditional one, and each
+    /// conditional one whose categorical is active and takes one of its
+    /// choices; `choice(i)` is the index of the choice the categorical `i`
+    /// takes.
+    fn activity(&self, choice: impl Fn(usize) -> Option<usize>) -> Vec<bool> {
+        let mut active: Vec<bool> = Vec::with_capacity(self.params.len());
+        for p in &self.params {
+            let on = match &p.when {
+                None => true,
+                Some(a) => {
+                    active[a.param] && choice(a.param).is_some_and(|k| a.choices.contains(&k))
+                }
+            };
+            active.push(on);
+        }
+        active
+    }
+
+    /// The first coordinate of each parameter.
+    fn offsets(&self) -> Vec<usize> {
+        let mut at = 0;
+        self.params
+            .iter()
+            .map(|p| {
+                let start = at;
+                at += p.domain.width();
+                start
+            })
+            .collect()
+    }
+
+    /// Which parameters the point `unit` of the cube makes active.
+    pub fn active_at(&self, unit: &[f64]) -> Vec<bool> {
+        let offsets = self.offsets();
+        self.activity(|i| match &self.params[i].domain {
+            Domain::Categorical(c) => unit.get(offsets[i]..offsets[i] + c.len()).map(argmax),
+            _ => None,
+        })
+    }
+
+    /// The coordinates of a parameter while it is inactive: the middle of a
+    /// number's range (an integer's canonical middle), a categorical's first
+    /// choice.
+    fn inactive_coordinates(domain: &Domain) -> Vec<f64> {
+        match domain {
+            Domain::Float { .. } => vec![0.5],
+            Domain::Int { low, high, log } => {
+                vec![int_unit(
+                    *low,
+                    *high,
+                    *log,
+                    int_value(*low, *high, *log, 0.5),
+                )]
+            }
+            Domain::Categorical(c) => (0..c.len())
+                .map(|j| if j == 0 { 1.0 } else { 0.0 })
+                .collect(),
+            Domain::Fixed(_) => Vec::new(),
+        }
     }
 
     /// The values a point of the cube stands for, in parameter order.
@@ -483,25 +653,32 @@ impl Space {
     }
 
     /// The named values a point of the cube stands for: the JSON object an
-    /// objective receives (`{"lr": 0.0031, "depth": 7, "kernel": "rbf"}`).
+    /// objective receives (`{"lr": 0.0031, "depth": 7, "kernel": "rbf"}`),
+    /// without the parameters the point leaves inactive.
     pub fn decode(&self, unit: &[f64]) -> serde_json::Map<String, serde_json::Value> {
+        let active = self.active_at(unit);
         self.params
             .iter()
-            .map(|p| p.name.clone())
             .zip(self.values(unit))
+            .zip(active)
+            .filter(|(_, on)| *on)
+            .map(|((p, v), _)| (p.name.clone(), v))
             .collect()
     }
 
     /// The point of the cube that stands for the values `unit` decodes to: a
     /// float as it is (clamped to the cube), an integer at the centre of its
-    /// cell (at `ln v` on a log scale), a choice as its one-hot vertex. Idempotent; the methods evaluate
-    /// and record this point.
+    /// cell (at `ln v` on a log scale), a choice as its one-hot vertex, an
+    /// inactive parameter at its public default. Idempotent; the methods
+    /// evaluate and record this point.
     pub fn canonical(&self, unit: &[f64]) -> Vec<f64> {
+        let active = self.active_at(unit);
         let mut out = Vec::with_capacity(self.dim);
         let mut at = 0;
-        for p in &self.params {
+        for (p, on) in self.params.iter().zip(active) {
             let u = unit.get(at).copied().unwrap_or(0.0).clamp(0.0, 1.0);
             match &p.domain {
+                _ if !on => out.extend(Self::inactive_coordinates(&p.domain)),
                 Domain::Float { .. } => out.push(u),
                 Domain::Int { low, high, log } => {
                     out.push(int_unit(*low, *high, *log, int_value(*low, *high, *log, u)))
@@ -518,8 +695,9 @@ impl Space {
     }
 
     /// The canonical point of named values (what an objective suggested, or a
-    /// told point): every parameter of the space must be there with a value
-    /// inside its domain, and nothing else; the error names the parameter.
+    /// told point): every active parameter of the space must be there with a
+    /// value inside its domain, and nothing else (an inactive parameter
+    /// neither); the error names the parameter.
     pub fn encode(
         &self,
         values: &serde_json::Map<String, serde_json::Value>,
@@ -533,8 +711,33 @@ impl Space {
                 "is not a parameter of the study's space",
             ));
         }
+        let active = self.activity(|i| match &self.params[i].domain {
+            Domain::Categorical(c) => values
+                .get(&self.params[i].name)
+                .and_then(|v| c.iter().position(|c| c.matches(v))),
+            _ => None,
+        });
         let mut out = Vec::with_capacity(self.dim);
-        for p in &self.params {
+        for (p, on) in self.params.iter().zip(active) {
+            if !on {
+                if values.contains_key(&p.name) {
+                    let why = p.when.as_ref().map(|a| {
+                        let parent = &self.params[a.param].name;
+                        match values.get(parent) {
+                            Some(v) => {
+                                format!("{} is {}", short(parent, 40), short(&v.to_string(), 40))
+                            }
+                            None => format!("{} is inactive", short(parent, 40)),
+                        }
+                    });
+                    return Err(refuse(
+                        p.name.clone(),
+                        format!("is not active here ({})", why.unwrap_or_default()),
+                    ));
+                }
+                out.extend(Self::inactive_coordinates(&p.domain));
+                continue;
+            }
             let v = values
                 .get(&p.name)
                 .ok_or_else(|| refuse(p.name.clone(), "is missing"))?;
@@ -690,6 +893,166 @@ mod tests {
             r#"{"params":[{"name":"a","type":"float","low":0,"high":1,"lg":true}]}"#
         )
         .is_err());
+    }
+
+    /// An SVM's space as Optuna objectives write it: the degree only for the
+    /// polynomial kernel, gamma for every kernel but the linear, and the
+    /// coefficient only where the degree is (a condition on a conditional).
+    const CONDITIONAL: &str = r#"{"params":[
+        {"name":"kernel","type":"categorical","choices":["rbf","poly","linear"]},
+        {"name":"gamma","type":"float","low":1e-4,"high":10,"log":true,
+         "when":{"param":"kernel","values":["rbf","poly"]}},
+        {"name":"degree","type":"int","low":2,"high":5,"when":{"param":"kernel","values":["poly"]}},
+        {"name":"shape","type":"categorical","choices":["a","b"],
+         "when":{"param":"kernel","values":["poly"]}},
+        {"name":"coef","type":"float","low":0,"high":1,"when":{"param":"shape","values":["b"]}}]}"#;
+
+    /// A conditional parameter is decoded, encoded and canonicalised only
+    /// where its categorical takes one of its choices: elsewhere the
+    /// objective does not receive it, a told point must not name it, and the
+    /// canonical point holds its public default, so two points that differ
+    /// only in an inactive parameter are one point.
+    #[test]
+    fn a_conditional_parameter_is_active_only_under_its_choices() {
+        let s = space(CONDITIONAL).unwrap();
+        assert_eq!(s.dim(), 3 + 1 + 1 + 2 + 1);
+        let at = |kernel: usize, shape: usize, g: f64, d: f64, c: f64| {
+            let mut u = vec![0.0; 8];
+            u[kernel] = 1.0;
+            u[3] = g;
+            u[4] = d;
+            u[5 + shape] = 1.0;
+            u[7] = c;
+            u
+        };
+        let keys = |u: &[f64]| s.decode(u).keys().cloned().collect::<Vec<_>>();
+        assert_eq!(keys(&at(0, 1, 0.3, 0.9, 0.2)), ["gamma", "kernel"]);
+        assert_eq!(
+            keys(&at(1, 0, 0.3, 0.9, 0.2)),
+            ["degree", "gamma", "kernel", "shape"]
+        );
+        assert_eq!(
+            keys(&at(1, 1, 0.3, 0.9, 0.2)),
+            ["coef", "degree", "gamma", "kernel", "shape"]
+        );
+        assert_eq!(keys(&at(2, 1, 0.3, 0.9, 0.2)), ["kernel"]);
+        // Inactive coordinates take one default whatever they were: the
+        // middle of a float's, the integer in the middle of 2..=5 (3.5
+        // rounds to 4, the centre of its cell (4 − 1.5)/4 = 0.625), the
+        // first choice.
+        let linear = s.canonical(&at(2, 1, 0.3, 0.9, 0.2));
+        assert_eq!(linear, s.canonical(&at(2, 0, 0.7, 0.1, 0.9)));
+        assert_eq!(linear, [0.0, 0.0, 1.0, 0.5, 0.625, 1.0, 0.0, 0.5]);
+        let rbf = s.canonical(&at(0, 1, 0.3, 0.9, 0.2));
+        assert_eq!(rbf, [1.0, 0.0, 0.0, 0.3, 0.625, 1.0, 0.0, 0.5]);
+        for u in [
+            at(1, 1, 0.3, 0.9, 0.2),
+            at(1, 0, 0.6, 0.2, 0.4),
+            at(0, 0, 0.1, 0.1, 0.1),
+        ] {
+            let c = s.canonical(&u);
+            assert_eq!(s.canonical(&c), c);
+            assert_eq!(s.decode(&c), s.decode(&u));
+            // The told point's encoding is the canonical point (a log
+            // float to rounding).
+            let e = s.encode(&s.decode(&u)).unwrap();
+            assert!(
+                e.iter().zip(&c).all(|(a, b)| (a - b).abs() < 1e-12),
+                "{e:?} {c:?}"
+            );
+        }
+        // Only an active float's coordinates move its value: the acquisition's
+        // gradient steps them alone.
+        let moving =
+            |u: &[f64]| -> Vec<usize> { (0..8).filter(|&k| s.continuous_at(u)[k]).collect() };
+        assert_eq!(moving(&at(0, 1, 0.3, 0.9, 0.2)), [3]);
+        assert_eq!(moving(&at(1, 1, 0.3, 0.9, 0.2)), [3, 7]);
+        assert_eq!(moving(&at(1, 0, 0.3, 0.9, 0.2)), [3]);
+        assert!(moving(&at(2, 1, 0.3, 0.9, 0.2)).is_empty());
+        // A told point: an inactive parameter named, or an active one
+        // missing, is refused naming it.
+        let told = |json: &str| s.encode(&serde_json::from_str(json).unwrap());
+        let e = told(r#"{"kernel":"linear","degree":3}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("degree") && e.contains("not active") && e.contains("linear"),
+            "{e}"
+        );
+        let e = told(r#"{"kernel":"rbf","gamma":0.1,"coef":0.5}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("coef") && e.contains("shape is inactive"), "{e}");
+        let e = told(r#"{"kernel":"poly","gamma":0.1,"shape":"a"}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("degree") && e.contains("missing"), "{e}");
+        assert_eq!(
+            told(r#"{"kernel":"linear"}"#).unwrap(),
+            [0.0, 0.0, 1.0, 0.5, 0.625, 1.0, 0.0, 0.5]
+        );
+        assert!(
+            s.describe()
+                .contains("degree int 2..=5 when kernel in {\"poly\"}"),
+            "{}",
+            s.describe()
+        );
+    }
+
+    /// A condition names an earlier categorical and some of its choices;
+    /// anything else is refused naming the field.
+    #[test]
+    fn a_bad_condition_is_refused_naming_the_field() {
+        let with = |when: &str| {
+            format!(
+                r#"{{"params":[
+                {{"name":"kernel","type":"categorical","choices":["rbf","poly"]}},
+                {{"name":"c","type":"float","low":0,"high":1}},
+                {{"name":"d","type":"int","low":2,"high":5,"when":{when}}}]}}"#
+            )
+        };
+        for (when, field, reason) in [
+            (
+                r#"{"param":"degree","values":["poly"]}"#,
+                "(d).when.param",
+                "not a parameter before",
+            ),
+            (
+                r#"{"param":"c","values":[0.5]}"#,
+                "(d).when.param",
+                "not categorical",
+            ),
+            (
+                r#"{"param":"kernel","values":[]}"#,
+                "(d).when.values",
+                "empty",
+            ),
+            (
+                r#"{"param":"kernel","values":["sigmoid"]}"#,
+                "(d).when.values[0]",
+                "not a choice",
+            ),
+            (
+                r#"{"param":"kernel","values":["poly","poly"]}"#,
+                "(d).when.values[1]",
+                "twice",
+            ),
+        ] {
+            let e = space(&with(when)).unwrap_err().to_string();
+            assert!(e.contains(field) && e.contains(reason), "{when}: {e}");
+        }
+        // A condition on a later parameter is refused too.
+        let later = r#"{"params":[
+            {"name":"d","type":"int","low":2,"high":5,"when":{"param":"kernel","values":["poly"]}},
+            {"name":"kernel","type":"categorical","choices":["rbf","poly"]}]}"#;
+        assert!(space(later)
+            .unwrap_err()
+            .to_string()
+            .contains("(d).when.param"));
+        assert!(
+            serde_json::from_str::<SpaceSpec>(&with(r#"{"param":"kernel","value":["poly"]}"#))
+                .is_err()
+        );
     }
 
     #[test]

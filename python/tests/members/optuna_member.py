@@ -25,10 +25,13 @@ def objective(trial: optuna.Trial) -> float:
     lr = trial.suggest_float("lr", 1e-5, 1e-1, log=True)
     depth = trial.suggest_int("depth", 2, 12)
     kernel = trial.suggest_categorical("kernel", ["rbf", "poly", "linear"])
+    # A conditional parameter: the linear kernel has no gamma.
+    gamma = 0.0 if kernel == "linear" else trial.suggest_float("gamma", 1e-3, 1.0, log=True)
     if trial.number == fail_at:
         raise RuntimeError("the training job crashed")
     penalty = {"rbf": 0.0, "poly": 0.5, "linear": 1.0}[kernel]
-    return (math.log10(lr) + 3.0) ** 2 + 0.1 * (depth - 7) ** 2 + penalty + offset
+    shape = 0.0 if kernel == "linear" else 0.1 * (math.log10(gamma) + 1.0) ** 2
+    return (math.log10(lr) + 3.0) ** 2 + 0.1 * (depth - 7) ** 2 + penalty + shape + offset
 
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
