@@ -1,5 +1,5 @@
 //! `fedhe._native`: the Python package's bridge to an institution's agent
-//! (issue 46, item 5). One class, [`Agent`], whose `ask`, `tell` and
+//! (issue 46, item 5). One class, `Agent`, whose `ask`, `tell` and
 //! `status` are `fedhe agent ask|tell|status` in-process: the same
 //! [`fedhe_client::agent`] functions, the same key folder, journal and
 //! pending point, so a member may switch between the CLI and Python at any

@@ -68,7 +68,7 @@ pub fn ei_standard(z: f64) -> f64 {
 /// `R(t) = 1/(t + c(t))` so that `1 − t R = c/(t + c)` needs no subtraction.
 ///
 /// For `z < −4`, with `t = −z`, `Φ(z) = φ(z)/(t + c)` where `c = c(t)` is the
-/// continued fraction of [`mills_tail`]; then
+/// continued fraction of `mills_tail`; then
 /// `h = φ − tΦ = φ (1 − t/(t + c)) = φ c/(t + c)`, a product without cancellation:
 /// `log h = −z²/2 − log √(2π) + log c − log(t + c)`.
 pub fn log_ei_standard(z: f64) -> f64 {

@@ -68,7 +68,7 @@ impl CrtBasis {
         self.reconstruct_centered(residues).to_i128()
     }
 
-    /// The per-prime constants of [`Self::scale_and_round`] for a plaintext modulus t.
+    /// The per-prime constants of `scale_and_round` for a plaintext modulus t.
     pub fn scaler(&self, t: u64) -> ScaleAndRound {
         let terms = self
             .moduli

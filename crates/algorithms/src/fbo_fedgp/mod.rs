@@ -115,9 +115,10 @@ pub use model::{
     OutputWarping, SummaryScaling, Warping, CLIP_DEVIATIONS, WARP_SCALES,
 };
 pub use params::{
-    BetaSchedule, FboFedGpParams, FitStart, GlobalSteps, GlobalTrend, HyperLikelihood,
-    HyperparameterMode, InitialDesign, KernelKind, LengthscalePrior, LocalScaling, LocalSteps,
-    Method, PriorMean, SupportGrowth, SupportSelection, ValidParams, PRIVATE_RECIPE_EPSILON,
+    AcquisitionParams, BetaSchedule, FboFedGpParams, FitStart, GlobalSteps, GlobalTrend,
+    HyperLikelihood, HyperParams, HyperparameterMode, InitialDesign, KernelKind, LengthscalePrior,
+    LocalScaling, LocalSteps, Method, ModelParams, PriorMean, StepParams, SupportGrowth,
+    SupportParams, SupportSelection, ValidParams, PRIVATE_RECIPE_EPSILON,
 };
 pub use run::{
     check_networked, global_step_rounds, run, run_member, run_observed, run_roster,

@@ -402,7 +402,7 @@ pub const DEFAULT_STUDY_ROUNDS: usize = 15;
 
 /// `config` with what it leaves out filled in (issue 46, item 4; issue 44:
 /// private by default): for `fbo-fedgp`, the method's settings start from
-/// [`FboFedGpParams::private_recipe`] for `settings.members`, else the
+/// [`fedhe_algorithms::FboFedGpParams::private_recipe`] for `settings.members`, else the
 /// ceremony's member count (`members`, asked only then) (ε =
 /// [`DEFAULT_STUDY_EPSILON`], [`DEFAULT_STUDY_ROUNDS`] rounds unless
 /// `settings.rounds` says otherwise), each setting given replacing the

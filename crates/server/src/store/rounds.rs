@@ -217,7 +217,7 @@ impl Store {
     /// `committing` (idempotent: the same commitment again is `Ok(false)` in
     /// any state; a different one is 409). Every answer comes once what it
     /// rests on is on disk (its commit's fsync shared with uploads',
-    /// [`Store::durable`]).
+    /// `Store::durable`).
     pub async fn put_round_commitment(
         &self,
         study: &str,

@@ -57,7 +57,7 @@ impl Store {
     }
 
     /// A study (read once per process: a study's spec never changes,
-    /// [`super::FinalLists::studies`]).
+    /// `FinalLists::studies`).
     pub async fn study(&self, id: &str) -> ApiResult<StudyRow> {
         let kept = &self.final_lists.studies;
         if let Some(row) = cached(kept, &id.to_string()) {

@@ -110,7 +110,7 @@ impl Store {
     /// different bytes for a filled slot are 409; a new upload is accepted only
     /// while the round is in the state that collects it. Every answer comes
     /// once what it rests on is on disk (its commit's fsync shared with
-    /// other uploads', [`Store::durable`]; a 409 may rest on another
+    /// other uploads', `Store::durable`; a 409 may rest on another
     /// request's commit).
     pub async fn put_upload(
         &self,
@@ -286,7 +286,7 @@ impl Store {
     }
 
     /// [`Self::uploads`] for a round whose state, read before, was `state`:
-    /// once the list is final ([`UploadTable::is_final`]) it is read from
+    /// once the list is final (`UploadTable::is_final`) it is read from
     /// the database once and then kept in memory.
     pub async fn listed_uploads(
         &self,

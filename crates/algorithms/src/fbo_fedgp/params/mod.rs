@@ -30,7 +30,8 @@ fn default_channel_bound() -> f64 {
 /// The settings of an FBO-FedGP federation: the federation's own (members,
 /// rounds, initial design, channel bound, privacy) and five groups. A
 /// config file writes them flat, each group's settings by their own names
-/// (see [`groups`]); a name no group has is refused.
+/// (see [`SupportParams`] and the other groups); a name no group has is
+/// refused.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(try_from = "Written")]
 pub struct FboFedGpParams {

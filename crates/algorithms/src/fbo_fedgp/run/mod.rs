@@ -223,7 +223,7 @@ fn public_steps(
 
 /// The rounds of a federation of `params` seeded with `seed` in which some
 /// member steps globally (so the members' summaries are summed), fixed in
-/// advance by the mixing schedule's public coins ([`public_steps`]): what
+/// advance by the mixing schedule's public coins (`public_steps`): what
 /// a private study plans its releases for before the first one.
 pub fn global_step_rounds(
     method: Method,
@@ -368,7 +368,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
         Ok(())
     }
 
-    /// Every member's draw of round `t` ([`public_steps`]).
+    /// Every member's draw of round `t` (`public_steps`).
     fn steps(&self, t: usize, schedule: &MixingSchedule) -> Result<Vec<bool>, AlgorithmError> {
         public_steps(self.seed, self.method, self.members.len(), t, schedule)
     }
