@@ -153,6 +153,11 @@ impl Federation {
     /// Member `m`'s session as the member (re)starts it, its calls going
     /// through `transport`: ceremony verified, keys loaded, the study's spec
     /// accepted, its state folder as it was left.
+    /// Member `m`'s session over its own, unchanged transport.
+    fn honest(&self, m: usize) -> MemberSession {
+        self.session(m, self.clients[m].clone())
+    }
+
     fn session(&self, m: usize, transport: impl Transport + 'static) -> MemberSession {
         let client = &self.clients[m];
         let dir = &self.keys[m];
@@ -356,7 +361,7 @@ fn round_with_cut(
             drop(cutting);
             claims.set(true);
             // Restarted: the same state folder, a transport that works.
-            let mut again = fed.session(0, fed.clients[0].clone());
+            let mut again = fed.honest(0);
             let last = again.run_round("s1", round, Some(&values(0)), BOUND);
             (first, last.unwrap())
         });
@@ -530,9 +535,7 @@ fn bytes_of(call: &'static str, change: impl Fn(&mut Vec<u8>) + Send + Sync + 's
 #[test]
 fn a_member_refuses_what_a_server_changed_by_the_check_it_fails() {
     let fed = federation(&["a", "b", "c"]);
-    let mut others: Vec<MemberSession> = (1..3)
-        .map(|m| fed.session(m, fed.clients[m].clone()))
-        .collect();
+    let mut others: Vec<MemberSession> = (1..3).map(|m| fed.honest(m)).collect();
     let kind = |outcome: Result<Vec<f64>, ClientError>| match outcome {
         Err(ClientError::Refused(r)) => r.kind,
         other => panic!("expected a refusal, got {other:?}"),
@@ -673,9 +676,7 @@ fn commitments_changed(
 #[test]
 fn a_member_refuses_lists_and_carries_a_server_changed() {
     let fed = federation(&["a", "b", "c"]);
-    let mut others: Vec<MemberSession> = (1..3)
-        .map(|m| fed.session(m, fed.clients[m].clone()))
-        .collect();
+    let mut others: Vec<MemberSession> = (1..3).map(|m| fed.honest(m)).collect();
     let cases: Vec<(&'static str, Edit, RefusalKind)> = vec![
         (
             "listed-twice",
@@ -746,7 +747,7 @@ fn a_member_refuses_a_combined_share_a_server_changed() {
     let fed = federation(&["a", "b", "c"]);
     let mut others: Vec<MemberSession> = (1..3)
         .map(|m| {
-            let mut session = fed.session(m, fed.clients[m].clone());
+            let mut session = fed.honest(m);
             // The changed rounds' server drops a's share digest: the others
             // download a's share instead of waiting for it.
             session.digest_wait = Duration::from_secs(1);
@@ -830,8 +831,8 @@ fn a_member_refuses_a_combined_share_a_server_changed() {
 #[test]
 fn a_step_out_of_order_is_refused_by_name() {
     let fed = federation(&["a", "b"]);
-    let mut a = fed.session(0, fed.clients[0].clone());
-    let mut b = fed.session(1, fed.clients[1].clone());
+    let mut a = fed.honest(0);
+    let mut b = fed.honest(1);
     let step = |s: &MemberSession| s.journal.step("s1", 1);
     assert_eq!(step(&a), RoundStep::NotBegun);
     let e = a.reveal("s1", 1).unwrap_err();
