@@ -1421,6 +1421,86 @@ fn a_trust_region_changes_lone_steps_repeats_for_a_seed_and_is_refused_where_no_
     assert_eq!(channel.0, 0);
 }
 
+/// A trust region leaves a categorical's choice free (issue 46): an agent
+/// whose best point holds `h1 = 0` on CoCaBO's func2c, in a region at its
+/// starting side, proposes the choice a surrogate prefers (`h1 = 2`, far
+/// outside a box around the best point's one-hot vertex), with the floats
+/// still inside the region. Boxing the one-hot coordinates as well held every
+/// proposal at `h1 = 0` (checked by reverting).
+#[test]
+fn a_trust_region_leaves_a_categorical_free_and_bounds_the_floats() {
+    use fedhe_algorithms::surrogate::Surrogate;
+    use fedhe_algorithms::AlgorithmError;
+    use fedhe_gp::exact::PointPrediction;
+    use fedhe_tasks::mixed;
+    use nalgebra::DVector;
+    /// Utility rising with the one-hot coordinate of `h1 = 2` (coordinate
+    /// 4: two floats, then `h1`'s three coordinates) and nothing else.
+    struct PrefersTwo;
+    impl Surrogate for PrefersTwo {
+        fn predict_point(&self, x: &[f64]) -> Result<PointPrediction, AlgorithmError> {
+            let mut mean_grad = vec![0.0; x.len()];
+            mean_grad[4] = 5.0;
+            Ok(PointPrediction {
+                mean: 5.0 * x[4],
+                variance: 1e-4,
+                mean_grad,
+                variance_grad: vec![0.0; x.len()],
+            })
+        }
+        fn sample_joint(
+            &self,
+            xs: &DMatrix<f64>,
+            _rng: &mut ChaCha8Rng,
+        ) -> Result<DVector<f64>, AlgorithmError> {
+            Ok(DVector::from_fn(xs.nrows(), |i, _| 5.0 * xs[(i, 4)]))
+        }
+    }
+    let task = mixed::task(mixed::FUNC2C, 10).unwrap().unwrap();
+    let space = task.space().unwrap();
+    let params = FboFedGpParams::paper_defaults().validate().unwrap();
+    let step = params.acquisition_step(Method::IndependentBo);
+    for seed in 0..4u64 {
+        let mut client = Client::new(members(1).remove(0), 0, seed);
+        // Its points: h1 = 0, h2 = 0 near the middle of the floats.
+        for k in 0..4 {
+            let mut x = vec![0.0; 10];
+            x[0] = 0.45 + 0.03 * k as f64;
+            x[1] = 0.5;
+            x[2] = 1.0;
+            x[5] = 1.0;
+            client.evaluate(&task, x).unwrap();
+        }
+        let best = client.best_points(&task, 1).remove(0);
+        // The surrogate's value at the best point.
+        let incumbent = 0.0;
+        let proposal = client
+            .propose(
+                &task,
+                &step,
+                &PrefersTwo,
+                2,
+                incumbent,
+                Some(&[0.0; 10]),
+                None,
+            )
+            .unwrap();
+        let values = space.decode(&task.canonical(proposal.clone()));
+        assert_eq!(
+            values["h1"],
+            serde_json::json!(2),
+            "seed {seed}: {values:?}"
+        );
+        // The floats stay in the region: side 0.8 around the best point.
+        for d in 0..2 {
+            assert!(
+                (proposal[d] - best[d]).abs() <= 0.4 + 1e-12,
+                "seed {seed}: coordinate {d} left the region: {proposal:?}"
+            );
+        }
+    }
+}
+
 /// `global_trend = "quadratic"` (issue 14): the federation's trend from one
 /// secure sum through the real multiparty channel is the least-squares
 /// quadratic of the pooled unclipped standardised values, computed here in

@@ -9,7 +9,10 @@
 //! restarts at `L_init = 0.8`. Each side is `L` scaled by the GP's
 //! length-scale in that direction over their geometric mean, so the box is
 //! longer where the model varies slowly (TuRBO's weighting), and it is
-//! clipped to the unit cube.
+//! clipped to the unit cube. Coordinates marked free (a categorical's
+//! one-hot coordinates, [`TrustRegion::bounds_with_free`]) span the whole
+//! cube: the region bounds how far the continuous inputs move, never which
+//! choice a categorical takes.
 //!
 //! The agent keeps its data across a restart (TuRBO starts a fresh design):
 //! in fedhe the region is one of several uses of the same data set, and a
@@ -103,9 +106,36 @@ impl TrustRegion {
         centre: &[f64],
         log_lengthscales: Option<&[f64]>,
     ) -> Result<Bounds, BoError> {
+        self.bounds_with_free(centre, log_lengthscales, &vec![false; centre.len()])
+    }
+
+    /// [`TrustRegion::bounds`] with the coordinates where `free` holds
+    /// spanning the whole `[0, 1]`, and the others' sides weighted by their
+    /// own length-scales' geometric mean (`D` the number of those). A
+    /// categorical's one-hot coordinates are free: a box around the best
+    /// point's vertex would hold every candidate to the best point's choice
+    /// (its canonical point is the largest coordinate's choice), so the
+    /// search would never leave that choice while the region is small —
+    /// as CASMOPOLITAN (Wan et al. 2021) and HEBO let a trust region bound
+    /// the continuous inputs and search the categories apart. Without a
+    /// free coordinate this is [`TrustRegion::bounds`] to the bit.
+    pub fn bounds_with_free(
+        &self,
+        centre: &[f64],
+        log_lengthscales: Option<&[f64]>,
+        free: &[bool],
+    ) -> Result<Bounds, BoError> {
         let dim = centre.len();
         if centre.iter().any(|c| !(0.0..=1.0).contains(c)) {
             return Err(invalid("trust region centre", "must lie in the unit cube"));
+        }
+        if free.len() != dim {
+            return Err(fedhe_gp::GpError::Dimension {
+                what: "trust region free coordinates",
+                expected: dim,
+                got: free.len(),
+            }
+            .into());
         }
         let weights: Vec<f64> = match log_lengthscales {
             None => vec![1.0; dim],
@@ -118,14 +148,24 @@ impl TrustRegion {
                     }
                     .into());
                 }
-                let mean = log.iter().sum::<f64>() / dim as f64;
+                let bound: Vec<f64> = log
+                    .iter()
+                    .zip(free)
+                    .filter(|(_, f)| !**f)
+                    .map(|(l, _)| *l)
+                    .collect();
+                let mean = bound.iter().sum::<f64>() / bound.len().max(1) as f64;
                 log.iter().map(|l| (l - mean).exp()).collect()
             }
         };
         let (lower, upper) = centre
             .iter()
             .zip(&weights)
-            .map(|(c, w)| {
+            .zip(free)
+            .map(|((c, w), f)| {
+                if *f {
+                    return (0.0, 1.0);
+                }
                 let half = 0.5 * self.length * w;
                 ((c - half).max(0.0), (c + half).min(1.0))
             })
@@ -202,5 +242,37 @@ mod tests {
         assert!(close(volume, 0.8 * 0.8));
         assert!(tr.bounds(&[1.5, 0.5], None).is_err());
         assert!(tr.bounds(&[0.5, 0.5], Some(&[0.0])).is_err());
+    }
+
+    #[test]
+    fn a_free_coordinate_spans_the_cube_and_the_others_share_the_weights() {
+        let tr = TrustRegion::new(3);
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
+        // Length-scales 0.4, 0.1 and 50 (a one-hot coordinate the model
+        // ignores): the bound two are weighted by their own geometric mean,
+        // 0.2, as in the 2-D case above, whatever the free one's.
+        let log = [0.4f64.ln(), 0.1f64.ln(), 50f64.ln()];
+        let b = tr
+            .bounds_with_free(&[0.5, 0.5, 1.0], Some(&log), &[false, false, true])
+            .unwrap();
+        assert!(close(b.lower()[0], 0.0) && close(b.upper()[0], 1.0));
+        assert!(close(b.lower()[1], 0.3) && close(b.upper()[1], 0.7));
+        assert!(close(b.lower()[2], 0.0) && close(b.upper()[2], 1.0));
+        // Nothing free: `bounds` to the bit.
+        let none = [false; 3];
+        for centre in [[0.5, 0.5, 1.0], [0.1, 0.9, 0.3]] {
+            assert_eq!(
+                tr.bounds_with_free(&centre, Some(&log), &none).unwrap(),
+                tr.bounds(&centre, Some(&log)).unwrap()
+            );
+        }
+        // Everything free: the cube.
+        let all = tr
+            .bounds_with_free(&[0.2, 0.7, 0.0], Some(&log), &[true; 3])
+            .unwrap();
+        assert_eq!(all, Bounds::unit(3).unwrap());
+        assert!(tr
+            .bounds_with_free(&[0.5, 0.5, 0.5], None, &[true])
+            .is_err());
     }
 }

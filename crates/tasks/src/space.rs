@@ -529,6 +529,19 @@ impl Space {
         out
     }
 
+    /// For each coordinate of the cube, whether it is one of a categorical's
+    /// one-hot coordinates (which a trust region leaves free:
+    /// `fedhe_bo::trust_region::TrustRegion::bounds_with_free`).
+    pub fn one_hot(&self) -> Vec<bool> {
+        self.params
+            .iter()
+            .flat_map(|p| {
+                let categorical = matches!(p.domain, Domain::Categorical(_));
+                std::iter::repeat_n(categorical, p.domain.width())
+            })
+            .collect()
+    }
+
     /// The space on one line, `name type range; …` (what `fedhe objective
     /// list` prints of a task's space).
     pub fn describe(&self) -> String {
@@ -906,6 +919,26 @@ mod tests {
         {"name":"shape","type":"categorical","choices":["a","b"],
          "when":{"param":"kernel","values":["poly"]}},
         {"name":"coef","type":"float","low":0,"high":1,"when":{"param":"shape","values":["b"]}}]}"#;
+
+    /// `one_hot` marks exactly a categorical's coordinates, conditional or
+    /// not, whatever the order; a fixed parameter takes none.
+    #[test]
+    fn one_hot_marks_the_categoricals_coordinates() {
+        let s = space(CONDITIONAL).unwrap();
+        assert_eq!(
+            s.one_hot(),
+            [true, true, true, false, false, true, true, false]
+        );
+        let s = space(
+            r#"{"params":[
+            {"name":"lr","type":"float","low":1e-5,"high":0.1,"log":true},
+            {"name":"seed","type":"fixed","value":7},
+            {"name":"opt","type":"categorical","choices":[true,false]},
+            {"name":"depth","type":"int","low":2,"high":12}]}"#,
+        )
+        .unwrap();
+        assert_eq!(s.one_hot(), [false, true, true, false]);
+    }
 
     /// A conditional parameter is decoded, encoded and canonicalised only
     /// where its categorical takes one of its choices: elsewhere the

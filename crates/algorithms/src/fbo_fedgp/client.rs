@@ -13,7 +13,7 @@ use fedhe_gp::hyperfit::{fit_hyperparameters, FitConfig};
 use fedhe_gp::sparse::{packed_len, Dpitc, LocalMeanTerms, LocalSummary};
 use fedhe_gp::trend::{QuadraticTrend, TrendSums};
 use fedhe_gp::{ExactGp, ExactGpParams, Kernel};
-use fedhe_tasks::{Evaluation, Task};
+use fedhe_tasks::{Evaluation, Space, Task};
 use nalgebra::{DMatrix, DVector};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -573,7 +573,11 @@ impl Client {
             .trust_region
             .get_or_insert_with(|| TrustRegion::new(centre.len()));
         region.observe(best);
-        let bounds = region.bounds(centre, Some(log_lengthscales))?;
+        // A categorical's choice is searched whole, inside the region or not.
+        let free = task
+            .space()
+            .map_or_else(|| vec![false; centre.len()], Space::one_hot);
+        let bounds = region.bounds_with_free(centre, Some(log_lengthscales), &free)?;
         // The search starts around the best points inside the region (the
         // centre, the best, always is).
         let inside: Vec<Vec<f64>> = anchors
