@@ -208,6 +208,16 @@ pub struct HyperParams {
     /// `hyperparameters = "fixed"`.
     #[serde(default)]
     pub lengthscale: Option<f64>,
+    /// Fixed length-scale of a categorical's one-hot coordinates, for
+    /// `hyperparameters = "fixed"` (unset: `lengthscale`, as every other
+    /// coordinate). Two choices of one categorical are `√2` apart, so at
+    /// length-scale 3 (the private recipe's) the model holds what one
+    /// choice teaches as most of what it expects of the others
+    /// (correlation 0.83 under Matérn 5/2); at the recipe's 0.25 for the
+    /// floats they are independent (under 10⁻³), and a global posterior
+    /// then knows a choice only where a support point holds it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub categorical_lengthscale: Option<f64>,
     /// Fixed signal variance (standardised outputs).
     #[serde(default)]
     pub signal_variance: Option<f64>,
@@ -252,6 +262,7 @@ impl Default for HyperParams {
         Self {
             mode: HyperparameterMode::default(),
             lengthscale: None,
+            categorical_lengthscale: None,
             signal_variance: None,
             noise_variance: None,
             refit_every: default_refit_every(),

@@ -160,8 +160,12 @@ impl FboFedGpParams {
     /// the demo's protocol at ε = 4, 10 of 10 seeds reach F1's optimum −450,
     /// against a median of 447 with the global model's fixed settings;
     /// neutral on Table 1, 32 of 60 seed-paired runs at least as good;
-    /// `docs/results/privacy-2026-12-07`), made private at `epsilon` per
-    /// member by [`FboFedGpParams::private`].
+    /// `docs/results/privacy-2026-12-07`), and a categorical's one-hot
+    /// coordinates at length-scale 3 (on CoCaBO's Func2C and Func3C, 200
+    /// members each at ε = 4, the members' median best fell from 0.0150 to
+    /// −0.0885 and from 0.0674 to −0.3430 against the floats' 0.25, paired
+    /// Wilcoxon p < 10⁻⁴; `docs/results/mixed-2026-12-07b`), made private
+    /// at `epsilon` per member by [`FboFedGpParams::private`].
     pub fn private_recipe(members: usize, rounds: usize, epsilon: f64) -> Self {
         let paper = Self::paper_defaults();
         Self {
@@ -180,6 +184,7 @@ impl FboFedGpParams {
             },
             hypers: HyperParams {
                 lengthscale: Some(0.25),
+                categorical_lengthscale: Some(3.0),
                 signal_variance: Some(4.0),
                 ..paper.hypers
             },
@@ -362,6 +367,15 @@ impl FboFedGpParams {
                     None => return Err(config(field, "required when hyperparameters = \"fixed\"")),
                 }
             }
+        }
+        if let Some(l) = self.hypers.categorical_lengthscale {
+            if self.hypers.mode != HyperparameterMode::Fixed {
+                return Err(config(
+                    "categorical_lengthscale",
+                    "needs hyperparameters = \"fixed\" (a fit sets every length-scale)",
+                ));
+            }
+            positive("categorical_lengthscale", l)?;
         }
         if self.model.global_trend == GlobalTrend::QuadraticSpaced
             && matches!(self.model.warping, Warping::SignedLog | Warping::Likelihood)
@@ -671,6 +685,20 @@ mod tests {
                 Box::new(|p| p.hypers.mode = HyperparameterMode::Fixed),
             ),
             ("ucb_beta", Box::new(|p| p.acquisition.ucb_beta = -0.5)),
+            (
+                "categorical_lengthscale",
+                Box::new(|p| p.hypers.categorical_lengthscale = Some(3.0)),
+            ),
+            (
+                "categorical_lengthscale",
+                Box::new(|p| {
+                    p.hypers.mode = HyperparameterMode::Fixed;
+                    p.hypers.lengthscale = Some(0.25);
+                    p.hypers.signal_variance = Some(1.0);
+                    p.hypers.noise_variance = Some(0.01);
+                    p.hypers.categorical_lengthscale = Some(f64::NAN);
+                }),
+            ),
             ("fit_starts", Box::new(|p| p.hypers.fit_starts = 0)),
             (
                 "noise_prior",

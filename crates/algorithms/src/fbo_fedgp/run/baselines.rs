@@ -20,7 +20,7 @@ impl<'a, K: Kernel> Federation<'a, K> {
     }
 
     pub(super) fn initial_hyperparameters(&self) -> Result<Hyperparameters, AlgorithmError> {
-        initial_hyperparameters(self.params, self.dim())
+        initial_hyperparameters(self.params, self.task)
     }
 
     /// Each client on its own data: its own warping, scaling and MAP (or ML)

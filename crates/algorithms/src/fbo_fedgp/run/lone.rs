@@ -88,7 +88,7 @@ impl<'a, K: Kernel> LoneRecipe<'a, K> {
             task,
             step: p.acquisition_step(Method::IndependentBo),
             fit: p.fit_config(task.dim()),
-            initial: initial_hyperparameters(p, task.dim())?,
+            initial: initial_hyperparameters(p, task)?,
             means: p.model.prior_mean.mean_functions(method),
             alternate: p.model.prior_mean.resolve_lone(method) == PriorMean::Alternate,
             trust_region: p.trust_region_for(method),

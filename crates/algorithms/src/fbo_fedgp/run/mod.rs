@@ -264,12 +264,27 @@ impl<'t> RoundBest<'t> {
     }
 }
 
-/// The hyper-parameters before any fit: the fixed ones, or a first fit's
-/// start.
-fn initial_hyperparameters(p: &ValidParams, dim: usize) -> Result<Hyperparameters, AlgorithmError> {
+/// The hyper-parameters before any fit on `task`: the fixed ones (a
+/// categorical's one-hot coordinates at `categorical_lengthscale` when it is
+/// set), or a first fit's start.
+fn initial_hyperparameters(
+    p: &ValidParams,
+    task: &Task,
+) -> Result<Hyperparameters, AlgorithmError> {
+    let dim = task.dim();
     match p.hypers.mode {
         HyperparameterMode::Fixed => Hyperparameters::new(
-            vec![p.hypers.lengthscale.unwrap_or(1.0); dim],
+            {
+                let l = p.hypers.lengthscale.unwrap_or(1.0);
+                match (p.hypers.categorical_lengthscale, task.space()) {
+                    (Some(c), Some(space)) => space
+                        .one_hot()
+                        .into_iter()
+                        .map(|one_hot| if one_hot { c } else { l })
+                        .collect(),
+                    _ => vec![l; dim],
+                }
+            },
             p.hypers.signal_variance.unwrap_or(1.0),
             p.hypers.noise_variance.unwrap_or(1e-2),
         ),
@@ -551,12 +566,39 @@ fn global_slot(local: &[bool], index: usize, batch: usize) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::{
-        global_slot, in_standardised_units, in_utility_units, linear_warp_factor, quadratic_len,
-        LoneFit, LoneRecipe, OutputScaling, OutputWarping, QuadraticTrend,
+        global_slot, in_standardised_units, in_utility_units, initial_hyperparameters,
+        linear_warp_factor, quadratic_len, LoneFit, LoneRecipe, OutputScaling, OutputWarping,
+        QuadraticTrend,
     };
     use crate::fbo_fedgp::{FboFedGpParams, Hyperparameters, LocalSteps, Method};
     use fedhe_gp::exact::MeanFunction;
     use fedhe_gp::{KernelParams, Matern52};
+
+    /// The private recipe's fixed length-scales: 3 on a categorical's
+    /// one-hot coordinates of a typed space (Func2C: two floats, then 3 + 5
+    /// one-hot coordinates), 0.25 on the floats and on every coordinate of
+    /// a box; without `categorical_lengthscale`, 0.25 everywhere.
+    #[test]
+    fn the_fixed_categorical_length_scale_holds_only_the_one_hot_coordinates() {
+        use fedhe_tasks::mixed;
+        let lengthscales = |p: &FboFedGpParams, task: &fedhe_tasks::Task| -> Vec<f64> {
+            let h = initial_hyperparameters(&p.validate().unwrap(), task).unwrap();
+            h.log()[..task.dim()].iter().map(|v| v.exp()).collect()
+        };
+        let close = |a: &[f64], b: &[f64]| {
+            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-12)
+        };
+        let recipe = FboFedGpParams::private_recipe(3, 10, 4.0);
+        let func2c = mixed::task(mixed::FUNC2C, 10).unwrap().unwrap();
+        let mut want = vec![0.25, 0.25];
+        want.extend([3.0; 8]);
+        assert!(close(&lengthscales(&recipe, &func2c), &want));
+        let box_task = fedhe_tasks::by_name("cec2005-f1", 2, 0).unwrap();
+        assert!(close(&lengthscales(&recipe, &box_task), &[0.25; 2]));
+        let mut unset = recipe.clone();
+        unset.hypers.categorical_lengthscale = None;
+        assert!(close(&lengthscales(&unset, &func2c), &[0.25; 10]));
+    }
 
     /// A private federation's `lone-defaults` local step is the step of
     /// `independent-bo` at its defaults (with the config's acquisition
