@@ -115,10 +115,11 @@ impl TrustRegion {
     /// categorical's one-hot coordinates are free: a box around the best
     /// point's vertex would hold every candidate to the best point's choice
     /// (its canonical point is the largest coordinate's choice), so the
-    /// search would never leave that choice while the region is small —
-    /// as CASMOPOLITAN (Wan et al. 2021) and HEBO let a trust region bound
-    /// the continuous inputs and search the categories apart. Without a
-    /// free coordinate this is [`TrustRegion::bounds`] to the bit.
+    /// search could not leave that choice while the side is under 1. The
+    /// continuous box should not decide the choice: CASMOPOLITAN (Wan et
+    /// al. 2021) bounds the categories by a Hamming ball of their own; here
+    /// that ball holds every combination. Without a free coordinate this is
+    /// [`TrustRegion::bounds`] to the bit.
     pub fn bounds_with_free(
         &self,
         centre: &[f64],
