@@ -151,6 +151,9 @@ pub struct FitConfig {
     pub max_iters: u64,
     /// Seed of the random starts.
     pub seed: u64,
+    /// Length-scales held at a value, `(coordinate, ℓ)`: the fit leaves
+    /// them there (the box is that one value) instead of fitting them.
+    pub held: Vec<(usize, f64)>,
 }
 
 impl Default for FitConfig {
@@ -161,6 +164,7 @@ impl Default for FitConfig {
             n_starts: 5,
             max_iters: 100,
             seed: 0,
+            held: Vec::new(),
         }
     }
 }
@@ -188,6 +192,17 @@ impl FitConfig {
                 lo.push(l.ln());
                 hi.push(h.ln());
             }
+        }
+        for &(d, l) in &self.held {
+            if d >= dim || !(l.is_finite() && l > 0.0) {
+                return Err(GpError::Bounds {
+                    what: "held length-scale",
+                    lower: l,
+                    upper: l,
+                });
+            }
+            lo[d] = l.ln();
+            hi[d] = l.ln();
         }
         Ok((lo, hi))
     }
@@ -553,6 +568,37 @@ mod tests {
             fit_hyperparameters(&p, &x, &y, &config),
             Err(GpError::Bounds { .. })
         ));
+    }
+
+    /// A held length-scale stays at its value to the bit while the others
+    /// are fitted; a held coordinate outside the kernel or a length-scale
+    /// that is not positive is refused.
+    #[test]
+    fn a_held_length_scale_is_not_fitted() {
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        let x = DMatrix::from_fn(20, 3, |_, _| rng.gen::<f64>());
+        let y = DVector::from_fn(20, |i, _| (6.0 * x[(i, 0)]).sin() + x[(i, 1)]);
+        let start =
+            ExactGpParams::new(Matern52::new(KernelParams::isotropic(3, 0.5, 1.0).unwrap()))
+                .noise_variance(1e-2);
+        let config = FitConfig {
+            held: vec![(2, 3.0)],
+            ..FitConfig::default()
+        };
+        let fitted = fit_hyperparameters(&start, &x, &y, &config).unwrap();
+        let ls = fitted.params().kernel().params().lengthscales().to_vec();
+        assert_eq!(ls[2], 3.0f64.ln().exp(), "{ls:?}");
+        assert!(
+            (ls[0] - 0.5).abs() > 1e-3 && (ls[1] - 0.5).abs() > 1e-3,
+            "{ls:?}"
+        );
+        for held in [vec![(3, 3.0)], vec![(0, 0.0)], vec![(1, f64::NAN)]] {
+            let bad = FitConfig {
+                held,
+                ..FitConfig::default()
+            };
+            assert!(fit_hyperparameters(&start, &x, &y, &bad).is_err());
+        }
     }
 }
 

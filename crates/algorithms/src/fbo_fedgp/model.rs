@@ -429,6 +429,18 @@ impl Hyperparameters {
         Ok(Self { log })
     }
 
+    /// Sets each `(coordinate, ℓ)` of `held` as that coordinate's
+    /// length-scale (`categorical_lengthscale`; a coordinate past the
+    /// length-scales is ignored).
+    pub fn hold(&mut self, held: &[(usize, f64)]) {
+        let dim = self.log.len() - 2;
+        for &(d, l) in held {
+            if d < dim {
+                self.log[d] = l.ln();
+            }
+        }
+    }
+
     /// The log vector (length-scales, signal variance, noise variance).
     pub fn log(&self) -> &[f64] {
         &self.log

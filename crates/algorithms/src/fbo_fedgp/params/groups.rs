@@ -208,14 +208,19 @@ pub struct HyperParams {
     /// `hyperparameters = "fixed"`.
     #[serde(default)]
     pub lengthscale: Option<f64>,
-    /// Fixed length-scale of a categorical's one-hot coordinates, for
-    /// `hyperparameters = "fixed"` (unset: `lengthscale`, as every other
-    /// coordinate). Two choices of one categorical are `√2` apart, so at
-    /// length-scale 3 (the private recipe's) the model holds what one
-    /// choice teaches as most of what it expects of the others
-    /// (correlation 0.83 under Matérn 5/2); at the recipe's 0.25 for the
-    /// floats they are independent (under 10⁻³), and a global posterior
-    /// then knows a choice only where a support point holds it.
+    /// The length-scale of a categorical's one-hot coordinates, held there:
+    /// fixed hyper-parameters take it, and a fit (a lone agent's MAP fit, a
+    /// federation's public candidates) leaves those coordinates at it and
+    /// fits the others. Unset: like every other coordinate. Two choices of
+    /// one categorical are `√2` apart, so at 3 (the private recipe's) a
+    /// model holds what one choice teaches as most of what it expects of the
+    /// others (correlation 0.83 under Matérn 5/2). A fit cannot learn these
+    /// from a few dozen points: a choice never tried never moves its
+    /// coordinate, and the fitted length-scales of the tried ones ran to
+    /// 10–28 on Func2C, so that the model held the choices for one. On
+    /// Func2C and Func3C, held at 3 against fitted, 200 lone agents each:
+    /// median best 0.0033 → −0.0292 and 0.0241 → 0.0071 (paired Wilcoxon,
+    /// better on both at p < 0.05; `docs/results/mixed-2026-12-07b`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub categorical_lengthscale: Option<f64>,
     /// Fixed signal variance (standardised outputs).

@@ -10,6 +10,7 @@ use crate::AlgorithmError;
 use fedhe_bo::optim::{OptimizerConfig, RawSampling, RestartSelection};
 use fedhe_gp::exact::MeanFunction;
 use fedhe_gp::hyperfit::{FitConfig, HyperBounds, HyperPrior, LogNormalPrior};
+use fedhe_tasks::Task;
 use serde::{Deserialize, Serialize};
 
 use super::model::Warping;
@@ -161,11 +162,12 @@ impl FboFedGpParams {
     /// against a median of 447 with the global model's fixed settings;
     /// neutral on Table 1, 32 of 60 seed-paired runs at least as good;
     /// `docs/results/privacy-2026-12-07`), and a categorical's one-hot
-    /// coordinates at length-scale 3 (on CoCaBO's Func2C and Func3C, 200
-    /// members each at ε = 4, the members' median best fell from 0.0150 to
-    /// −0.0885 and from 0.0674 to −0.3430 against the floats' 0.25, paired
-    /// Wilcoxon p < 10⁻⁴; `docs/results/mixed-2026-12-07b`), made private
-    /// at `epsilon` per member by [`FboFedGpParams::private`].
+    /// coordinates held at length-scale 3 in the global model and in the
+    /// members' own fits (`categorical_lengthscale`; on CoCaBO's Func2C and
+    /// Func3C, 200 members each at ε = 4, the members' median best went
+    /// from 0.0012 to −0.0341 and from 0.0263 to 0.0123, paired Wilcoxon
+    /// better on both at p < 0.05; `docs/results/mixed-2026-12-07b`), made
+    /// private at `epsilon` per member by [`FboFedGpParams::private`].
     pub fn private_recipe(members: usize, rounds: usize, epsilon: f64) -> Self {
         let paper = Self::paper_defaults();
         Self {
@@ -369,12 +371,6 @@ impl FboFedGpParams {
             }
         }
         if let Some(l) = self.hypers.categorical_lengthscale {
-            if self.hypers.mode != HyperparameterMode::Fixed {
-                return Err(config(
-                    "categorical_lengthscale",
-                    "needs hyperparameters = \"fixed\" (a fit sets every length-scale)",
-                ));
-            }
             positive("categorical_lengthscale", l)?;
         }
         if self.model.global_trend == GlobalTrend::QuadraticSpaced
@@ -489,7 +485,8 @@ impl ValidParams {
     /// standardised outputs, the length-scale prior (MAP) if one is set, and
     /// `fit_starts` starts (the current values and random ones) of `fit_iters`
     /// L-BFGS iterations. Its bounds also span the federation's candidates.
-    pub fn fit_config(&self, dim: usize) -> FitConfig {
+    pub fn fit_config(&self, task: &Task) -> FitConfig {
+        let dim = task.dim();
         let (lengthscale, mut prior) = match self.hypers.lengthscale_prior {
             LengthscalePrior::None => ((0.02, 20.0), None),
             LengthscalePrior::DimScaled => ((1e-2, 1e2), Some(HyperPrior::dim_scaled(dim))),
@@ -515,6 +512,23 @@ impl ValidParams {
             n_starts: self.hypers.fit_starts,
             max_iters: self.hypers.fit_iters,
             seed: 0,
+            held: self.held_lengthscales(task),
+        }
+    }
+
+    /// The length-scales `categorical_lengthscale` holds on `task`: each of
+    /// a categorical's one-hot coordinates at that value (none when it is
+    /// unset or the task has no typed space).
+    pub fn held_lengthscales(&self, task: &Task) -> Vec<(usize, f64)> {
+        match (self.hypers.categorical_lengthscale, task.space()) {
+            (Some(l), Some(space)) => space
+                .one_hot()
+                .into_iter()
+                .enumerate()
+                .filter(|(_, one_hot)| *one_hot)
+                .map(|(d, _)| (d, l))
+                .collect(),
+            _ => Vec::new(),
         }
     }
 
@@ -685,10 +699,6 @@ mod tests {
                 Box::new(|p| p.hypers.mode = HyperparameterMode::Fixed),
             ),
             ("ucb_beta", Box::new(|p| p.acquisition.ucb_beta = -0.5)),
-            (
-                "categorical_lengthscale",
-                Box::new(|p| p.hypers.categorical_lengthscale = Some(3.0)),
-            ),
             (
                 "categorical_lengthscale",
                 Box::new(|p| {

@@ -31,9 +31,13 @@ impl<'a, K: Kernel> Federation<'a, K> {
         let (task, n_max) = (self.task, p.max_points());
         let federated = p.hypers.mode == HyperparameterMode::FederatedMle;
         let sparse = p.hypers.likelihood == HyperLikelihood::Sparse;
-        let fit = p.fit_config(self.dim());
+        let fit = p.fit_config(task);
         let candidates = if federated {
-            hyper.candidates(&fit.bounds, p.hypers.candidates, &mut self.public)
+            let mut all = hyper.candidates(&fit.bounds, p.hypers.candidates, &mut self.public);
+            for c in &mut all {
+                c.hold(&fit.held);
+            }
+            all
         } else {
             Vec::new()
         };

@@ -87,7 +87,7 @@ impl<'a, K: Kernel> LoneRecipe<'a, K> {
         Ok(Self {
             task,
             step: p.acquisition_step(Method::IndependentBo),
-            fit: p.fit_config(task.dim()),
+            fit: p.fit_config(task),
             initial: initial_hyperparameters(p, task)?,
             means: p.model.prior_mean.mean_functions(method),
             alternate: p.model.prior_mean.resolve_lone(method) == PriorMean::Alternate,

@@ -264,43 +264,35 @@ impl<'t> RoundBest<'t> {
     }
 }
 
-/// The hyper-parameters before any fit on `task`: the fixed ones (a
-/// categorical's one-hot coordinates at `categorical_lengthscale` when it is
-/// set), or a first fit's start.
+/// The hyper-parameters before any fit on `task`: the fixed ones, or a
+/// first fit's start; a categorical's one-hot coordinates at
+/// `categorical_lengthscale` when it is set (where a fit holds them).
 fn initial_hyperparameters(
     p: &ValidParams,
     task: &Task,
 ) -> Result<Hyperparameters, AlgorithmError> {
     let dim = task.dim();
-    match p.hypers.mode {
+    let mut start = match p.hypers.mode {
         HyperparameterMode::Fixed => Hyperparameters::new(
-            {
-                let l = p.hypers.lengthscale.unwrap_or(1.0);
-                match (p.hypers.categorical_lengthscale, task.space()) {
-                    (Some(c), Some(space)) => space
-                        .one_hot()
-                        .into_iter()
-                        .map(|one_hot| if one_hot { c } else { l })
-                        .collect(),
-                    _ => vec![l; dim],
-                }
-            },
+            vec![p.hypers.lengthscale.unwrap_or(1.0); dim],
             p.hypers.signal_variance.unwrap_or(1.0),
             p.hypers.noise_variance.unwrap_or(1e-2),
-        ),
+        )?,
         // A start for the first fit: the prior's mode e^{μ − σ²} with the
         // length-scale prior, else a quarter of the unit cube's diagonal.
         HyperparameterMode::FederatedMle => {
-            let l = match p.fit_config(dim).prior {
+            let l = match p.fit_config(task).prior {
                 Some(prior) => {
                     let ls = prior.lengthscale;
                     (ls.loc - ls.scale * ls.scale).exp()
                 }
                 None => 0.25 * (dim as f64).sqrt(),
             };
-            Hyperparameters::new(vec![l; dim], 1.0, 1e-2)
+            Hyperparameters::new(vec![l; dim], 1.0, 1e-2)?
         }
-    }
+    };
+    start.hold(&p.held_lengthscales(task));
+    Ok(start)
 }
 
 /// Public anchors of a penalised global batch: the support points of
@@ -577,7 +569,9 @@ mod tests {
     /// The private recipe's fixed length-scales: 3 on a categorical's
     /// one-hot coordinates of a typed space (Func2C: two floats, then 3 + 5
     /// one-hot coordinates), 0.25 on the floats and on every coordinate of
-    /// a box; without `categorical_lengthscale`, 0.25 everywhere.
+    /// a box; without `categorical_lengthscale`, 0.25 everywhere. Its
+    /// members' own fits (the lone defaults) and a fitted start hold the
+    /// same coordinates at 3.
     #[test]
     fn the_fixed_categorical_length_scale_holds_only_the_one_hot_coordinates() {
         use fedhe_tasks::mixed;
@@ -598,6 +592,26 @@ mod tests {
         let mut unset = recipe.clone();
         unset.hypers.categorical_lengthscale = None;
         assert!(close(&lengthscales(&unset, &func2c), &[0.25; 10]));
+        assert!(unset
+            .validate()
+            .unwrap()
+            .fit_config(&func2c)
+            .held
+            .is_empty());
+        let held: Vec<(usize, f64)> = (2..10).map(|d| (d, 3.0)).collect();
+        let members = recipe.validate().unwrap().lone_defaults();
+        assert_eq!(members.fit_config(&func2c).held, held);
+        assert!(members.fit_config(&box_task).held.is_empty());
+        let start = initial_hyperparameters(&members, &func2c).unwrap();
+        let start: Vec<f64> = start.log()[..10].iter().map(|v| v.exp()).collect();
+        assert!(
+            start[2..].iter().all(|l| (l - 3.0).abs() < 1e-12),
+            "{start:?}"
+        );
+        assert!(
+            start[..2].iter().all(|l| (l - 3.0).abs() > 0.1),
+            "{start:?}"
+        );
     }
 
     /// A private federation's `lone-defaults` local step is the step of
