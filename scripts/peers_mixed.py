@@ -237,6 +237,7 @@ def main():
             for seed in range(args.seeds):
                 if peer == "botorch-mixed":
                     bests.append(botorch_mixed(task, args.budget, seed))
+                    print(task, peer, "seed", seed, bests[-1], flush=True)
                     continue
                 if peer == "hebo":
                     bests.append(hebo_mixed(task, args.budget, seed))

@@ -118,7 +118,8 @@ pub use params::{
     AcquisitionParams, BetaSchedule, FboFedGpParams, FitStart, GlobalSteps, GlobalTrend,
     HyperLikelihood, HyperParams, HyperparameterMode, InitialDesign, KernelKind, LengthscalePrior,
     LocalScaling, LocalSteps, Method, ModelParams, PriorMean, StepParams, SupportGrowth,
-    SupportParams, SupportSelection, ValidParams, PRIVATE_RECIPE_EPSILON,
+    SupportParams, SupportSelection, ValidParams, DEFAULT_CATEGORICAL_LENGTHSCALE,
+    PRIVATE_RECIPE_EPSILON,
 };
 pub use run::{
     check_networked, global_step_rounds, run, run_member, run_observed, run_roster,

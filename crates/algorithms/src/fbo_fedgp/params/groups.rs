@@ -198,6 +198,22 @@ impl Default for ModelParams {
     }
 }
 
+/// The length-scale a categorical's one-hot coordinates are held at when
+/// `categorical_lengthscale` is unset, in every model: fixed, a lone
+/// agent's MAP fit, a federation's public candidates. Two choices of one
+/// categorical are `√2` apart, so at 3 a model holds what one choice
+/// teaches as most of what it expects of the others (correlation 0.83
+/// under Matérn 5/2). A fit cannot learn these from a few dozen points: a
+/// choice never tried never moves its coordinate, and the fitted
+/// length-scales of the tried ones ran to 10–28 on Func2C, so that the
+/// model held the choices for one. On CoCaBO's Func2C and Func3C, 200 lone
+/// agents each, held at 3 against fitted: median best 0.0033 → −0.0292 and
+/// 0.0241 → 0.0071; the private recipe's 200 members 0.0012 → −0.0341 and
+/// 0.0263 → 0.0123; the noise-free defaults' (20 seeds on Func2C) 0.0082 →
+/// −0.0165 (paired Wilcoxon, better on each at p < 0.05;
+/// `docs/results/mixed-2026-12-07b`).
+pub const DEFAULT_CATEGORICAL_LENGTHSCALE: f64 = 3.0;
+
 /// The kernel hyper-parameters: fixed or fitted, and how they are fitted.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HyperParams {
@@ -211,16 +227,8 @@ pub struct HyperParams {
     /// The length-scale of a categorical's one-hot coordinates, held there:
     /// fixed hyper-parameters take it, and a fit (a lone agent's MAP fit, a
     /// federation's public candidates) leaves those coordinates at it and
-    /// fits the others. Unset: like every other coordinate. Two choices of
-    /// one categorical are `√2` apart, so at 3 (the private recipe's) a
-    /// model holds what one choice teaches as most of what it expects of the
-    /// others (correlation 0.83 under Matérn 5/2). A fit cannot learn these
-    /// from a few dozen points: a choice never tried never moves its
-    /// coordinate, and the fitted length-scales of the tried ones ran to
-    /// 10–28 on Func2C, so that the model held the choices for one. On
-    /// Func2C and Func3C, held at 3 against fitted, 200 lone agents each:
-    /// median best 0.0033 → −0.0292 and 0.0241 → 0.0071 (paired Wilcoxon,
-    /// better on both at p < 0.05; `docs/results/mixed-2026-12-07b`).
+    /// fits the others. Unset: [`DEFAULT_CATEGORICAL_LENGTHSCALE`]; no
+    /// setting fits them, since no fit measured could.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub categorical_lengthscale: Option<f64>,
     /// Fixed signal variance (standardised outputs).

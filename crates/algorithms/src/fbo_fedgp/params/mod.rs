@@ -18,7 +18,10 @@ use super::model::Warping;
 pub mod groups;
 mod settings;
 
-pub use groups::{AcquisitionParams, HyperParams, ModelParams, StepParams, SupportParams};
+pub use groups::{
+    AcquisitionParams, HyperParams, ModelParams, StepParams, SupportParams,
+    DEFAULT_CATEGORICAL_LENGTHSCALE,
+};
 pub use settings::*;
 
 fn default_initial_points() -> usize {
@@ -161,12 +164,10 @@ impl FboFedGpParams {
     /// the demo's protocol at ε = 4, 10 of 10 seeds reach F1's optimum −450,
     /// against a median of 447 with the global model's fixed settings;
     /// neutral on Table 1, 32 of 60 seed-paired runs at least as good;
-    /// `docs/results/privacy-2026-12-07`), and a categorical's one-hot
-    /// coordinates held at length-scale 3 in the global model and in the
-    /// members' own fits (`categorical_lengthscale`; on CoCaBO's Func2C and
-    /// Func3C, 200 members each at ε = 4, the members' median best went
-    /// from 0.0012 to −0.0341 and from 0.0263 to 0.0123, paired Wilcoxon
-    /// better on both at p < 0.05; `docs/results/mixed-2026-12-07b`), made
+    /// `docs/results/privacy-2026-12-07`), with a categorical's one-hot
+    /// coordinates held, as everywhere, at
+    /// [`DEFAULT_CATEGORICAL_LENGTHSCALE`] in the global model and in the
+    /// members' own fits, made
     /// private at `epsilon` per member by [`FboFedGpParams::private`].
     pub fn private_recipe(members: usize, rounds: usize, epsilon: f64) -> Self {
         let paper = Self::paper_defaults();
@@ -186,7 +187,6 @@ impl FboFedGpParams {
             },
             hypers: HyperParams {
                 lengthscale: Some(0.25),
-                categorical_lengthscale: Some(3.0),
                 signal_variance: Some(4.0),
                 ..paper.hypers
             },
@@ -486,7 +486,15 @@ impl ValidParams {
     /// `fit_starts` starts (the current values and random ones) of `fit_iters`
     /// L-BFGS iterations. Its bounds also span the federation's candidates.
     pub fn fit_config(&self, task: &Task) -> FitConfig {
-        let dim = task.dim();
+        let held = self.held_lengthscales(task);
+        // The prior's `D` counts the coordinates the fit learns: a held
+        // categorical's one-hot coordinates are not among them. On CoCaBO's
+        // Func2C and Func3C, 200 lone agents each, `D` = 2 (the floats)
+        // against 10 and 14 (every coordinate): median best −0.0292 →
+        // −0.0730 and 0.0071 → −0.0409, the negative region found 117
+        // against 109 and 104 against 87 times
+        // (`docs/results/mixed-2026-12-07c`). A box holds none.
+        let dim = (task.dim() - held.len()).max(1);
         let (lengthscale, mut prior) = match self.hypers.lengthscale_prior {
             LengthscalePrior::None => ((0.02, 20.0), None),
             LengthscalePrior::DimScaled => ((1e-2, 1e2), Some(HyperPrior::dim_scaled(dim))),
@@ -512,23 +520,33 @@ impl ValidParams {
             n_starts: self.hypers.fit_starts,
             max_iters: self.hypers.fit_iters,
             seed: 0,
-            held: self.held_lengthscales(task),
+            held,
         }
     }
 
-    /// The length-scales `categorical_lengthscale` holds on `task`: each of
-    /// a categorical's one-hot coordinates at that value (none when it is
-    /// unset or the task has no typed space).
+    /// The length-scale a categorical's one-hot coordinates are held at:
+    /// `categorical_lengthscale`, or [`DEFAULT_CATEGORICAL_LENGTHSCALE`]
+    /// when it is unset.
+    pub fn categorical_lengthscale(&self) -> f64 {
+        self.hypers
+            .categorical_lengthscale
+            .unwrap_or(DEFAULT_CATEGORICAL_LENGTHSCALE)
+    }
+
+    /// The length-scales held on `task`: each of a categorical's one-hot
+    /// coordinates at [`ValidParams::categorical_lengthscale`] (none when
+    /// the task has no typed space or no categorical).
     pub fn held_lengthscales(&self, task: &Task) -> Vec<(usize, f64)> {
-        match (self.hypers.categorical_lengthscale, task.space()) {
-            (Some(l), Some(space)) => space
+        let l = self.categorical_lengthscale();
+        match task.space() {
+            Some(space) => space
                 .one_hot()
                 .into_iter()
                 .enumerate()
                 .filter(|(_, one_hot)| *one_hot)
                 .map(|(d, _)| (d, l))
                 .collect(),
-            _ => Vec::new(),
+            None => Vec::new(),
         }
     }
 

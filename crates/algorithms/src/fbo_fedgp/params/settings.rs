@@ -196,7 +196,8 @@ pub enum LengthscalePrior {
     /// behaviour before issue 14).
     None,
     /// `LogNormal(√2 + ½ ln D, √3)` (Hvarfner et al. 2024), in the box
-    /// (0.01, 100). The default.
+    /// (0.01, 100), `D` the coordinates the fit learns (a categorical's
+    /// held one-hot coordinates not among them). The default.
     #[default]
     DimScaled,
 }

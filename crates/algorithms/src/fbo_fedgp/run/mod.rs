@@ -265,8 +265,8 @@ impl<'t> RoundBest<'t> {
 }
 
 /// The hyper-parameters before any fit on `task`: the fixed ones, or a
-/// first fit's start; a categorical's one-hot coordinates at
-/// `categorical_lengthscale` when it is set (where a fit holds them).
+/// first fit's start; a categorical's one-hot coordinates at their held
+/// length-scale ([`ValidParams::held_lengthscales`]).
 fn initial_hyperparameters(
     p: &ValidParams,
     task: &Task,
@@ -566,12 +566,13 @@ mod tests {
     use fedhe_gp::exact::MeanFunction;
     use fedhe_gp::{KernelParams, Matern52};
 
-    /// The private recipe's fixed length-scales: 3 on a categorical's
-    /// one-hot coordinates of a typed space (Func2C: two floats, then 3 + 5
-    /// one-hot coordinates), 0.25 on the floats and on every coordinate of
-    /// a box; without `categorical_lengthscale`, 0.25 everywhere. Its
-    /// members' own fits (the lone defaults) and a fitted start hold the
-    /// same coordinates at 3.
+    /// The private recipe's fixed length-scales: 3 (the default) on a
+    /// categorical's one-hot coordinates of a typed space (Func2C: two
+    /// floats, then 3 + 5 one-hot coordinates), 0.25 on the floats and on
+    /// every coordinate of a box; `categorical_lengthscale` moves the held
+    /// value. Its members' own fits (the lone defaults) and a fitted start
+    /// hold the same coordinates, and the fit's length-scale prior counts
+    /// the two floats only.
     #[test]
     fn the_fixed_categorical_length_scale_holds_only_the_one_hot_coordinates() {
         use fedhe_tasks::mixed;
@@ -589,19 +590,20 @@ mod tests {
         assert!(close(&lengthscales(&recipe, &func2c), &want));
         let box_task = fedhe_tasks::by_name("cec2005-f1", 2, 0).unwrap();
         assert!(close(&lengthscales(&recipe, &box_task), &[0.25; 2]));
-        let mut unset = recipe.clone();
-        unset.hypers.categorical_lengthscale = None;
-        assert!(close(&lengthscales(&unset, &func2c), &[0.25; 10]));
-        assert!(unset
-            .validate()
-            .unwrap()
-            .fit_config(&func2c)
-            .held
-            .is_empty());
+        let mut set = recipe.clone();
+        set.hypers.categorical_lengthscale = Some(1.5);
+        want[2..].fill(1.5);
+        assert!(close(&lengthscales(&set, &func2c), &want));
         let held: Vec<(usize, f64)> = (2..10).map(|d| (d, 3.0)).collect();
         let members = recipe.validate().unwrap().lone_defaults();
         assert_eq!(members.fit_config(&func2c).held, held);
         assert!(members.fit_config(&box_task).held.is_empty());
+        // Hvarfner et al.'s prior with D = 2, the fitted coordinates, and
+        // with D = 2 on the two-dimensional box: the same location.
+        let loc = |task| members.fit_config(task).prior.unwrap().lengthscale.loc;
+        let two = std::f64::consts::SQRT_2 + 0.5 * 2f64.ln();
+        assert!((loc(&func2c) - two).abs() < 1e-12, "{}", loc(&func2c));
+        assert!((loc(&box_task) - two).abs() < 1e-12);
         let start = initial_hyperparameters(&members, &func2c).unwrap();
         let start: Vec<f64> = start.log()[..10].iter().map(|v| v.exp()).collect();
         assert!(
