@@ -494,7 +494,7 @@ impl ValidParams {
         // −0.0730 and 0.0071 → −0.0409, the negative region found 117
         // against 109 and 104 against 87 times
         // (`docs/results/mixed-2026-12-07c`). A box holds none.
-        let dim = (task.dim() - held.len()).max(1);
+        let dim = task.dim().saturating_sub(held.len()).max(1);
         let (lengthscale, mut prior) = match self.hypers.lengthscale_prior {
             LengthscalePrior::None => ((0.02, 20.0), None),
             LengthscalePrior::DimScaled => ((1e-2, 1e2), Some(HyperPrior::dim_scaled(dim))),
