@@ -272,6 +272,7 @@ fn initial_hyperparameters(
     task: &Task,
 ) -> Result<Hyperparameters, AlgorithmError> {
     let dim = task.dim();
+    let fit = p.fit_config(task);
     let mut start = match p.hypers.mode {
         HyperparameterMode::Fixed => Hyperparameters::new(
             vec![p.hypers.lengthscale.unwrap_or(1.0); dim],
@@ -281,7 +282,7 @@ fn initial_hyperparameters(
         // A start for the first fit: the prior's mode e^{μ − σ²} with the
         // length-scale prior, else a quarter of the unit cube's diagonal.
         HyperparameterMode::FederatedMle => {
-            let l = match p.fit_config(task).prior {
+            let l = match fit.prior {
                 Some(prior) => {
                     let ls = prior.lengthscale;
                     (ls.loc - ls.scale * ls.scale).exp()
@@ -291,7 +292,7 @@ fn initial_hyperparameters(
             Hyperparameters::new(vec![l; dim], 1.0, 1e-2)?
         }
     };
-    start.hold(&p.held_lengthscales(task));
+    start.hold(&fit.held);
     Ok(start)
 }
 
