@@ -406,7 +406,9 @@ pub const DEFAULT_STUDY_ROUNDS: usize = 15;
 /// ceremony's member count (`members`, asked only then) (ε =
 /// [`DEFAULT_STUDY_EPSILON`], [`DEFAULT_STUDY_ROUNDS`] rounds unless
 /// `settings.rounds` says otherwise), each setting given replacing the
-/// recipe's; `objective` defaults to the study id and `seed` to a fresh
+/// recipe's; `categorical_lengthscale` is written out resolved
+/// ([`fedhe_algorithms::fbo_fedgp::DEFAULT_CATEGORICAL_LENGTHSCALE`] unless
+/// given); `objective` defaults to the study id and `seed` to a fresh
 /// public seed. The space (`lower`, `upper`) and `sense` stay required. A
 /// noise-free study must say `"privacy": {"mode": "noise-free"}`.
 pub fn resolve_study_config(
@@ -455,9 +457,21 @@ pub fn resolve_study_config(
             .and_then(|m| usize::try_from(m).ok())
             .ok_or_else(|| CliError::Usage("--config settings.members: not a count".into()))?,
     };
-    let settings =
+    let mut settings =
         FboFedGpParams::over_private_recipe(members, rounds, DEFAULT_STUDY_EPSILON, given)
             .map_err(|e| CliError::Usage(format!("--config settings: {e}")))?;
+    // The signed spec carries every setting's value, not "unset": what a
+    // default resolves to is then fixed by the signature, whatever agent
+    // version a member runs, and `study show` prints it.
+    if settings
+        .get("categorical_lengthscale")
+        .is_none_or(serde_json::Value::is_null)
+    {
+        settings.insert(
+            "categorical_lengthscale".into(),
+            fedhe_algorithms::fbo_fedgp::DEFAULT_CATEGORICAL_LENGTHSCALE.into(),
+        );
+    }
     object.insert("settings".into(), serde_json::Value::Object(settings));
     Ok(config)
 }
