@@ -3,7 +3,10 @@
 per-member best (every member of every seed) against each lone peer's best
 (one institution alone, the same per-member budget; scripts/peers_mixed.py),
 medians and a one-sided Mann-Whitney U test (SciPy) of "fedhe's values are
-smaller" per peer.
+smaller" per peer. Then, per task, the bar itself: each lone peer against
+every other lone peer, its largest one-sided p, so that the table says
+whether any standard method is significantly better than the best of the
+others on that task with the same seeds.
 
 Usage: mixed_compare.py PEERS.json RESULTS.json [RESULTS.json ...]"""
 
@@ -37,6 +40,18 @@ def main():
                 cells.append(f"p<={p:.3f} better / p<={q:.3f} worse")
             print(f"| {m} | {statistics.median(values):.4f} | " + " | ".join(cells) + " |")
         print()
+        lone = peers["best"][task]
+        if len(lone) > 1:
+            print("| lone peer | its largest p (\"better\") against the other lone peers |")
+            print("|---|---|")
+            for peer, values in lone.items():
+                worst = max(
+                    mannwhitneyu(values, other, alternative="less").pvalue
+                    for name, other in lone.items()
+                    if name != peer
+                )
+                print(f"| {peer} | {worst:.3f} |")
+            print()
 
 
 if __name__ == "__main__":
