@@ -460,9 +460,10 @@ pub fn resolve_study_config(
     let mut settings =
         FboFedGpParams::over_private_recipe(members, rounds, DEFAULT_STUDY_EPSILON, given)
             .map_err(|e| CliError::Usage(format!("--config settings: {e}")))?;
-    // The signed spec carries every setting's value, not "unset": what a
-    // default resolves to is then fixed by the signature, whatever agent
-    // version a member runs, and `study show` prints it.
+    // The held length-scale goes into the signed spec as a value, not
+    // "unset": the signature then fixes it, whatever agent version a member
+    // runs, and `study show` prints it. (`acquisition` and `trust_region`
+    // stay unset where unset: they resolve per step, not to one value.)
     if settings
         .get("categorical_lengthscale")
         .is_none_or(serde_json::Value::is_null)
