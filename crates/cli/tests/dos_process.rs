@@ -576,8 +576,8 @@ choices = ["rbf", "poly", "linear"]
     assert_eq!(params[1]["type"], "int", "{shown}");
     assert_eq!(params[2]["choices"][1], "poly", "{shown}");
     assert!(shown["config"].get("lower").is_none(), "{shown}");
-    // The categoricals' held length-scale is printed resolved, as every
-    // other setting.
+    // The categoricals' held length-scale is printed resolved, as the
+    // recipe's settings are.
     assert_eq!(
         shown["config"]["settings"]["categorical_lengthscale"],
         fedhe_algorithms::fbo_fedgp::DEFAULT_CATEGORICAL_LENGTHSCALE,

@@ -6,7 +6,7 @@ of each method's (clinic, seed) bests sit on it.
 Peers come from scripts/peers_mixed.py (a list per peer, seed-major, clinic
 minor); fedhe's from `fedhe simulate` results (best_per_member per run).
 
-Usage: floor.py PEERS.json TASK RESULTS.json [RESULTS.json ...]"""
+Usage: mixed_floor.py PEERS.json TASK RESULTS.json [RESULTS.json ...]"""
 
 import json
 import statistics
